@@ -1,0 +1,67 @@
+"""One file's bytes to a Document: choose the parser by extension, decode, parse, pack units."""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+
+from kbx.errors import ExtractError
+from kbx.extract.decode import declared_html_encoding, decode
+from kbx.extract.formats import html, latex, markdown, pdf, text
+from kbx.extract.model import Document
+from kbx.extract.units import pack
+
+FORMATS = {
+    ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown",
+    ".html": "html", ".htm": "html", ".xhtml": "html",
+    ".pdf": "pdf",
+    ".tex": "latex", ".ltx": "latex",
+    ".txt": "text", ".text": "text", ".rst": "text",
+}
+
+
+def format_of(path: str) -> str | None:
+    """The format kbx reads a file as, from its extension; None if kbx does not index it."""
+    return FORMATS.get(posixpath.splitext(path)[1].lower())
+
+
+def source_text(path: str, data: bytes) -> tuple[str, str]:
+    """The text that line numbers refer to, and its encoding (for PDF, the extracted text)."""
+    fmt = format_of(path)
+    if fmt == "pdf":
+        return pdf.virtual_text(pdf.page_texts(data)[0]), "utf-8"
+    return decode(data, declared_html_encoding(data) if fmt == "html" else None)
+
+
+def _normalize(original: str) -> str:
+    """Line endings to ``\\n`` without changing the number of lines."""
+    return original.replace("\r\n", "\n").replace("\r", " ")
+
+
+def extract(path: str, data: bytes) -> Document:
+    """Extract one file; raises ExtractError with a reason a user can act on."""
+    fmt = format_of(path)
+    if fmt is None:
+        raise ExtractError(f"unsupported file type: {posixpath.splitext(path)[1] or 'none'}")
+    sha = hashlib.sha256(data).hexdigest()
+    if not data.strip():
+        raise ExtractError("empty file")
+    if fmt == "pdf":
+        blocks, meta, warnings, _ = pdf.parse(data)
+        encoding = "utf-8"
+    else:
+        declared = declared_html_encoding(data) if fmt == "html" else None
+        original, encoding = decode(data, declared)
+        clean = _normalize(original)
+        if fmt == "markdown":
+            blocks, meta, warnings = markdown.parse(clean, original, encoding, path.endswith(".mdx"))
+        elif fmt == "html":
+            blocks, meta, warnings = html.parse(clean, original, encoding)
+        elif fmt == "latex":
+            blocks, meta, warnings = latex.parse(clean, original, encoding, path)
+        else:
+            blocks, meta, warnings = text.parse(clean, original, encoding)
+    units = pack(blocks, encoding)
+    if not units:
+        warnings = [*warnings, "no text found"]
+    return Document(path, sha, len(data), fmt, encoding, meta, units, warnings)

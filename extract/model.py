@@ -1,0 +1,66 @@
+"""What extraction produces: documents made of structural blocks, packed into units."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from kbx.extract.textmap import Segment, line_range
+
+PROSE, CODE, TABLE = "prose", "code", "table"
+
+
+@dataclass
+class Block:
+    """One structural piece of a document: a paragraph, list item, table row, code block."""
+
+    text: str
+    segments: list[Segment]
+    kind: str = PROSE
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+    n_tokens: int = 0
+
+
+@dataclass
+class Unit:
+    """A passage of 200-400 tokens as placed in one document, with its map to the original."""
+
+    text: str
+    segments: list[Segment]
+    kind: str
+    heading_path: tuple[str, ...]
+    n_tokens: int
+    page: int | None = None
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    @property
+    def lines(self) -> tuple[int, int]:
+        return line_range(self.segments, self.text)
+
+
+@dataclass
+class Metadata:
+    """What a format says about its document: title, date, authors, and the rest."""
+
+    title: str | None = None
+    date: str | None = None
+    authors: list[str] = field(default_factory=list)
+    fields: dict = field(default_factory=dict)
+
+
+@dataclass
+class Document:
+    """One file, extracted: its identity, metadata, units and anything that went wrong."""
+
+    path: str
+    sha256: str
+    size: int
+    format: str
+    encoding: str
+    meta: Metadata
+    units: list[Unit]
+    warnings: list[str] = field(default_factory=list)

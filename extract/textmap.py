@@ -1,0 +1,206 @@
+"""Clean text with a map back to the original: every clean character knows its source.
+
+A map is a sorted list of segments ``(clean_start, line, col, byte, verbatim)``.
+A verbatim segment copies original characters one for one from ``(line, col)``
+onward and never crosses a line break; a synthetic one (a decoded entity, a
+separator kbx inserted) maps every character to its single source position.
+Lines are 1-based, columns and bytes 0-based, offsets end-exclusive.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+Segment = tuple[int, int, int, int, int]  # clean_start, line, col, byte, verbatim
+
+_FLOW_RUN = re.compile(r"\S+(?: \S+)*")
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where one clean-text character came from in the original file."""
+
+    line: int
+    col: int
+    byte: int
+
+
+class LineTable:
+    """Line starts of a source text, so a character offset becomes line, column and byte."""
+
+    def __init__(self, text: str, encoding: str = "utf-8", original: str | None = None):
+        self.text = text
+        self.encoding = encoding
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.lines = text.split("\n")
+        # Byte starts come from the original (it may hold \r the parsed text lost).
+        src_lines = (original if original is not None else text).split("\n")
+        self.ascii = (original or text).isascii()
+        byte_starts, acc = [], 0
+        for line in src_lines:
+            byte_starts.append(acc)
+            acc += (len(line) if self.ascii else len(line.encode(encoding, "replace"))) + 1
+        self.byte_starts = byte_starts
+
+    def position(self, offset: int) -> Position:
+        """Line, column and byte of a character offset into ``text``."""
+        i = bisect_right(self.starts, offset) - 1
+        col = offset - self.starts[i]
+        return Position(i + 1, col, self._byte(i, col))
+
+    def _byte(self, line_index: int, col: int) -> int:
+        if line_index >= len(self.byte_starts):
+            return self.byte_starts[-1]
+        if self.ascii:
+            return self.byte_starts[line_index] + col
+        prefix = self.lines[line_index][:col]
+        return self.byte_starts[line_index] + len(prefix.encode(self.encoding, "replace"))
+
+
+class TextBuilder:
+    """Accumulates clean text and its segments for one block."""
+
+    def __init__(self, table: LineTable):
+        self.table = table
+        self.parts: list[str] = []
+        self.segments: list[Segment] = []
+        self.length = 0
+        self.pending_space = False
+
+    def _push(self, text: str, offset: int, verbatim: bool) -> None:
+        if not text:
+            return
+        if self.pending_space:
+            self.pending_space = False
+            if self.parts and not self.parts[-1][-1].isspace() and not text[0].isspace():
+                self._push(" ", offset, False)
+        p = self.table.position(offset)
+        self.segments.append((self.length, p.line, p.col, p.byte, int(verbatim)))
+        self.parts.append(text)
+        self.length += len(text)
+
+    def verbatim(self, text: str, offset: int) -> None:
+        """Copy ``text`` found at ``offset`` of the source, split at line breaks."""
+        start = 0
+        for piece in text.split("\n"):
+            if piece:
+                self._push(piece, offset + start, True)
+            start += len(piece) + 1
+            if start <= len(text):
+                self._push("\n", offset + start - 1, False)
+
+    def flowing(self, text: str, offset: int) -> None:
+        """Copy ``text`` from ``offset`` with whitespace runs collapsed to one space."""
+        for m in _FLOW_RUN.finditer(text):
+            if m.start() > 0:
+                self.space()
+            self._push(m.group(), offset + m.start(), True)
+        if text and text[-1].isspace():
+            self.space()
+
+    def synthetic(self, text: str, offset: int) -> None:
+        """Add text that is not in the source (a separator, a decoded entity)."""
+        self._push(text, offset, False)
+
+    def space(self) -> None:
+        """Ask for one separating space before the next text, if any text follows."""
+        self.pending_space = True
+
+    def aligned(self, text: str, offset: int, limit: int) -> int:
+        """Add ``text`` that a parser derived from ``source[offset:limit]``; return the new cursor.
+
+        Most of it is a verbatim copy; where it is not (an escape, an entity),
+        characters are aligned greedily and the rest is synthetic.
+        """
+        src = self.table.text
+        if not text:
+            return offset
+        pos = src.find(text, offset, limit)
+        if pos >= 0:
+            self.verbatim(text, pos)
+            return pos + len(text)
+        cursor, i = offset, 0
+        while i < len(text):
+            lo, hi = 0, len(text) - i  # longest prefix of the rest found verbatim
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if src.find(text[i : i + mid], cursor, limit) >= 0:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            pos = src.find(text[i : i + lo], cursor, limit) if lo else -1
+            if lo and (lo >= 3 or pos - cursor <= 12):
+                self.verbatim(text[i : i + lo], pos)
+                cursor, i = pos + lo, i + lo
+            else:
+                self._push(text[i], cursor, False)
+                i += 1
+        return cursor
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def merge(segments: list[Segment], text: str) -> list[Segment]:
+    """Join verbatim segments that continue each other on the same line."""
+    out: list[Segment] = []
+    for seg in segments:
+        if out:
+            cs, line, col, byte, verb = out[-1]
+            n = seg[0] - cs
+            if (
+                verb
+                and seg[4]
+                and seg[1] == line
+                and seg[2] == col + n
+                and "\n" not in text[cs : seg[0]]
+            ):
+                continue
+        out.append(seg)
+    return out
+
+
+def shift(segments: list[Segment], delta: int) -> list[Segment]:
+    """Move segments ``delta`` characters along the clean text."""
+    return [(s[0] + delta, *s[1:]) for s in segments]
+
+
+def slice_segments(
+    segments: list[Segment], text: str, start: int, end: int, encoding: str = "utf-8"
+) -> list[Segment]:
+    """The segments covering ``text[start:end]``, rebased to start at 0."""
+    i = max(bisect_right([s[0] for s in segments], start) - 1, 0)
+    out: list[Segment] = []
+    for seg in segments[i:]:
+        if seg[0] >= end:
+            break
+        if seg[0] < start:
+            cs, line, col, byte, verbatim = seg
+            if verbatim:
+                col += start - cs
+                byte += len(text[cs:start].encode(encoding, "replace"))
+            seg = (start, line, col, byte, verbatim)
+        out.append((seg[0] - start, *seg[1:]))
+    return out
+
+
+def locate(segments: list[Segment], text: str, offset: int, encoding: str = "utf-8") -> Position:
+    """The original position of clean-text character ``offset``."""
+    if not segments:
+        raise ValueError("empty offset map")
+    i = max(bisect_right([s[0] for s in segments], offset) - 1, 0)
+    cs, line, col, byte, verbatim = segments[i]
+    if not verbatim:
+        return Position(line, col, byte)
+    d = offset - cs
+    return Position(line, col + d, byte + len(text[cs:offset].encode(encoding, "replace")))
+
+
+def line_range(segments: list[Segment], text: str) -> tuple[int, int]:
+    """First and last original line that the non-blank clean text comes from."""
+    lines = [s[1] for s in segments if s[4] and text[s[0] : s[0] + 1].strip()]
+    if not lines:
+        lines = [s[1] for s in segments] or [1]
+    return min(lines), max(lines)

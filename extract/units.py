@@ -1,0 +1,108 @@
+"""Pack structural blocks into units of 200-400 tokens, cut at structure boundaries first.
+
+A unit never crosses a section (heading path) or a PDF page. Within a section,
+blocks are packed into parts of even size; a block too large on its own is
+windowed with a small overlap, cutting at line breaks where it can.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from kbx.extract.model import TABLE, Block, Unit
+from kbx.extract.textmap import Segment, merge, shift, slice_segments
+
+TOKEN = re.compile(r"\w+")
+MAX_TOKENS = 400
+OVERLAP = 40
+
+
+def count_tokens(text: str) -> int:
+    return sum(1 for _ in TOKEN.finditer(text))
+
+
+def _join(blocks: list[Block], encoding: str) -> Unit:
+    parts: list[str] = []
+    segments: list[Segment] = []
+    length = 0
+    kinds: Counter[str] = Counter()
+    for i, b in enumerate(blocks):
+        if i:
+            sep = "\n" if b.kind == TABLE and blocks[i - 1].kind == TABLE else "\n\n"
+            first = b.segments[0] if b.segments else (0, 1, 0, 0, 0)
+            segments.append((length, first[1], first[2], first[3], 0))
+            parts.append(sep)
+            length += len(sep)
+        segments.extend(shift(b.segments, length))
+        parts.append(b.text)
+        length += len(b.text)
+        kinds[b.kind] += b.n_tokens or 1
+    text = "".join(parts)
+    return Unit(
+        text=text,
+        segments=merge(segments, text),
+        kind=kinds.most_common(1)[0][0],
+        heading_path=blocks[0].heading_path,
+        n_tokens=sum(b.n_tokens for b in blocks),
+        page=blocks[0].page,
+    )
+
+
+def _window(block: Block, encoding: str, size: int, overlap: int) -> list[Unit]:
+    """Cut one oversized block into overlapping windows of at most ``size`` tokens."""
+    spans = [m.span() for m in TOKEN.finditer(block.text)]
+    text, units, start = block.text, [], 0
+    while start < len(spans):
+        end = min(start + size, len(spans))
+        if end < len(spans):  # prefer a line break in the last fifth of the window
+            lo = spans[start + size * 4 // 5][0]
+            nl = text.rfind("\n", lo, spans[end][0])
+            if nl >= 0:
+                end = next(i for i in range(start, end + 1) if spans[i][0] > nl)
+        a = spans[start][0] if start else 0
+        b = spans[end][0] if end < len(spans) else len(text)
+        piece = text[a:b].rstrip()
+        segs = slice_segments(block.segments, text, a, a + len(piece), encoding)
+        units.append(
+            Unit(piece, merge(segs, piece), block.kind, block.heading_path, end - start, block.page)
+        )
+        if end >= len(spans):
+            break
+        start = max(end - overlap, start + 1)
+    return units
+
+
+def pack(
+    blocks: list[Block], encoding: str = "utf-8", max_tokens: int = MAX_TOKENS,
+    overlap: int = OVERLAP,
+) -> list[Unit]:
+    """Units of one document, in reading order."""
+    for b in blocks:
+        b.n_tokens = count_tokens(b.text)
+    units: list[Unit] = []
+    i = 0
+    while i < len(blocks):  # one section (same heading path and page) at a time
+        key = (blocks[i].heading_path, blocks[i].page)
+        j = i
+        while j < len(blocks) and (blocks[j].heading_path, blocks[j].page) == key:
+            j += 1
+        section = blocks[i:j]
+        total = sum(b.n_tokens for b in section)
+        target = total / max(1, math.ceil(total / max_tokens))
+        pending: list[Block] = []
+        count = 0
+        for b in section:
+            if pending and (count + b.n_tokens > max_tokens or count >= target):
+                units.append(_join(pending, encoding))
+                pending, count = [], 0
+            if b.n_tokens > max_tokens:
+                units.extend(_window(b, encoding, max_tokens, overlap))
+                continue
+            pending.append(b)
+            count += b.n_tokens
+        if pending:
+            units.append(_join(pending, encoding))
+        i = j
+    return units

@@ -1,0 +1,1 @@
+"""The DuckDB store: schema, ingest, and every read."""

@@ -1,0 +1,104 @@
+"""Finding an index and connecting to it, waiting politely when another process writes.
+
+DuckDB admits one writing process and no readers beside it, so writers hold the
+file only for short transactions and every opener retries with backoff before
+saying the index is busy.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+from kbx.errors import IndexBusy, IndexNotFound, SchemaError
+from kbx.store.schema import check_readable, ensure_schema
+
+INDEX_DIR = ".kbx"
+INDEX_FILE = "index.duckdb"
+BUSY_WAIT = 10.0
+
+
+@dataclass(frozen=True)
+class Index:
+    """An index file and the folder whose documents it holds."""
+
+    db: Path
+    root: Path
+
+    @classmethod
+    def for_root(cls, root: str | Path, db: str | Path | None = None) -> Index:
+        """The index of ``root``: ``root/.kbx/index.duckdb`` unless a file is given."""
+        root = Path(root).resolve()
+        path = Path(db).resolve() if db else root / INDEX_DIR / INDEX_FILE
+        return cls(path, root)
+
+    @classmethod
+    def find(cls, db: str | Path | None = None, start: str | Path = ".") -> Index:
+        """The given index file, or the nearest ``.kbx/index.duckdb`` from ``start`` upward."""
+        if db:
+            path = Path(db).resolve()
+            if not path.exists():
+                raise IndexNotFound(f"no index at {db}")
+        else:
+            here = Path(start).resolve()
+            for folder in (here, *here.parents):
+                path = folder / INDEX_DIR / INDEX_FILE
+                if path.exists():
+                    break
+            else:
+                raise IndexNotFound(
+                    "no kbx index here or in any parent folder; run `kbx index PATH` first "
+                    "or pass --db FILE"
+                )
+        with connect(path, read_only=True) as con:
+            row = con.execute("SELECT value FROM kbx_meta WHERE key = 'root'").fetchone()
+        return cls(path, Path(row[0]))
+
+    def reader(self):
+        """A read-only connection (a context manager) to a readable index."""
+        return connect(self.db, read_only=True)
+
+    def writer(self):
+        """A read-write connection (a context manager); creates or migrates the schema."""
+        self.db.parent.mkdir(parents=True, exist_ok=True)
+        return connect(self.db, read_only=False, root=str(self.root))
+
+
+_LOCK = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
+
+
+@contextmanager
+def connect(path: Path, read_only: bool, root: str | None = None, wait: float = BUSY_WAIT):
+    """Open ``path``, retrying while another process holds it, and close it afterwards."""
+    deadline = time.monotonic() + wait
+    delay = 0.02
+    while True:
+        try:
+            con = duckdb.connect(str(path), read_only=read_only)
+            break
+        except duckdb.IOException as e:
+            m = _LOCK.search(str(e))
+            if not m and "lock" not in str(e).lower():
+                raise SchemaError(f"cannot open {path}: {str(e).splitlines()[0]}") from e
+            if time.monotonic() > deadline:
+                who = f"process {m.group(2)} ({Path(m.group(1)).name})" if m else "another process"
+                raise IndexBusy(
+                    f"the index is busy: {who} is writing to it; tried for {wait:.0f}s, "
+                    "try again shortly"
+                ) from e
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.5)
+        except duckdb.Error as e:
+            raise SchemaError(f"cannot open {path}: {str(e).splitlines()[0]}") from e
+    try:
+        if read_only:
+            check_readable(con)
+        else:
+            ensure_schema(con, root or "")
+        yield con
+    finally:
+        con.close()

@@ -1,0 +1,352 @@
+"""``kbx index``: walk the root, extract what changed in worker processes, commit in short batches.
+
+Workers only compute (read, hash, extract); this process is the single writer.
+Each batch replaces its documents in one transaction, so a crash loses at most
+the batch in flight, and between batches the file is free for readers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import time
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+
+import duckdb
+from kbx.errors import BadArgument, ExtractError
+from kbx.extract import Document, extract
+from kbx.store.db import Index
+from kbx.store.walk import Found, walk
+
+DEFAULT_MAX_SIZE = 50 * 1024 * 1024
+BATCH_DOCS = 400
+BATCH_SECONDS = 2.0
+PARALLEL_THRESHOLD = 32
+
+
+@dataclass
+class Outcome:
+    """What reading one file gave: a document, the same bytes as before, or a failure."""
+
+    rel: str
+    size: int = 0
+    mtime_ns: int = 0
+    sha256: str | None = None
+    document: Document | None = None
+    error: str | None = None
+    status: str = "ok"  # ok | same | failed | skipped | vanished | unreadable
+
+
+@dataclass
+class IndexReport:
+    """The summary ``kbx index`` prints."""
+
+    root: str
+    db: str
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    units_added: int = 0
+    units_swept: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def read_one(root: str, found: Found, known_sha: str | None, max_size: int) -> Outcome:
+    """Read, hash and extract one file. Runs in a worker; never raises."""
+    out = Outcome(found.rel, found.size, found.mtime_ns)
+    if found.error:
+        out.status, out.error = "unreadable", found.error
+        return out
+    if found.size > max_size:
+        out.status = "skipped"
+        out.error = f"larger than the size cap ({found.size:,} > {max_size:,} bytes)"
+        return out
+    try:
+        with open(os.path.join(root, found.rel), "rb") as f:
+            st = os.fstat(f.fileno())
+            data = f.read()
+    except FileNotFoundError:
+        out.status = "vanished"
+        return out
+    except OSError as e:
+        out.status, out.error = "unreadable", e.strerror or str(e)
+        return out
+    out.size, out.mtime_ns = st.st_size, st.st_mtime_ns
+    out.sha256 = hashlib.sha256(data).hexdigest()
+    if out.sha256 == known_sha:
+        out.status = "same"
+        return out
+    try:
+        out.document = extract(found.rel, data)
+    except ExtractError as e:
+        out.status, out.error = "failed", str(e)
+    except Exception as e:  # a parser bug must not stop the run
+        out.status, out.error = "failed", f"parser error: {type(e).__name__}: {e}"
+    return out
+
+
+def _read_all(
+    root: Path, todo: list[Found], known: dict, max_size: int, workers: int
+) -> Iterator[Outcome]:
+    args = [(str(root), f, known.get(f.rel, {}).get("sha256"), max_size) for f in todo]
+    if workers <= 1 or len(todo) < PARALLEL_THRESHOLD:
+        for a in args:
+            yield read_one(*a)
+        return
+    ctx = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        yield from pool.map(read_one, *zip(*args, strict=True), chunksize=4)
+
+
+def _json_default(value):
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return str(value)
+
+
+def _doc_date(raw: str | None) -> str | None:
+    """An ISO date (or year-month, or year) from a metadata value, else None."""
+    if not raw:
+        return None
+    raw = str(raw).strip()
+    for fmt, n in (("%Y-%m-%d", 10), ("%Y-%m", 7), ("%Y", 4)):
+        try:
+            datetime.strptime(raw[:n], fmt)
+            return raw[:n]
+        except ValueError:
+            continue
+    for fmt in ("%d %B %Y", "%B %d, %Y", "%B %Y", "%d %b %Y", "%b %d, %Y"):
+        try:
+            parsed = datetime.strptime(raw, fmt)
+            return parsed.strftime("%Y-%m" if fmt == "%B %Y" else "%Y-%m-%d")
+        except ValueError:
+            continue
+    return None
+
+
+def _offsets(unit) -> bytes:
+    return array("i", [v for seg in unit.segments for v in seg]).tobytes()
+
+
+def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: dict) -> int:
+    """Replace the batch's documents in one transaction; returns the number of new units."""
+    now = datetime.now()
+    docs = [
+        o for o in batch
+        if o.status in ("ok", "failed", "skipped")
+        or (o.status == "unreadable" and o.rel not in known)
+    ]
+    stale = [known[o.rel]["doc_id"] for o in docs if o.rel in known]
+    con.execute("BEGIN")
+    try:
+        if stale:
+            con.execute("DELETE FROM placements WHERE list_contains(?, doc_id)", [stale])
+        rows = []
+        for o in docs:
+            d = o.document
+            meta = d.meta if d else None
+            rows.append((
+                known.get(o.rel, {}).get("doc_id"), o.rel, o.sha256, o.size, o.mtime_ns,
+                d.format if d else None, d.encoding if d else None,
+                meta.title if meta else None, _doc_date(meta.date) if meta else None,
+                meta.authors if meta else [],
+                json.dumps(meta.fields, default=_json_default) if meta else None,
+                "ok" if d else ("skipped" if o.status == "skipped" else "failed"), o.error, d.warnings if d else [],
+                len(d.units) if d else 0, now,
+            ))
+        if rows:
+            cols = list(zip(*rows, strict=True))
+            con.execute(
+                """INSERT INTO documents
+                SELECT coalesce(id, nextval('doc_ids')), * EXCLUDE (id) FROM (SELECT
+                    unnest($1) AS id, unnest($2) AS path, unnest($3) AS sha256,
+                    unnest($4) AS size, unnest($5) AS mtime_ns, unnest($6) AS format,
+                    unnest($7) AS encoding, unnest($8) AS title, unnest($9) AS doc_date,
+                    unnest($10, max_depth := 1) AS authors, unnest($11)::JSON AS meta,
+                    unnest($12) AS status, unnest($13) AS error,
+                    unnest($14, max_depth := 1) AS warnings, unnest($15) AS n_units,
+                    unnest($16) AS indexed_at)
+                ON CONFLICT (doc_id) DO UPDATE SET
+                    sha256 = excluded.sha256, size = excluded.size, mtime_ns = excluded.mtime_ns,
+                    format = excluded.format, encoding = excluded.encoding,
+                    title = excluded.title, doc_date = excluded.doc_date,
+                    authors = excluded.authors, meta = excluded.meta, status = excluded.status,
+                    error = excluded.error, warnings = excluded.warnings,
+                    n_units = excluded.n_units, indexed_at = excluded.indexed_at""",
+                [list(c) for c in cols],
+            )
+        added = _write_units(con, [o.document for o in docs if o.document])
+        # Known files that could not be read keep their units; the error is noted.
+        for o in batch:
+            if o.status == "unreadable" and o.rel in known:
+                con.execute(
+                    "UPDATE documents SET error = ? WHERE doc_id = ?",
+                    [o.error, known[o.rel]["doc_id"]],
+                )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return added
+
+
+def _write_units(con: duckdb.DuckDBPyConnection, documents: list[Document]) -> int:
+    """Insert the units not yet stored and every placement of ``documents``."""
+    if not documents:
+        return 0
+    p: dict[str, list] = {k: [] for k in
+                          ("path", "ordinal", "hash", "heading", "kind", "page", "start", "end",
+                           "offsets", "text", "tokens")}
+    for d in documents:
+        for i, u in enumerate(d.units):
+            start, end = u.lines
+            for k, v in zip(p, (d.path, i, u.hash, list(u.heading_path), u.kind, u.page, start,
+                                end, _offsets(u), u.text, u.n_tokens), strict=True):
+                p[k].append(v)
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE staged AS SELECT
+            unnest($1) AS path, unnest($2) AS ordinal, unnest($3) AS unit_hash,
+            unnest($4, max_depth := 1) AS heading_path, unnest($5) AS kind,
+            unnest($6)::INTEGER AS page, unnest($7) AS start_line, unnest($8) AS end_line,
+            unnest($9)::BLOB AS offsets, unnest($10) AS text, unnest($11) AS n_tokens""",
+        list(p.values()),
+    )
+    before = con.execute("SELECT count(*) FROM units").fetchone()[0]
+    con.execute(
+        """INSERT INTO units
+        SELECT nextval('unit_ids'), unit_hash, text, n_tokens, kind FROM (
+            SELECT DISTINCT ON (unit_hash) unit_hash, text, n_tokens, kind FROM staged
+        ) s ANTI JOIN units u USING (unit_hash)"""
+    )
+    added = con.execute("SELECT count(*) FROM units").fetchone()[0] - before
+    con.execute(
+        """INSERT INTO placements
+        SELECT d.doc_id, s.ordinal, u.unit_id, s.heading_path, s.kind, s.page,
+               s.start_line, s.end_line, s.offsets
+        FROM staged s JOIN documents d USING (path) JOIN units u USING (unit_hash)"""
+    )
+    con.execute("DROP TABLE staged")
+    return added
+
+
+def sweep(con: duckdb.DuckDBPyConnection) -> int:
+    """Delete units no document places any more; returns how many."""
+    n = con.execute(
+        "SELECT count(*) FROM units u ANTI JOIN placements p USING (unit_id)"
+    ).fetchone()[0]
+    if n:
+        con.execute(
+            "DELETE FROM units WHERE unit_id IN "
+            "(SELECT unit_id FROM units u ANTI JOIN placements p USING (unit_id))"
+        )
+    return n
+
+
+def index(
+    root: str | Path,
+    db: str | Path | None = None,
+    *,
+    max_size: int = DEFAULT_MAX_SIZE,
+    workers: int | None = None,
+    hidden: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> IndexReport:
+    """Bring the index of ``root`` up to date with its files; returns what changed."""
+    started = time.monotonic()
+    idx = Index.for_root(root, db)
+    if not idx.root.is_dir():
+        raise BadArgument(f"not a folder: {root}")
+    report = IndexReport(str(idx.root), str(idx.db))
+    with idx.writer() as con:
+        recorded = con.execute("SELECT value FROM kbx_meta WHERE key = 'root'").fetchone()[0]
+        if recorded != str(idx.root):
+            raise BadArgument(f"{idx.db} indexes {recorded}, not {idx.root}")
+        known = {
+            r[0]: dict(zip(("doc_id", "sha256", "size", "mtime_ns", "status"), r[1:], strict=True))
+            for r in con.execute(
+                "SELECT path, doc_id, sha256, size, mtime_ns, status FROM documents"
+            ).fetchall()
+        }
+    found = list(walk(idx.root, hidden=hidden))
+    seen = {f.rel for f in found}
+    todo = []
+    for f in found:
+        k = known.get(f.rel)
+        if k and k["status"] == "ok" and (k["size"], k["mtime_ns"]) == (f.size, f.mtime_ns):
+            report.unchanged += 1
+        else:
+            todo.append(f)
+    gone = [known[p]["doc_id"] for p in known if p not in seen]
+    workers = workers or os.cpu_count() or 1
+    batch: list[Outcome] = []
+    flushed = time.monotonic()
+    for n, outcome in enumerate(_read_all(idx.root, todo, known, max_size, workers), start=1):
+        _count(report, outcome, known)
+        if outcome.status == "vanished" and outcome.rel in known:
+            gone.append(known[outcome.rel]["doc_id"])
+        batch.append(outcome)
+        if progress:
+            progress(n, len(todo), outcome.rel)
+        if len(batch) >= BATCH_DOCS or time.monotonic() - flushed > BATCH_SECONDS:
+            report.units_added += _flush(idx, batch, known)
+            batch, flushed = [], time.monotonic()
+    report.units_added += _flush(idx, batch, known)
+    with idx.writer() as con:
+        if gone:
+            con.execute("BEGIN")
+            con.execute("DELETE FROM placements WHERE list_contains(?, doc_id)", [gone])
+            con.execute("DELETE FROM documents WHERE list_contains(?, doc_id)", [gone])
+            con.execute("COMMIT")
+        report.removed = len(gone)
+        if report.updated or report.removed or report.failed:
+            report.units_swept = sweep(con)
+        con.execute(
+            "INSERT OR REPLACE INTO kbx_meta VALUES ('indexed_at', ?)", [datetime.now().isoformat()]
+        )
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _flush(idx: Index, batch: list[Outcome], known: dict) -> int:
+    if not batch:
+        return 0
+    with idx.writer() as con:
+        added = _write_batch(con, batch, known)
+        _touch(con, [o for o in batch if o.status == "same"], known)
+    return added
+
+
+def _touch(con: duckdb.DuckDBPyConnection, same: Iterable[Outcome], known: dict) -> None:
+    """Record the new stat of files whose bytes did not change."""
+    for o in same:
+        con.execute(
+            "UPDATE documents SET size = ?, mtime_ns = ?, error = NULL WHERE doc_id = ?",
+            [o.size, o.mtime_ns, known[o.rel]["doc_id"]],
+        )
+
+
+def _count(report: IndexReport, o: Outcome, known: dict) -> None:
+    if o.status == "same":
+        report.unchanged += 1
+    elif o.status == "ok":
+        if o.rel in known:
+            report.updated += 1
+        else:
+            report.new += 1
+    elif o.status == "skipped":
+        report.skipped += 1
+        report.failures.append((o.rel, o.error or ""))
+    elif o.status in ("failed", "unreadable"):
+        report.failed += 1
+        report.failures.append((o.rel, o.error or ""))

@@ -1,0 +1,103 @@
+"""The DuckDB schema, its version, and the migrations that bring an older file up to date."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import duckdb
+from kbx.errors import SchemaError
+
+SCHEMA_VERSION = 1
+
+_V1 = """
+CREATE TABLE kbx_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE SEQUENCE doc_ids START 1;
+CREATE TABLE documents (
+    doc_id INTEGER PRIMARY KEY,
+    path VARCHAR NOT NULL UNIQUE,   -- relative to the root, '/'-separated
+    sha256 VARCHAR,                 -- of the file's bytes
+    size BIGINT,
+    mtime_ns BIGINT,
+    format VARCHAR,
+    encoding VARCHAR,
+    title VARCHAR,
+    doc_date VARCHAR,               -- ISO 8601 at the precision the metadata gave
+    authors VARCHAR[],
+    meta JSON,
+    status VARCHAR NOT NULL,        -- ok | failed | skipped
+    error VARCHAR,
+    warnings VARCHAR[],
+    n_units INTEGER,
+    indexed_at TIMESTAMP
+);
+CREATE SEQUENCE unit_ids START 1;
+CREATE TABLE units (                -- content-addressed: one row per distinct clean text
+    unit_id INTEGER NOT NULL,
+    unit_hash VARCHAR NOT NULL,
+    text VARCHAR NOT NULL,
+    n_tokens INTEGER NOT NULL,
+    kind VARCHAR NOT NULL           -- prose | code | table
+);
+CREATE TABLE placements (           -- where a unit sits in a document
+    doc_id INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    unit_id INTEGER NOT NULL,
+    heading_path VARCHAR[],
+    kind VARCHAR,
+    page INTEGER,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    offsets BLOB NOT NULL           -- int32 (clean_start, line, col, byte, verbatim) rows
+);
+"""
+
+# Each entry upgrades a file from version ``n`` to ``n + 1``.
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {}
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    """The schema version a file records, or None for a file kbx did not create."""
+    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    if "kbx_meta" not in tables:
+        return None if tables else 0
+    row = con.execute("SELECT value FROM kbx_meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else None
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, root: str) -> None:
+    """Create the schema in an empty file, or migrate an older one; refuse anything else."""
+    version = schema_version(con)
+    if version is None:
+        raise SchemaError("this file is not a kbx index (no kbx_meta table)")
+    if version > SCHEMA_VERSION:
+        raise SchemaError(
+            f"this index has schema version {version}, newer than this kbx understands "
+            f"({SCHEMA_VERSION}); upgrade kbx"
+        )
+    con.execute("BEGIN")
+    if version == 0:
+        con.execute(_V1)
+        con.execute(
+            "INSERT INTO kbx_meta VALUES ('schema_version', ?), ('root', ?)",
+            [str(SCHEMA_VERSION), root],
+        )
+        version = SCHEMA_VERSION
+    while version < SCHEMA_VERSION:
+        MIGRATIONS[version](con)
+        version += 1
+        con.execute(
+            "UPDATE kbx_meta SET value = ? WHERE key = 'schema_version'", [str(version)]
+        )
+    con.execute("COMMIT")
+
+
+def check_readable(con: duckdb.DuckDBPyConnection) -> None:
+    """A reader's check: the file is a kbx index this version can read as it is."""
+    version = schema_version(con)
+    if version is None or version == 0:
+        raise SchemaError("this file is not a kbx index; run `kbx index PATH` first")
+    if version != SCHEMA_VERSION:
+        raise SchemaError(
+            f"this index has schema version {version}, this kbx reads {SCHEMA_VERSION}; "
+            "run `kbx index` to migrate it" if version < SCHEMA_VERSION else "upgrade kbx"
+        )
