@@ -48,8 +48,14 @@ def decode(data: bytes, declared: str | None = None) -> tuple[str, str]:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
         pass
-    best = from_bytes(data[:200_000]).best()
+    results = from_bytes(data[:200_000])
+    best = results.best()
     if best is not None and best.encoding:
+        # Detection cannot tell Western code pages apart on short texts; prefer the
+        # one undeclared Western text is almost always in (WHATWG's default).
+        western = next((m for m in results if m.encoding == "cp1252"), None)
+        if western is not None and western.chaos <= best.chaos + 0.2:
+            best = western
         return data.decode(best.encoding, "replace"), best.encoding
     return data.decode("utf-8", "replace"), "utf-8"
 

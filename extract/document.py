@@ -12,11 +12,18 @@ from kbx.extract.model import Document
 from kbx.extract.units import pack
 
 FORMATS = {
-    ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown",
-    ".html": "html", ".htm": "html", ".xhtml": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdx": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
     ".pdf": "pdf",
-    ".tex": "latex", ".ltx": "latex",
-    ".txt": "text", ".text": "text", ".rst": "text",
+    ".tex": "latex",
+    ".ltx": "latex",
+    ".txt": "text",
+    ".text": "text",
+    ".rst": "text",
 }
 
 
@@ -54,7 +61,9 @@ def extract(path: str, data: bytes) -> Document:
         original, encoding = decode(data, declared)
         clean = _normalize(original)
         if fmt == "markdown":
-            blocks, meta, warnings = markdown.parse(clean, original, encoding, path.endswith(".mdx"))
+            blocks, meta, warnings = markdown.parse(
+                clean, original, encoding, path.endswith(".mdx")
+            )
         elif fmt == "html":
             blocks, meta, warnings = html.parse(clean, original, encoding)
         elif fmt == "latex":

@@ -75,7 +75,9 @@ def _window(block: Block, encoding: str, size: int, overlap: int) -> list[Unit]:
 
 
 def pack(
-    blocks: list[Block], encoding: str = "utf-8", max_tokens: int = MAX_TOKENS,
+    blocks: list[Block],
+    encoding: str = "utf-8",
+    max_tokens: int = MAX_TOKENS,
     overlap: int = OVERLAP,
 ) -> list[Unit]:
     """Units of one document, in reading order."""

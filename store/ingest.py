@@ -143,7 +143,8 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: di
     """Replace the batch's documents in one transaction; returns the number of new units."""
     now = datetime.now()
     docs = [
-        o for o in batch
+        o
+        for o in batch
         if o.status in ("ok", "failed", "skipped")
         or (o.status == "unreadable" and o.rel not in known)
     ]
@@ -156,15 +157,26 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: di
         for o in docs:
             d = o.document
             meta = d.meta if d else None
-            rows.append((
-                known.get(o.rel, {}).get("doc_id"), o.rel, o.sha256, o.size, o.mtime_ns,
-                d.format if d else None, d.encoding if d else None,
-                meta.title if meta else None, _doc_date(meta.date) if meta else None,
-                meta.authors if meta else [],
-                json.dumps(meta.fields, default=_json_default) if meta else None,
-                "ok" if d else ("skipped" if o.status == "skipped" else "failed"), o.error, d.warnings if d else [],
-                len(d.units) if d else 0, now,
-            ))
+            rows.append(
+                (
+                    known.get(o.rel, {}).get("doc_id"),
+                    o.rel,
+                    o.sha256,
+                    o.size,
+                    o.mtime_ns,
+                    d.format if d else None,
+                    d.encoding if d else None,
+                    meta.title if meta else None,
+                    _doc_date(meta.date) if meta else None,
+                    meta.authors if meta else [],
+                    json.dumps(meta.fields, default=_json_default) if meta else None,
+                    "ok" if d else ("skipped" if o.status == "skipped" else "failed"),
+                    o.error,
+                    d.warnings if d else [],
+                    len(d.units) if d else 0,
+                    now,
+                )
+            )
         if rows:
             cols = list(zip(*rows, strict=True))
             con.execute(
@@ -205,14 +217,42 @@ def _write_units(con: duckdb.DuckDBPyConnection, documents: list[Document]) -> i
     """Insert the units not yet stored and every placement of ``documents``."""
     if not documents:
         return 0
-    p: dict[str, list] = {k: [] for k in
-                          ("path", "ordinal", "hash", "heading", "kind", "page", "start", "end",
-                           "offsets", "text", "tokens")}
+    p: dict[str, list] = {
+        k: []
+        for k in (
+            "path",
+            "ordinal",
+            "hash",
+            "heading",
+            "kind",
+            "page",
+            "start",
+            "end",
+            "offsets",
+            "text",
+            "tokens",
+        )
+    }
     for d in documents:
         for i, u in enumerate(d.units):
             start, end = u.lines
-            for k, v in zip(p, (d.path, i, u.hash, list(u.heading_path), u.kind, u.page, start,
-                                end, _offsets(u), u.text, u.n_tokens), strict=True):
+            for k, v in zip(
+                p,
+                (
+                    d.path,
+                    i,
+                    u.hash,
+                    list(u.heading_path),
+                    u.kind,
+                    u.page,
+                    start,
+                    end,
+                    _offsets(u),
+                    u.text,
+                    u.n_tokens,
+                ),
+                strict=True,
+            ):
                 p[k].append(v)
     con.execute(
         """CREATE OR REPLACE TEMP TABLE staged AS SELECT

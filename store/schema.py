@@ -85,9 +85,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, root: str) -> None:
     while version < SCHEMA_VERSION:
         MIGRATIONS[version](con)
         version += 1
-        con.execute(
-            "UPDATE kbx_meta SET value = ? WHERE key = 'schema_version'", [str(version)]
-        )
+        con.execute("UPDATE kbx_meta SET value = ? WHERE key = 'schema_version'", [str(version)])
     con.execute("COMMIT")
 
 
@@ -99,5 +97,7 @@ def check_readable(con: duckdb.DuckDBPyConnection) -> None:
     if version != SCHEMA_VERSION:
         raise SchemaError(
             f"this index has schema version {version}, this kbx reads {SCHEMA_VERSION}; "
-            "run `kbx index` to migrate it" if version < SCHEMA_VERSION else "upgrade kbx"
+            "run `kbx index` to migrate it"
+            if version < SCHEMA_VERSION
+            else "upgrade kbx"
         )

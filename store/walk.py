@@ -1,7 +1,8 @@
-"""Which files an index holds: supported formats under the root, minus ignores and hidden folders."""
+"""Which files an index holds: supported formats less ignores and hidden folders."""
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -82,12 +83,12 @@ def walk(root: Path, hidden: bool = False) -> Iterator[Found]:
 
 def _stat(path: Path, rel: str, root: Path) -> Found:
     try:
-        if path.is_symlink() and not _inside(path, root):
-            return Found(rel, error="symbolic link to a file outside the indexed root")
         st = path.stat()
     except OSError as e:
-        reason = "symbolic link loop" if e.errno == 40 else e.strerror or str(e)
+        reason = "symbolic link loop" if e.errno == errno.ELOOP else e.strerror or str(e)
         return Found(rel, error=reason)
+    if path.is_symlink() and not _inside(path, root):
+        return Found(rel, error="symbolic link to a file outside the indexed root")
     return Found(rel, st.st_size, st.st_mtime_ns)
 
 

@@ -1,4 +1,4 @@
-"""HTML: the standard library's tolerant parser, which reports the source position of every text run.
+"""HTML: the standard library's tolerant parser, which reports where every text run starts.
 
 selectolax and lxml expose no character positions for text nodes, and the offset
 map needs one for every run of text, so we use ``html.parser`` with character
@@ -13,21 +13,81 @@ from html.parser import HTMLParser
 from kbx.extract.model import CODE, PROSE, TABLE, Block, Metadata
 from kbx.extract.textmap import LineTable, TextBuilder
 
-_SKIP = {"script", "style", "noscript", "template", "svg", "head", "nav", "iframe", "object",
-         "canvas", "select", "button", "math"}
+_SKIP = {
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "head",
+    "nav",
+    "iframe",
+    "object",
+    "canvas",
+    "select",
+    "button",
+    "math",
+}
 _SKIP_CLASSES = {"headerlink", "sphinxsidebar", "related", "skip-link", "visually-hidden"}
 _SKIP_ROLES = {"navigation", "search", "banner", "contentinfo"}
-_BLOCK = {"p", "div", "li", "dt", "dd", "blockquote", "section", "article", "header", "footer",
-          "main", "figure", "figcaption", "ul", "ol", "dl", "table", "form", "caption", "aside",
-          "hr", "address", "details", "summary", "body", "html", "center"}
+_BLOCK = {
+    "p",
+    "div",
+    "li",
+    "dt",
+    "dd",
+    "blockquote",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "main",
+    "figure",
+    "figcaption",
+    "ul",
+    "ol",
+    "dl",
+    "table",
+    "form",
+    "caption",
+    "aside",
+    "hr",
+    "address",
+    "details",
+    "summary",
+    "body",
+    "html",
+    "center",
+}
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
-_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-         "track", "wbr", "param"}
+_VOID = {
+    "area",
+    "base",
+    "br",
+    "col",
+    "embed",
+    "hr",
+    "img",
+    "input",
+    "link",
+    "meta",
+    "source",
+    "track",
+    "wbr",
+    "param",
+}
 _META_KEYS = {
-    "author": "author", "dc.creator": "author", "citation_author": "author",
-    "date": "date", "dc.date": "date", "citation_date": "date",
-    "citation_publication_date": "date", "article:published_time": "date",
-    "citation_title": "title", "dc.title": "title", "og:title": "title",
+    "author": "author",
+    "dc.creator": "author",
+    "citation_author": "author",
+    "date": "date",
+    "dc.date": "date",
+    "citation_date": "date",
+    "citation_publication_date": "date",
+    "article:published_time": "date",
+    "citation_title": "title",
+    "dc.title": "title",
+    "og:title": "title",
 }
 
 

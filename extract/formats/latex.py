@@ -23,18 +23,75 @@ from pylatexenc.latexwalker import (
     LatexWalker,
 )
 
-_HEADINGS = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4,
-             "paragraph": 5}
-_DROP = {"label", "ref", "eqref", "pageref", "autoref", "cref", "Cref", "cite", "citep", "citet",
-         "citealp", "nocite", "usepackage", "documentclass", "bibliographystyle", "bibliography",
-         "newcommand", "renewcommand", "providecommand", "def", "includegraphics", "vspace",
-         "hspace", "maketitle", "tableofcontents", "setlength", "addtolength", "thanks",
-         "newenvironment", "graphicspath", "hypersetup", "pagestyle", "thispagestyle",
-         "title", "author", "date", "input", "include", "affiliation", "email", "keywords"}
+_HEADINGS = {
+    "part": 0,
+    "chapter": 1,
+    "section": 2,
+    "subsection": 3,
+    "subsubsection": 4,
+    "paragraph": 5,
+}
+_DROP = {
+    "label",
+    "ref",
+    "eqref",
+    "pageref",
+    "autoref",
+    "cref",
+    "Cref",
+    "cite",
+    "citep",
+    "citet",
+    "citealp",
+    "nocite",
+    "usepackage",
+    "documentclass",
+    "bibliographystyle",
+    "bibliography",
+    "newcommand",
+    "renewcommand",
+    "providecommand",
+    "def",
+    "includegraphics",
+    "vspace",
+    "hspace",
+    "maketitle",
+    "tableofcontents",
+    "setlength",
+    "addtolength",
+    "thanks",
+    "newenvironment",
+    "graphicspath",
+    "hypersetup",
+    "pagestyle",
+    "thispagestyle",
+    "title",
+    "author",
+    "date",
+    "input",
+    "include",
+    "affiliation",
+    "email",
+    "keywords",
+}
 _CODE_ENVS = {"verbatim", "verbatim*", "lstlisting", "minted", "Verbatim", "alltt"}
-_SKIP_ENVS = {"equation", "equation*", "align", "align*", "displaymath", "eqnarray",
-              "eqnarray*", "gather", "gather*", "multline", "multline*", "tikzpicture",
-              "comment", "filecontents", "filecontents*"}
+_SKIP_ENVS = {
+    "equation",
+    "equation*",
+    "align",
+    "align*",
+    "displaymath",
+    "eqnarray",
+    "eqnarray*",
+    "gather",
+    "gather*",
+    "multline",
+    "multline*",
+    "tikzpicture",
+    "comment",
+    "filecontents",
+    "filecontents*",
+}
 _FLOATS = {"figure", "figure*", "table", "table*"}
 _TABULAR = {"tabular", "tabular*", "tabularx", "longtable", "array"}
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
@@ -202,7 +259,11 @@ def parse(
     nodes, _, _ = LatexWalker(text, tolerant_parsing=True).get_latex_nodes()
     w = _Walker(table, path)
     document = next(
-        (n for n in nodes if isinstance(n, LatexEnvironmentNode) and n.environmentname == "document"),
+        (
+            n
+            for n in nodes
+            if isinstance(n, LatexEnvironmentNode) and n.environmentname == "document"
+        ),
         None,
     )
     if document is not None:  # the preamble holds only metadata and definitions

@@ -1,4 +1,4 @@
-"""Markdown and MDX: markdown-it-py tokens (with line maps) to blocks, YAML front matter to metadata."""
+"""Markdown and MDX: markdown-it-py block tokens to blocks; front matter to metadata."""
 
 from __future__ import annotations
 

@@ -1,0 +1,29 @@
+# Two entry points for a fresh machine with Python 3.11 and pip: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
+
+demo: install
+	rm -rf examples/.kbx
+	$(BIN)/kbx index examples
+	cd examples && ../$(BIN)/kbx status
+	cd examples && ../$(BIN)/kbx read notes/meeting-2021-03-04.md:8-14 -n
+
+test: install
+	$(BIN)/python -m pytest
+	$(BIN)/ruff check .
+
+lint: install
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) examples/.kbx

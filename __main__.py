@@ -1,0 +1,5 @@
+"""``python -m kbx`` runs the command line."""
+
+from kbx.cli.app import main
+
+main()

@@ -1,0 +1,580 @@
+"""Side-by-side indexing benchmark: ``kbx.store.ingest.index`` beside a SQLite FTS5 build.
+
+What is compared, per corpus, in one run:
+
+* **kbx first index** - ``index(root, db=..., workers=N)`` into a fresh DuckDB file (a fresh
+  temporary folder per repetition): walk, read, hash, extract clean text, write units,
+  placements and documents.
+* **no-change re-run** - ``index()`` again on the same file with nothing changed; this is
+  what an agent pays every time it refreshes before searching.
+* **FTS5 build** - the same clean text (``SELECT text FROM units`` read back from the kbx
+  index) inserted into ``fts5(text, tokenize='porter unicode61')`` in one transaction, in a
+  fresh SQLite file on disk. FTS5 is the everyday "just index it" baseline; the ratio says
+  what kbx's extraction, offsets and bookkeeping cost on top of a plain full-text build.
+  FTS5 is handed text that is already extracted, so the ratio is deliberately unkind to kbx.
+* **workers=1** - the same first index in one process, instrumented (by wrapping kbx's
+  module functions for the duration of the call) to split the time into walk,
+  read+hash+extract, DuckDB writes and the rest.
+* **peak memory** - the first index run in a child process, sampled with psutil, on one
+  corpus and on that corpus copied ten times: byte-identical copies (units dedupe, so only
+  documents and placements grow) and copies whose text files each gain a distinct last line
+  (so every copy adds units). Documents should stream through, so memory should stay flat.
+
+Timings are medians of ``--repeat`` runs with the files already in the page cache. This is
+a script, not a test: it measures and reports, and asserts nothing about speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shlex
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import psutil
+from kbx.store import ingest
+from kbx.store.ingest import IndexReport, index
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_EVAL = (REPO / ".." / "shared" / "eval").resolve()
+DOC = REPO / "docs" / "BENCHMARKS.md"
+SECTION = "## Ingest"
+HEADER = (
+    "# Benchmarks\n\nAll figures from this machine (2 cores, 24 GiB); medians of N runs; "
+    "each section names the command that produced it.\n"
+)
+FTS5_DDL = "CREATE VIRTUAL TABLE u USING fts5(text, tokenize='porter unicode61')"
+TEXT_SUFFIXES = (".md", ".mdx", ".markdown", ".txt")
+MB = 1024 * 1024
+SAMPLE_SECONDS = 0.05
+
+# Run in a child process so its peak RSS (and its workers') is its own.
+CHILD = """
+import json, resource, sys
+from kbx.store.ingest import index
+r = index(sys.argv[1], db=sys.argv[2], workers=int(sys.argv[3]))
+print(json.dumps({
+    "seconds": r.seconds, "files": r.new + r.failed + r.skipped,
+    "self_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+}))
+"""
+
+
+@dataclass
+class Corpus:
+    """A folder to index, with the name the tables use."""
+
+    name: str
+    root: Path
+
+
+@dataclass
+class Contents:
+    """What kbx's first index of a corpus holds (read back from its DuckDB file)."""
+
+    files: int
+    bytes: int
+    units: int
+    placements: int
+    failed: int
+    db_bytes: int
+
+
+@dataclass
+class SpeedResult:
+    """Timings of one corpus, one list entry per repetition."""
+
+    corpus: str
+    workers: int
+    contents: Contents
+    first: list[float] = field(default_factory=list)
+    rerun: list[float] = field(default_factory=list)
+    fts5: list[float] = field(default_factory=list)
+    single: list[float] = field(default_factory=list)
+    split: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass
+class MemoryResult:
+    """One child-process index run and its memory peaks."""
+
+    label: str
+    contents: Contents
+    seconds: float
+    writer_mb: float
+    worker_mb: float
+    tree_pss_mb: float
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def median(values: list[float]) -> float:
+    """The median, or NaN for no values."""
+    return statistics.median(values) if values else float("nan")
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, object]:
+    """Wall-clock seconds of ``fn()`` and what it returned."""
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def warm_cache(root: Path) -> None:
+    """Read every file once so each repetition starts from the page cache."""
+    for path in root.rglob("*"):
+        if path.is_file():
+            path.read_bytes()
+
+
+def contents_of(db: Path) -> Contents:
+    """Files, bytes, units and placements a kbx index holds."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        files, size, failed = con.execute(
+            "SELECT count(*), coalesce(sum(size), 0), count(*) FILTER (status <> 'ok') "
+            "FROM documents"
+        ).fetchone()
+        units = con.execute("SELECT count(*) FROM units").fetchone()[0]
+        placements = con.execute("SELECT count(*) FROM placements").fetchone()[0]
+    return Contents(files, size, units, placements, failed, db.stat().st_size)
+
+
+def unit_texts(db: Path) -> list[str]:
+    """The clean text of every unit in a kbx index."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        return [row[0] for row in con.execute("SELECT text FROM units").fetchall()]
+
+
+def fts5_build(texts: list[str], path: Path) -> float:
+    """Seconds to build an FTS5 table of ``texts`` in a new SQLite file, committed."""
+    start = time.perf_counter()
+    con = sqlite3.connect(path, isolation_level=None)
+    try:
+        con.execute(FTS5_DDL)
+        con.execute("BEGIN")
+        con.executemany("INSERT INTO u(text) VALUES (?)", ((t,) for t in texts))
+        con.execute("COMMIT")
+    finally:
+        con.close()
+    return time.perf_counter() - start
+
+
+# ---------------------------------------------------------------- time split
+
+
+@contextmanager
+def instrumented(totals: dict[str, float]) -> Iterator[None]:
+    """Time kbx's walk, per-file read+extract and batch writes while inside the block.
+
+    Works only in-process (``workers=1``); a name kbx no longer has is simply not timed.
+    """
+    saved: list[tuple[str, object]] = []
+
+    def wrap(name: str, key: str, drain: bool = False) -> None:
+        orig = getattr(ingest, name, None)
+        if orig is None:
+            return
+
+        def timed_call(*args, **kwargs):
+            start = time.perf_counter()
+            out = orig(*args, **kwargs)
+            if drain:
+                out = iter(list(out))
+            totals[key] = totals.get(key, 0.0) + time.perf_counter() - start
+            return out
+
+        saved.append((name, orig))
+        setattr(ingest, name, timed_call)
+
+    wrap("walk", "walk", drain=True)
+    wrap("read_one", "read+extract")
+    wrap("_flush", "write")
+    try:
+        yield
+    finally:
+        for name, orig in saved:
+            setattr(ingest, name, orig)
+
+
+def single_worker_run(root: Path, db: Path) -> tuple[float, dict[str, float]]:
+    """A workers=1 first index, with its time split."""
+    totals: dict[str, float] = {}
+    with instrumented(totals):
+        seconds, _ = timed(lambda: index(root, db=db, workers=1))
+    totals["other"] = seconds - sum(totals.values())
+    return seconds, totals
+
+
+# ---------------------------------------------------------------- speed
+
+
+def bench_speed(corpus: Corpus, workers: int, repeat: int, single: bool) -> SpeedResult:
+    """First index, no-change re-run, FTS5 build (and workers=1) for one corpus."""
+    warm_cache(corpus.root)
+    result: SpeedResult | None = None
+    texts: list[str] = []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="kbx-bench-") as tmp:
+            db = Path(tmp) / "index.duckdb"
+            first, report = timed(lambda db=db: index(corpus.root, db=db, workers=workers))
+            rerun, _ = timed(lambda db=db: index(corpus.root, db=db, workers=workers))
+            check_report(corpus, report)
+            if result is None:
+                result = SpeedResult(corpus.name, workers, contents_of(db))
+                texts = unit_texts(db)
+            result.first.append(first)
+            result.rerun.append(rerun)
+            result.fts5.append(fts5_build(texts, Path(tmp) / "fts5.sqlite"))
+            if single:
+                seconds, split = single_worker_run(corpus.root, Path(tmp) / "single.duckdb")
+                result.single.append(seconds)
+                for key, value in split.items():
+                    result.split.setdefault(key, []).append(value)
+    assert result is not None
+    return result
+
+
+def check_report(corpus: Corpus, report: object) -> None:
+    """Say on stderr what kbx could not index, so a surprising figure can be explained."""
+    if isinstance(report, IndexReport) and report.failures:
+        for rel, why in report.failures:
+            print(f"  {corpus.name}: {rel}: {why}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- memory
+
+
+def make_copies(src: Path, dest: Path, copies: int, distinct: bool) -> None:
+    """``copies`` copies of ``src`` as dest/copy0..; ``distinct`` gives text files a last line."""
+    for k in range(copies):
+        target = dest / f"copy{k}"
+        shutil.copytree(src, target)
+        if not distinct:
+            continue
+        for path in target.rglob("*"):
+            if path.suffix.lower() in TEXT_SUFFIXES and path.is_file():
+                with path.open("a", encoding="utf-8") as f:
+                    f.write(f"\nThis is benchmark copy {k} of this file.\n")
+
+
+def tree_sample(proc: psutil.Process) -> tuple[float, float]:
+    """(sum of PSS over the process tree, largest descendant RSS) in bytes, now."""
+    pss, worker = 0.0, 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            info = p.memory_full_info()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        pss += getattr(info, "pss", info.rss)
+        if p.pid != proc.pid:
+            worker = max(worker, info.rss)
+    return pss, worker
+
+
+def index_in_child(root: Path, db: Path, workers: int) -> tuple[dict, float, float]:
+    """Index in a child process; its JSON report, peak tree PSS and peak worker RSS (bytes)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(root), str(db), str(workers)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    proc = psutil.Process(child.pid)
+    peak_pss, peak_worker = 0.0, 0.0
+    while child.poll() is None:
+        pss, worker = tree_sample(proc)
+        peak_pss, peak_worker = max(peak_pss, pss), max(peak_worker, worker)
+        time.sleep(SAMPLE_SECONDS)
+    out, _ = child.communicate()
+    if child.returncode:
+        raise RuntimeError(f"indexing {root} in a child process failed ({child.returncode})")
+    return json.loads(out.strip().splitlines()[-1]), peak_pss, peak_worker
+
+
+def memory_run(label: str, root: Path, workers: int) -> MemoryResult:
+    """One child-process first index of ``root`` into a fresh file."""
+    with tempfile.TemporaryDirectory(prefix="kbx-bench-mem-") as tmp:
+        db = Path(tmp) / "index.duckdb"
+        report, pss, worker = index_in_child(root, db, workers)
+        contents = contents_of(db)
+    return MemoryResult(
+        label, contents, report["seconds"], report["self_kb"] / 1024, worker / MB, pss / MB
+    )
+
+
+def bench_memory(corpus: Corpus, workers: int, copies: int) -> list[MemoryResult]:
+    """Peak memory on the corpus, and on ``copies`` identical and distinct copies of it."""
+    warm_cache(corpus.root)
+    results = [memory_run(f"{corpus.name} x1", corpus.root, workers)]
+    for distinct in (False, True):
+        with tempfile.TemporaryDirectory(prefix="kbx-bench-copies-") as tmp:
+            make_copies(corpus.root, Path(tmp), copies, distinct)
+            kind = "distinct last line" if distinct else "identical"
+            results.append(memory_run(f"{corpus.name} x{copies}, {kind}", Path(tmp), workers))
+    return results
+
+
+# ---------------------------------------------------------------- tables
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table; every column but the first right-aligned."""
+    align = ["---", *["---:"] * (len(header) - 1)]
+    lines = [header, align, *rows]
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
+
+
+def speed_table(results: list[SpeedResult]) -> str:
+    """Throughput, re-run and FTS5 ratio, one row per corpus."""
+    header = [
+        "corpus",
+        "files",
+        "MB",
+        "units",
+        "workers",
+        "first index s",
+        "files/s",
+        "MB/s",
+        "no-change re-run s",
+        "FTS5 build s",
+        "kbx / FTS5",
+        "workers=1 s",
+    ]
+    rows = []
+    for r in results:
+        c, first, fts = r.contents, median(r.first), median(r.fts5)
+        rows.append(
+            [
+                r.corpus,
+                f"{c.files:,}",
+                f"{c.bytes / MB:.1f}",
+                f"{c.units:,}",
+                str(r.workers),
+                f"{first:.2f}",
+                f"{c.files / first:.0f}",
+                f"{c.bytes / MB / first:.2f}",
+                f"{median(r.rerun):.3f}",
+                f"{fts:.3f}",
+                f"{first / fts:.1f}x",
+                f"{median(r.single):.2f}" if r.single else "-",
+            ]
+        )
+    return table(header, rows)
+
+
+def split_table(results: list[SpeedResult]) -> str:
+    """Where the workers=1 first index spends its time."""
+    keys = ["walk", "read+extract", "write", "other"]
+    header = ["corpus (workers=1)", *[f"{k} s" for k in keys], "total s", "write / FTS5"]
+    rows = []
+    for r in results:
+        if not r.single:
+            continue
+        total = median(r.single)
+        cells = [
+            f"{median(r.split.get(k, [])):.2f} ({median(r.split.get(k, [])) / total:.0%})"
+            for k in keys
+        ]
+        ratio = median(r.split.get("write", [])) / median(r.fts5)
+        rows.append([r.corpus, *cells, f"{total:.2f}", f"{ratio:.1f}x"])
+    return table(header, rows)
+
+
+def memory_table(results: list[MemoryResult]) -> str:
+    """Peak memory per corpus size."""
+    header = [
+        "corpus",
+        "files",
+        "MB",
+        "units",
+        "placements",
+        "DB MB",
+        "index s",
+        "writer peak RSS MB",
+        "largest worker RSS MB",
+        "tree peak PSS MB",
+    ]
+    rows = [
+        [
+            m.label,
+            f"{m.contents.files:,}",
+            f"{m.contents.bytes / MB:.0f}",
+            f"{m.contents.units:,}",
+            f"{m.contents.placements:,}",
+            f"{m.contents.db_bytes / MB:.0f}",
+            f"{m.seconds:.1f}",
+            f"{m.writer_mb:.0f}",
+            f"{m.worker_mb:.0f}",
+            f"{m.tree_pss_mb:.0f}",
+        ]
+        for m in results
+    ]
+    return table(header, rows)
+
+
+def interpretation(speed: list[SpeedResult], memory: list[MemoryResult]) -> str:
+    """Two or three sentences against the aims: 3x FTS5, re-run < 1 s, flat memory."""
+    ratios = ", ".join(f"{r.corpus} {median(r.first) / median(r.fts5):.1f}x" for r in speed)
+    parts = [f"First index against the FTS5 build of the same text (aim: within 3x): {ratios}."]
+    split = [r for r in speed if r.single]
+    if split:
+        extract = ", ".join(
+            f"{median(r.split.get('read+extract', [])) / median(r.single):.0%} ({r.corpus})"
+            for r in split
+        )
+        write = ", ".join(
+            f"{median(r.split.get('write', [])) / median(r.fts5):.1f}x ({r.corpus})" for r in split
+        )
+        parts.append(
+            "FTS5 is handed extracted text: in one process, reading, hashing and extracting "
+            f"take {extract} of kbx's time, and kbx's DuckDB batch writes alone take {write} "
+            "the FTS5 build."
+        )
+    reruns = ", ".join(f"{r.corpus} {median(r.rerun):.2f} s" for r in speed)
+    sentence = f"No-change re-run (aim: under 1 s for Node.js): {reruns}."
+    if len(memory) > 1:
+        base, top = memory[0], max(memory[1:], key=lambda m: m.tree_pss_mb)
+        sentence += (
+            f" Peak memory (all processes, PSS) goes from {base.tree_pss_mb:.0f} MB at x1 to "
+            f"at most {top.tree_pss_mb:.0f} MB ({top.label}, "
+            f"{top.tree_pss_mb / base.tree_pss_mb:.1f}x) while the indexed bytes grow "
+            f"{top.contents.bytes / base.contents.bytes:.0f}x."
+        )
+    parts.append(sentence)
+    return " ".join(parts)
+
+
+def machine_note() -> str:
+    """CPU count, memory and the versions that matter."""
+    return (
+        f"{os.cpu_count()} cores, {psutil.virtual_memory().total / 1024**3:.0f} GiB, "
+        f"{platform.system()} {platform.machine()}, Python {platform.python_version()}, "
+        f"DuckDB {duckdb.__version__}, SQLite {sqlite3.sqlite_version}"
+    )
+
+
+def report(args: argparse.Namespace, speed: list[SpeedResult], memory: list[MemoryResult]) -> str:
+    """The whole ``## Ingest`` section."""
+    command = shlex.join(["python", "benchmarks/ingest.py", *sys.argv[1:]])
+    parts = [
+        SECTION,
+        "",
+        f"Command: `{command}`  ",
+        f"Date: {dt.date.today().isoformat()}  ",
+        f"Machine: {machine_note()}  ",
+        f"Timings: median of {args.repeat} run(s), files in the page cache; memory runs: 1 run "
+        f"each, in a child process, sampled every {SAMPLE_SECONDS * 1000:.0f} ms.",
+        "",
+        speed_table(speed),
+        "",
+    ]
+    if any(r.single for r in speed):
+        parts += ["Where the time goes (workers=1, medians):", "", split_table(speed), ""]
+    if memory:
+        parts += ["Peak memory of the first index:", "", memory_table(memory), ""]
+    parts += [interpretation(speed, memory), ""]
+    return "\n".join(parts)
+
+
+def write_section(section: str, path: Path = DOC) -> None:
+    """Replace (or append) the ``## Ingest`` section of docs/BENCHMARKS.md."""
+    text = path.read_text("utf-8") if path.exists() else HEADER
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.rstrip() == SECTION), None)
+    if start is None:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
+        )
+        tail = "".join(lines[end:])
+        text = "".join(lines[:start]) + section + ("\n" + tail if tail else "")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, "utf-8")
+
+
+# ---------------------------------------------------------------- main
+
+
+def corpora(eval_dir: Path, names: list[str] | None) -> list[Corpus]:
+    """The named corpora, or every folder in corpora/ except *_meta, plus formats/."""
+    base = eval_dir / "corpora"
+    if not names:
+        names = sorted(
+            p.name for p in base.iterdir() if p.is_dir() and not p.name.endswith("_meta")
+        )
+        names.append("formats")
+    found = []
+    for name in names:
+        root = eval_dir / "formats" if name == "formats" else base / name
+        if not root.is_dir():
+            raise SystemExit(f"no corpus {name!r} at {root}")
+        found.append(Corpus(name, root))
+    return found
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--eval",
+        type=Path,
+        default=DEFAULT_EVAL,
+        help="evaluation data folder (default: ../shared/eval from the repo root)",
+    )
+    ap.add_argument(
+        "--corpus",
+        action="append",
+        help="a folder in EVAL/corpora, or 'formats' (repeatable; default: all)",
+    )
+    ap.add_argument("--repeat", type=int, default=3, help="repetitions per timing")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--no-single", action="store_true", help="skip the workers=1 runs")
+    ap.add_argument(
+        "--memory-corpus", default="nodejs", help="corpus for the memory runs ('' to skip them)"
+    )
+    ap.add_argument("--copies", type=int, default=10, help="copies for the grown memory runs")
+    ap.add_argument(
+        "--write", action="store_true", help=f"update the '{SECTION}' section of docs/BENCHMARKS.md"
+    )
+    args = ap.parse_args(argv)
+    if not args.eval.is_dir():
+        ap.error(f"no evaluation data at {args.eval}; pass --eval PATH")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run every benchmark, print the section, and write it when asked."""
+    args = parse_args(argv)
+    speed = []
+    for corpus in corpora(args.eval, args.corpus):
+        print(f"timing {corpus.name} ...", file=sys.stderr)
+        speed.append(bench_speed(corpus, args.workers, args.repeat, not args.no_single))
+    memory: list[MemoryResult] = []
+    if args.memory_corpus:
+        (target,) = corpora(args.eval, [args.memory_corpus])
+        print(f"memory on {target.name} x1 and x{args.copies} ...", file=sys.stderr)
+        memory = bench_memory(target, args.workers, args.copies)
+    section = report(args, speed, memory)
+    print(section)
+    if args.write:
+        write_section(section)
+        print(f"wrote {DOC.relative_to(REPO)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

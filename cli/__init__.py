@@ -1,0 +1,1 @@
+"""The kbx command line."""

@@ -1,0 +1,57 @@
+"""``kbx status``: what the index holds and what failed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kbx.store.db import Index
+from kbx.store.schema import SCHEMA_VERSION
+
+
+@dataclass
+class Status:
+    """Counts, sizes and failures of one index."""
+
+    db: str
+    root: str
+    schema_version: int
+    size_bytes: int
+    documents: dict[str, int]
+    formats: dict[str, int]
+    units: int
+    placements: int
+    indexed_at: str | None
+    failures: list[dict] = field(default_factory=list)
+
+
+def status(index: Index) -> Status:
+    """Read the index's counts and failures."""
+    with index.reader() as con:
+        docs = dict(con.execute("SELECT status, count(*) FROM documents GROUP BY 1").fetchall())
+        formats = dict(
+            con.execute(
+                "SELECT format, count(*) FROM documents WHERE format IS NOT NULL GROUP BY 1 "
+                "ORDER BY 2 DESC"
+            ).fetchall()
+        )
+        units = con.execute("SELECT count(*) FROM units").fetchone()[0]
+        placements = con.execute("SELECT count(*) FROM placements").fetchone()[0]
+        meta = dict(con.execute("SELECT key, value FROM kbx_meta").fetchall())
+        failures = [
+            {"path": p, "status": s, "error": e}
+            for p, s, e in con.execute(
+                "SELECT path, status, error FROM documents WHERE error IS NOT NULL ORDER BY path"
+            ).fetchall()
+        ]
+    return Status(
+        db=str(index.db),
+        root=str(index.root),
+        schema_version=int(meta.get("schema_version", SCHEMA_VERSION)),
+        size_bytes=index.db.stat().st_size,
+        documents=docs,
+        formats=formats,
+        units=units,
+        placements=placements,
+        indexed_at=meta.get("indexed_at"),
+        failures=failures,
+    )

@@ -1,0 +1,49 @@
+"""The command line: exit codes, state read back, and the exact error lines."""
+
+from __future__ import annotations
+
+import json
+
+from helpers import run_kbx
+from kbx.store.db import Index
+from kbx.store.status import status
+
+
+def test_index_status_read_round_trip(corpus):
+    r = run_kbx("index", str(corpus), "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["new"] == 5 and report["failed"] == 0
+    assert status(Index.for_root(corpus)).documents == {"ok": 5}
+
+    r = run_kbx("status", cwd=corpus / "notes")  # found from a subfolder, like git
+    assert r.returncode == 0 and "documents  5 (5 ok)" in r.stdout
+
+    r = run_kbx("read", "notes/cedar.md:7-7", "-n", cwd=corpus)
+    assert r.returncode == 0 and r.stdout == "7  # Project Cedar\n"
+
+    r = run_kbx("read", "web.html:1-2", "--hash", "0123456789ab", cwd=corpus)
+    assert r.returncode == 0
+    assert "web.html has changed since it was indexed" in r.stderr
+
+
+def test_errors_are_one_line_and_non_zero(tmp_path, corpus):
+    r = run_kbx("status", cwd=tmp_path)
+    assert r.returncode == 1
+    assert r.stderr.strip() == (
+        "error: no kbx index here or in any parent folder; run `kbx index PATH` first "
+        "or pass --db FILE"
+    )
+    run_kbx("index", str(corpus))
+    r = run_kbx("read", "../x.md:1", cwd=corpus)
+    assert r.returncode == 2 and r.stderr.startswith("error: no such file")
+    r = run_kbx("index", str(corpus), "--max-size", "lots")
+    assert r.returncode == 2
+    assert r.stderr.strip() == "error: --max-size: expected a size like 50MB or 200K, got 'lots'"
+    assert "Traceback" not in r.stderr
+
+
+def test_every_command_teaches_by_example():
+    for command in ("index", "status", "read"):
+        r = run_kbx(command, "--help")
+        assert r.returncode == 0 and "Example" in r.stdout, command

@@ -1,0 +1,154 @@
+"""Each parser: clean text, structure, metadata, and positions that point at the source."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from helpers import HTML, LATEX, MARKDOWN, TEXT, make_pdf
+from kbx.errors import ExtractError
+from kbx.extract import extract, source_text
+from kbx.extract.model import CODE, TABLE
+from kbx.extract.textmap import locate
+
+
+def _source_lines(path: str, data: bytes) -> list[str]:
+    return source_text(path, data)[0].replace("\r\n", "\n").split("\n")
+
+
+def _where(doc, data: bytes, word: str) -> tuple[int, str]:
+    """The original line number of ``word``'s first occurrence in any unit, and that line."""
+    lines = _source_lines(doc.path, data)
+    for u in doc.units:
+        i = u.text.find(word)
+        if i >= 0:
+            p = locate(u.segments, u.text, i, doc.encoding)
+            return p.line, lines[p.line - 1][p.col : p.col + len(word)]
+    raise AssertionError(f"{word!r} not in any unit")
+
+
+def test_markdown_front_matter_structure_and_positions():
+    data = MARKDOWN.encode()
+    doc = extract("notes/cedar.md", data)
+    assert doc.meta.title == "Cedar supplier approval"
+    assert doc.meta.date == "2021-03-04"
+    assert doc.meta.authors == ["Ann Lee"]
+    assert doc.meta.fields["category"] == "process"
+    text = "\n".join(u.text for u in doc.units)
+    assert "Supplier approval is required for every vendor" in text
+    assert "the policy and AT&T's note" in text  # link URL dropped, entity decoded
+    assert "https://example.org" not in text and "**" not in text
+    assert _where(doc, data, "required") == (9, "required")
+    assert _where(doc, data, "cedar-check") == (15, "cedar-check")
+    assert _where(doc, data, "vendor.score") == (19, "vendor.score")
+    assert all(u.heading_path[0] == "Project Cedar" for u in doc.units)
+    assert any(u.heading_path == ("Project Cedar", "Steps") for u in doc.units)
+    assert doc.sha256 == hashlib.sha256(data).hexdigest()
+
+
+def test_markdown_code_and_tables_keep_their_kind():
+    md = "# A\n\n```sh\n" + "\n".join(f"step{i} --flag" for i in range(300)) + "\n```\n"
+    doc = extract("a.md", md.encode())
+    assert {u.kind for u in doc.units[1:]} == {CODE}
+    table = "# T\n\n" + "| k | v |\n|---|---|\n" + "".join(f"| key{i} | {i} |\n" for i in range(5))
+    doc = extract("t.md", table.encode())
+    assert doc.units[0].kind == TABLE
+    assert "key3 | 3" in doc.units[0].text
+
+
+def test_html_skips_scripts_and_navigation_and_keeps_structure():
+    data = HTML.encode()
+    doc = extract("web.html", data)
+    text = "\n".join(u.text for u in doc.units)
+    assert doc.meta.title == "Release notes v18.2.0"
+    assert doc.meta.authors == ["Bo Chen"] and doc.meta.date == "2022-06-14"
+    for hidden in ("scriptword", "navword", "color: red"):
+        assert hidden not in text
+    assert "The fix for ERR_4021 landed in v18.2.0 \u2014 see the tracker." in text
+    assert "npm install cedar@18.2.0\ncedar --verify" in text
+    assert "latency | 250 ms" in text
+    assert "Unclosed paragraph with italics" in text  # malformed HTML still read
+    assert _where(doc, data, "ERR_4021") == (7, "ERR_4021")
+    assert _where(doc, data, "cedar --verify") == (12, "cedar --verify")
+    assert any(u.heading_path == ("Release notes", "Changes") for u in doc.units)
+
+
+def test_html_honours_declared_legacy_encoding():
+    body = (
+        '<html><head><meta charset="Shift_JIS"></head><body><p>日本語のテキスト</p></body></html>'
+    )
+    doc = extract("ja.html", body.encode("cp932"))
+    assert doc.encoding == "cp932"
+    assert "日本語のテキスト" in doc.units[0].text
+    p = locate(doc.units[0].segments, doc.units[0].text, 0, doc.encoding)
+    assert p.byte == body.encode("cp932").index("日本語".encode("cp932"))
+
+
+def test_latex_metadata_sections_and_includes():
+    data = LATEX.encode()
+    doc = extract("paper.tex", data)
+    assert doc.meta.title == "Evaluating seL4"
+    assert doc.meta.authors == ["Ann Lee", "Bo Chen"]
+    assert doc.meta.date == "4 March 2021"
+    assert doc.meta.fields["includes"] == ["methods.tex"]
+    assert any("leaves the indexed root" in w for w in doc.warnings)
+    text = "\n".join(u.text for u in doc.units)
+    assert "The seL4 kernel is formally verified." in text
+    assert "comment" not in text and "klein2009" not in text
+    assert "make sel4 --proofs" in text
+    assert any(u.heading_path == ("Introduction", "Method") for u in doc.units)
+    assert any(u.heading_path == ("Abstract",) for u in doc.units)
+    assert _where(doc, data, "formally verified") == (11, "formally verified")
+
+
+def test_text_with_crlf_and_form_feed():
+    data = TEXT.encode()
+    doc = extract("runbook.txt", data)
+    assert doc.meta.title == "Runbook"
+    text = "\n".join(u.text for u in doc.units)
+    assert "Back up the database nightly. Keep 3.5 GB free." in text
+    assert _where(doc, data, "Restore drill") == (6, "Restore drill")
+    u = next(u for u in doc.units if "Keep" in u.text)
+    p = locate(u.segments, u.text, u.text.index("Keep"), doc.encoding)
+    assert data[p.byte : p.byte + 4] == b"Keep"  # bytes count the \r the lines hide
+
+
+def test_pdf_pages_metadata_and_unreadable_page(tmp_path):
+    path = make_pdf(
+        tmp_path / "r.pdf",
+        ["Kernel proofs on page one.", None, "Heap sizes here."],
+        title="Kernel report",
+        author="Ann Lee",
+    )
+    data = path.read_bytes()
+    doc = extract("r.pdf", data)
+    assert doc.meta.title == "Kernel report" and doc.meta.authors == ["Ann Lee"]
+    assert doc.meta.date and doc.meta.date[:2] == "20"
+    assert doc.warnings == ["page 2: no extractable text (image only?)"]
+    assert [u.page for u in doc.units] == [1, 3]
+    assert _where(doc, data, "Heap sizes")[1] == "Heap sizes"
+
+
+def test_pdf_without_any_text_and_corrupt_pdf_fail_with_a_reason(tmp_path):
+    blank = make_pdf(tmp_path / "scan.pdf", [None, None]).read_bytes()
+    with pytest.raises(ExtractError, match="no extractable text on any of 2 pages"):
+        extract("scan.pdf", blank)
+    with pytest.raises(ExtractError, match="corrupt"):
+        extract("bad.pdf", b"%PDF-1.4\n garbage that is not a pdf")
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [(b"", "empty file"), (b"\x00\x01\x02binary\x00", "binary file"), (b"  \n\n", "empty file")],
+)
+def test_unreadable_inputs_fail_with_a_reason(data, reason):
+    with pytest.raises(ExtractError, match=reason):
+        extract("x.md", data)
+
+
+def test_legacy_encoding_is_detected_and_bom_honoured():
+    latin = "# Café\n\nA naïve façade in Zürich, déjà vu. " * 3
+    doc = extract("l.md", latin.encode("cp1252"))
+    assert "naïve façade" in doc.units[0].text
+    doc = extract("b.txt", "Hello BOM".encode("utf-8-sig"))
+    assert doc.units[0].text == "Hello BOM" and doc.encoding == "utf-8-sig"

@@ -1,0 +1,106 @@
+"""Small documents of every format, written here, and helpers the tests share."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from fpdf import FPDF
+
+MARKDOWN = """\
+---
+title: Cedar supplier approval
+date: 2021-03-04
+author: Ann Lee
+category: process
+---
+# Project Cedar
+
+Supplier approval is **required** for every vendor; see
+[the policy](https://example.org/policy) and AT&amp;T's note.
+
+## Steps
+
+- Collect the *ISO 9001* certificate.
+- Run `cedar-check --strict` on the vendor file.
+
+```python
+def approve(vendor):
+    return vendor.score > 0.8
+```
+
+| Vendor | Score |
+|--------|-------|
+| Acme   | 0.91  |
+"""
+
+HTML = """\
+<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Release notes v18.2.0</title>
+<meta name="author" content="Bo Chen"><meta name="date" content="2022-06-14">
+<style>body { color: red }</style><script>var hidden = "scriptword";</script></head>
+<body><nav>Home | Docs | navword</nav>
+<h1>Release notes</h1>
+<p>The fix for <b>ERR_4021</b> landed in v18.2.0 &mdash; see
+<a href="https://example.org/x">the tracker</a>.</p>
+<h2>Changes</h2>
+<ul><li>Faster startup</li><li>Smaller heap</li></ul>
+<pre><code>npm install cedar@18.2.0
+cedar --verify</code></pre>
+<table><tr><th>Metric</th><th>Value</th></tr><tr><td>latency</td><td>250 ms</td></tr></table>
+<p>Unclosed paragraph <i>with italics
+</body></html>
+"""
+
+LATEX = r"""\documentclass{article}
+\title{Evaluating seL4}
+\author{Ann Lee \and Bo Chen}
+\date{4 March 2021}
+\begin{document}
+\maketitle
+\begin{abstract}
+We evaluate the verified microkernel.
+\end{abstract}
+\section{Introduction}\label{sec:intro}
+The seL4 kernel~\cite{klein2009} is \emph{formally verified}. % a comment to drop
+\begin{itemize}
+\item proofs of functional correctness
+\item integrity and confidentiality
+\end{itemize}
+\subsection{Method}
+\begin{verbatim}
+make sel4 --proofs
+\end{verbatim}
+\input{../outside}
+\input{methods}
+\end{document}
+"""
+
+TEXT = (
+    "Runbook\r\n\r\nBack up the database nightly.\r\nKeep 3.5 GB free.\r\n\f\r\n"
+    "Restore drill every quarter.\r\n"
+)
+
+
+def make_pdf(path: Path, pages: list[str | None], title: str = "Report", author: str = "Ann Lee"):
+    """A PDF whose pages hold the given text; None makes a page with only a drawing."""
+    pdf = FPDF()
+    pdf.set_title(title)
+    pdf.set_author(author)
+    for text in pages:
+        pdf.add_page()
+        if text is None:
+            pdf.rect(20, 20, 100, 60)
+        else:
+            pdf.set_font("Helvetica", size=11)
+            pdf.multi_cell(0, 6, text)
+    pdf.output(str(path))
+    return path
+
+
+def run_kbx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run the real command line in a child process."""
+    return subprocess.run(
+        [sys.executable, "-m", "kbx", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )

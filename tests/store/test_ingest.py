@@ -1,0 +1,135 @@
+"""Indexing: counts, incremental re-runs, sweeping, failures recorded, ignores honoured."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+from kbx.store.db import Index
+from kbx.store.ingest import index, read_one
+from kbx.store.walk import Found
+
+
+def _rows(root: Path, sql: str, params=()) -> list[tuple]:
+    con = duckdb.connect(str(Index.for_root(root).db), read_only=True)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def test_first_index_reads_every_format_and_skips_ignored_and_hidden(corpus):
+    r = index(corpus)
+    assert (r.new, r.failed, r.skipped) == (5, 0, 0)
+    paths = {p for (p,) in _rows(corpus, "SELECT path FROM documents")}
+    assert paths == {"notes/cedar.md", "web.html", "paper.tex", "runbook.txt", "report.pdf"}
+    placed = _rows(corpus, "SELECT count(*) FROM placements")[0][0]
+    assert placed == r.units_added > 5
+    # Every placement points at a unit, and every unit is placed.
+    assert _rows(corpus, "SELECT count(*) FROM placements p ANTI JOIN units u USING (unit_id)") == [
+        (0,)
+    ]
+    meta = _rows(
+        corpus, "SELECT title, doc_date, authors FROM documents WHERE path = 'notes/cedar.md'"
+    )
+    assert meta == [("Cedar supplier approval", "2021-03-04", ["Ann Lee"])]
+
+
+def test_second_run_with_nothing_changed_reads_nothing(corpus):
+    index(corpus)
+    r = index(corpus)
+    assert (r.new, r.updated, r.unchanged, r.removed, r.units_added) == (0, 0, 5, 0, 0)
+
+
+def test_touched_file_with_same_bytes_is_unchanged(corpus):
+    index(corpus)
+    os.utime(corpus / "web.html", ns=(1, 1_000_000_000))
+    r = index(corpus)
+    assert (r.updated, r.unchanged) == (0, 5)
+    assert _rows(corpus, "SELECT mtime_ns FROM documents WHERE path = 'web.html'") == [
+        (1_000_000_000,)
+    ]
+
+
+def test_edit_rewrites_only_the_changed_units_and_sweeps_the_old(corpus):
+    index(corpus)
+    md = corpus / "notes" / "cedar.md"
+    before = dict(_rows(corpus, "SELECT unit_hash, unit_id FROM units"))
+    md.write_text(md.read_text().replace("Collect the", "Always collect the"))
+    r = index(corpus)
+    assert (r.updated, r.unchanged, r.units_added, r.units_swept) == (1, 4, 1, 1)
+    after = dict(_rows(corpus, "SELECT unit_hash, unit_id FROM units"))
+    kept = set(before) & set(after)
+    assert len(kept) == len(before) - 1
+    assert all(before[h] == after[h] for h in kept)  # unchanged units were not rewritten
+
+
+def test_removed_file_is_dropped_and_its_units_swept(corpus):
+    index(corpus)
+    (corpus / "runbook.txt").unlink()
+    r = index(corpus)
+    assert (r.removed, r.units_swept) == (1, 1)
+    assert _rows(corpus, "SELECT count(*) FROM documents WHERE path = 'runbook.txt'") == [(0,)]
+    assert _rows(corpus, "SELECT count(*) FROM units u ANTI JOIN placements USING (unit_id)") == [
+        (0,)
+    ]
+
+
+def test_shared_units_are_stored_once(corpus):
+    (corpus / "copy.md").write_bytes((corpus / "notes" / "cedar.md").read_bytes())
+    r = index(corpus)
+    n_units = _rows(corpus, "SELECT count(*) FROM units")[0][0]
+    n_placements = _rows(corpus, "SELECT count(*) FROM placements")[0][0]
+    cedar = _rows(corpus, "SELECT n_units FROM documents WHERE path = 'copy.md'")[0][0]
+    assert n_placements == n_units + cedar and r.units_added == n_units
+
+
+def test_bad_files_are_recorded_and_the_run_goes_on(corpus):
+    (corpus / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    (corpus / "blob.md").write_bytes(b"\x00\x01\x02\x03" * 100)
+    (corpus / "empty.txt").write_bytes(b"")
+    (corpus / "big.txt").write_text("x " * 5000)
+    (corpus / "loop.md").symlink_to(corpus / "loop.md")
+    r = index(corpus, max_size=8000)
+    assert r.new == 5 and r.failed == 4 and r.skipped == 1
+    reasons = dict(_rows(corpus, "SELECT path, error FROM documents WHERE status != 'ok'"))
+    assert "corrupt" in reasons["broken.pdf"]
+    assert "binary" in reasons["blob.md"]
+    assert reasons["empty.txt"] == "empty file"
+    assert "size cap" in reasons["big.txt"]
+    assert "loop" in reasons["loop.md"]
+    statuses = dict(_rows(corpus, "SELECT path, status FROM documents"))
+    assert statuses["big.txt"] == "skipped" and statuses["broken.pdf"] == "failed"
+
+
+def test_a_file_that_breaks_after_indexing_loses_its_stale_units(corpus):
+    index(corpus)
+    (corpus / "report.pdf").write_bytes(b"%PDF-1.4 truncated")
+    r = index(corpus)
+    assert r.failed == 1
+    assert _rows(corpus, "SELECT status, n_units FROM documents WHERE path = 'report.pdf'") == [
+        ("failed", 0)
+    ]
+
+
+def test_a_file_that_vanishes_mid_run_is_reported_not_raised(corpus):
+    out = read_one(str(corpus), Found("gone.md", 10, 1), None, 1000)
+    assert out.status == "vanished"
+    out = read_one(str(corpus), Found("x.md", error="Permission denied"), None, 1000)
+    assert (out.status, out.error) == ("unreadable", "Permission denied")
+
+
+def test_symlinked_folder_loop_ends(corpus):
+    (corpus / "notes" / "again").symlink_to(corpus / "notes")
+    (corpus / "outside").symlink_to("/usr/share")
+    r = index(corpus)
+    assert r.new == 5
+
+
+def test_parallel_and_serial_extraction_store_the_same(corpus, tmp_path):
+    for i in range(40):
+        (corpus / f"n{i}.md").write_text(f"# Note {i}\n\nbody {i} text\n")
+    a = index(corpus, workers=1)
+    b = index(corpus, tmp_path / "par.duckdb", workers=2)
+    assert a.units_added == b.units_added and a.new == b.new == 45

@@ -1,0 +1,51 @@
+"""``read``: cited lines, changed-file warnings, and the root as a boundary."""
+
+from __future__ import annotations
+
+import pytest
+from kbx.errors import BadArgument, OutsideRoot
+from kbx.store.db import Index
+from kbx.store.ingest import index
+from kbx.store.read import read
+
+
+def test_read_returns_the_cited_lines(corpus):
+    index(corpus)
+    x = read(Index.for_root(corpus), "notes/cedar.md:9-10")
+    assert x.lines[0].startswith("Supplier approval is **required**")
+    assert (x.start_line, x.end_line, x.changed) == (9, 10, False)
+    assert x.hash == x.indexed_hash
+
+
+def test_read_flags_a_file_changed_since_indexing(corpus):
+    index(corpus)
+    idx = Index.for_root(corpus)
+    old = read(idx, "runbook.txt:1").hash
+    assert read(idx, "runbook.txt:1", old[:12]).changed is False
+    (corpus / "runbook.txt").write_text("new first line\n")
+    x = read(idx, "runbook.txt:1", old[:12])
+    assert x.changed and x.lines == ["new first line"]
+    assert read(idx, "runbook.txt:1").changed  # against the indexed hash too
+
+
+def test_read_pdf_lines_are_the_extracted_text(corpus):
+    index(corpus)
+    x = read(Index.for_root(corpus), "report.pdf")
+    assert "First page about kernels." in x.lines and "\f" in x.lines
+
+
+@pytest.mark.parametrize(
+    ("spec", "error", "message"),
+    [
+        ("../outside.md:1", OutsideRoot, "outside the indexed root"),
+        ("/etc/hostname:1", OutsideRoot, "outside the indexed root"),
+        ("missing.md:1", BadArgument, "no such file"),
+        ("notes/cedar.md:9-3", BadArgument, "START <= END"),
+        ("notes/cedar.md:500", BadArgument, "has 25 lines"),
+    ],
+)
+def test_bad_read_requests_say_why(corpus, spec, error, message):
+    (corpus.parent / "outside.md").write_text("secret\n")
+    index(corpus)
+    with pytest.raises(error, match=message):
+        read(Index.for_root(corpus), spec)
