@@ -13,7 +13,10 @@ from kbx import __version__
 from kbx.errors import BadArgument, KbxError
 from kbx.store import ingest
 from kbx.store.db import Index
+from kbx.store.grep import GrepResult
+from kbx.store.grep import grep as grep_clean_text
 from kbx.store.read import read as read_lines
+from kbx.store.search import search as search_index
 from kbx.store.status import status as index_status
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -23,6 +26,8 @@ app = typer.Typer(
         "Search a folder of documents the way agents and careful people need: "
         "exact, cited, fast.\n\n"
         "  kbx index ~/notes                 build or refresh the index\n\n"
+        '  kbx search "supplier approval"    ranked passages, cited by file:lines\n\n'
+        '  kbx grep "ERR_\\d+" --rank crash    a regex over clean text, best files first\n\n'
         "  kbx status                        what the index holds, what failed\n\n"
         "  kbx read notes/cedar.md:40-58     print the lines a result cites"
     ),
@@ -197,6 +202,143 @@ def read(
     width = len(str(x.end_line))
     for i, line in enumerate(x.lines, start=x.start_line):
         sys.stdout.write(f"{i:>{width}}  {line}\n" if numbers else f"{line}\n")
+
+
+def _grep_lines(g: GrepResult, indent: str = "") -> None:
+    for m in g.matches:
+        lines = f"{m.start_line}" if m.start_line == m.end_line else f"{m.start_line}-{m.end_line}"
+        out.print(f"{indent}{m.path}:{lines}  {m.text}", markup=False)
+        for c in m.context:
+            out.print(f"{indent}    {c}", markup=False)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Words to search for.")],
+    k: Annotated[int, typer.Option("-k", help="How many passages to show.")] = 8,
+    path: Annotated[
+        str | None,
+        typer.Option(
+            "--path",
+            help="Only files matching this glob (relative to the root; * crosses folders).",
+        ),
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Print whole passages, not snippets.")
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Find the passages that best match QUERY (BM25), each cited by file and lines.
+
+    Passages are grouped by file, best file first; each shows its line range, the
+    file hash (to pass to `kbx read --hash`), its heading path, score, how many
+    query terms it covers, and a snippet with matches marked **like this**. Below,
+    exact matches of the whole query as a phrase (see `kbx grep`).
+
+    Examples:
+
+      kbx search "supplier approval"
+
+      kbx search "tls handshake" -k 3 --path "security/*" --json
+
+      kbx read notes/cedar.md:40-58 --hash 3f9a1c0b2d4e   (then read what it cites)
+    """
+    r = search_index(Index.find(db), query, k=k, path=path)
+    if as_json:
+        _emit_json(dataclasses.asdict(r))
+        return
+    if not r.hits:
+        out.print(f"no passage matches {query!r}", markup=False)
+    groups: dict[str, list] = {}
+    for h in r.hits:
+        groups.setdefault(h.path, []).append(h)
+    for file_path, hits in groups.items():
+        out.print(f"[bold]{file_path}[/]  {hits[0].hash[:12]}")
+        for h in hits:
+            heading = " › ".join(h.heading_path)
+            out.print(
+                f"  {h.start_line}-{h.end_line}  {heading}  "
+                f"(score {h.score:.2f}, {h.covered}/{h.query_terms} terms)",
+                markup=False,
+                highlight=False,
+            )
+            body = h.text if full else h.snippet
+            out.print(f"    {body}", markup=False)
+    if r.left_out:
+        out.print(
+            f"{r.left_out} more passages matched; -k {min(r.total, r.left_out + len(r.hits))} "
+            "shows them all"
+            if r.left_out < 100
+            else f"{r.left_out} more passages matched; narrow with --path or more words"
+        )
+    if r.exact:
+        out.print(
+            f"exact matches of {query!r} ({r.exact_total}; kbx grep shows them all):", markup=False
+        )
+        _grep_lines(g=_as_grep(r), indent="  ")
+
+
+def _as_grep(r) -> GrepResult:
+    return GrepResult(r.query, r.exact, r.exact_total, 0, 0, 0)
+
+
+@app.command()
+def grep(
+    pattern: Annotated[str, typer.Argument(help="A Python regular expression.")],
+    rank: Annotated[
+        str | None,
+        typer.Option(
+            "--rank",
+            help="Visit files in BM25 order of these words (default: the pattern's words).",
+        ),
+    ] = None,
+    context: Annotated[
+        int, typer.Option("-C", "--context", help="Original lines to show around each match.")
+    ] = 0,
+    max_matches: Annotated[int, typer.Option("--max", help="Show at most this many.")] = 20,
+    ignore_case: Annotated[bool, typer.Option("-i", "--ignore-case")] = False,
+    path: Annotated[
+        str | None, typer.Option("--path", help="Only files matching this glob.")
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    r"""Match a regular expression against the clean text, cited at original lines.
+
+    Markup is gone from the clean text, so a phrase split by **bold**, a link or a
+    line break still matches. Files are visited in order of relevance (BM25 of
+    --rank, default the pattern's words), so the best matches come first; a closing
+    line says how many matches in how many files were left out.
+
+    Examples:
+
+      kbx grep "ERR_\d{4}"
+
+      kbx grep "seL4" --rank "verified microkernel" -C 2
+
+      kbx grep -i "supplier approval" --json
+    """
+    g = grep_clean_text(
+        Index.find(db),
+        pattern,
+        rank_query=rank,
+        context=context,
+        max_matches=max_matches,
+        ignore_case=ignore_case,
+        path=path,
+    )
+    if as_json:
+        _emit_json(dataclasses.asdict(g))
+        return
+    if not g.matches:
+        out.print(f"no match for {pattern!r}", markup=False)
+    _grep_lines(g)
+    if g.left_out:
+        out.print(
+            f"{g.left_out} more matches in {g.files} files left out "
+            f"({g.left_out_files} files not shown); raise --max or narrow with --path"
+        )
 
 
 @app.command()

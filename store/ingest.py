@@ -22,7 +22,9 @@ from pathlib import Path
 import duckdb
 from kbx.errors import BadArgument, ExtractError
 from kbx.extract import Document, extract
+from kbx.extract.analysis import Analyzer, analyze_units
 from kbx.store.db import Index
+from kbx.store.postings import rebuild_postings
 from kbx.store.walk import Found, walk
 
 DEFAULT_MAX_SIZE = 50 * 1024 * 1024
@@ -40,6 +42,8 @@ class Outcome:
     mtime_ns: int = 0
     sha256: str | None = None
     document: Document | None = None
+    terms: list[tuple[str, str, int]] = field(default_factory=list)  # per unit, see analyze_units
+    heading_terms: list[str] = field(default_factory=list)  # per unit
     error: str | None = None
     status: str = "ok"  # ok | same | failed | skipped | vanished | unreadable
 
@@ -62,8 +66,10 @@ class IndexReport:
     seconds: float = 0.0
 
 
-def read_one(root: str, found: Found, known_sha: str | None, max_size: int) -> Outcome:
-    """Read, hash and extract one file. Runs in a worker; never raises."""
+def read_one(
+    root: str, found: Found, known_sha: str | None, max_size: int, analyzer: Analyzer
+) -> Outcome:
+    """Read, hash, extract and analyze one file. Runs in a worker; never raises."""
     out = Outcome(found.rel, found.size, found.mtime_ns)
     if found.error:
         out.status, out.error = "unreadable", found.error
@@ -89,6 +95,7 @@ def read_one(root: str, found: Found, known_sha: str | None, max_size: int) -> O
         return out
     try:
         out.document = extract(found.rel, data)
+        out.terms, out.heading_terms = analyze_units(out.document.units, analyzer)
     except ExtractError as e:
         out.status, out.error = "failed", str(e)
     except Exception as e:  # a parser bug must not stop the run
@@ -97,9 +104,9 @@ def read_one(root: str, found: Found, known_sha: str | None, max_size: int) -> O
 
 
 def _read_all(
-    root: Path, todo: list[Found], known: dict, max_size: int, workers: int
+    root: Path, todo: list[Found], known: dict, max_size: int, workers: int, analyzer: Analyzer
 ) -> Iterator[Outcome]:
-    args = [(str(root), f, known.get(f.rel, {}).get("sha256"), max_size) for f in todo]
+    args = [(str(root), f, known.get(f.rel, {}).get("sha256"), max_size, analyzer) for f in todo]
     if workers <= 1 or len(todo) < PARALLEL_THRESHOLD:
         for a in args:
             yield read_one(*a)
@@ -153,6 +160,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: di
     try:
         if stale:
             con.execute("DELETE FROM placements WHERE list_contains(?, doc_id)", [stale])
+            con.execute("DELETE FROM heading_terms WHERE list_contains(?, doc_id)", [stale])
         rows = []
         for o in docs:
             d = o.document
@@ -198,7 +206,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: di
                     n_units = excluded.n_units, indexed_at = excluded.indexed_at""",
                 [list(c) for c in cols],
             )
-        added = _write_units(con, [o.document for o in docs if o.document])
+        added = _write_units(con, [o for o in docs if o.document])
         # Known files that could not be read keep their units; the error is noted.
         for o in batch:
             if o.status == "unreadable" and o.rel in known:
@@ -213,71 +221,115 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: di
     return added
 
 
-def _write_units(con: duckdb.DuckDBPyConnection, documents: list[Document]) -> int:
-    """Insert the units not yet stored and every placement of ``documents``."""
-    if not documents:
+def _write_units(con: duckdb.DuckDBPyConnection, outcomes: list[Outcome]) -> int:
+    """Insert the units not yet stored (with their postings) and every placement."""
+    if not outcomes:
         return 0
-    p: dict[str, list] = {
-        k: []
-        for k in (
-            "path",
-            "ordinal",
-            "hash",
-            "heading",
-            "kind",
-            "page",
-            "start",
-            "end",
-            "offsets",
-            "text",
-            "tokens",
-        )
-    }
-    for d in documents:
+    distinct: dict[str, int] = {}  # unit hash -> its index k in this batch
+    units: list[tuple] = []
+    placements: list[tuple] = []
+    for o in outcomes:
+        d = o.document
         for i, u in enumerate(d.units):
+            h = u.hash
+            if h not in distinct:
+                distinct[h] = len(units)
+                units.append((len(units), h, u.text, u.n_tokens, u.kind, *o.terms[i]))
             start, end = u.lines
-            for k, v in zip(
-                p,
+            placements.append(
                 (
                     d.path,
                     i,
-                    u.hash,
+                    distinct[h],
                     list(u.heading_path),
                     u.kind,
                     u.page,
                     start,
                     end,
                     _offsets(u),
-                    u.text,
-                    u.n_tokens,
-                ),
-                strict=True,
-            ):
-                p[k].append(v)
-    con.execute(
-        """CREATE OR REPLACE TEMP TABLE staged AS SELECT
-            unnest($1) AS path, unnest($2) AS ordinal, unnest($3) AS unit_hash,
-            unnest($4, max_depth := 1) AS heading_path, unnest($5) AS kind,
-            unnest($6)::INTEGER AS page, unnest($7) AS start_line, unnest($8) AS end_line,
-            unnest($9)::BLOB AS offsets, unnest($10) AS text, unnest($11) AS n_tokens""",
-        list(p.values()),
+                    o.heading_terms[i],
+                )
+            )
+    _stage(
+        con,
+        "staged_units",
+        ["k", "unit_hash", "text", "n_tokens", "kind", "terms", "tfs", "n_terms"],
+        units,
     )
-    before = con.execute("SELECT count(*) FROM units").fetchone()[0]
+    _stage(
+        con,
+        "staged_placements",
+        [
+            "path",
+            "ordinal",
+            "k",
+            "heading_path",
+            "kind",
+            "page",
+            "start_line",
+            "end_line",
+            "offsets",
+            "terms",
+        ],
+        placements,
+    )
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE staged_postings AS
+        SELECT k, unnest(string_split(terms, ' ')) AS term,
+               unnest(string_split(tfs, ' '))::INTEGER AS tf
+        FROM staged_units s ANTI JOIN units u USING (unit_hash) WHERE terms <> ''"""
+    )
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE staged_headings AS
+        SELECT DISTINCT path, ordinal, unnest(string_split(terms, ' ')) AS term
+        FROM staged_placements WHERE terms <> ''"""
+    )
+    new = con.execute(
+        "SELECT count(*) FROM staged_units s ANTI JOIN units u USING (unit_hash)"
+    ).fetchone()[0]
     con.execute(
         """INSERT INTO units
-        SELECT nextval('unit_ids'), unit_hash, text, n_tokens, kind FROM (
-            SELECT DISTINCT ON (unit_hash) unit_hash, text, n_tokens, kind FROM staged
-        ) s ANTI JOIN units u USING (unit_hash)"""
+        SELECT nextval('unit_ids'), unit_hash, text, n_tokens, kind, n_terms
+        FROM staged_units s ANTI JOIN units u USING (unit_hash) ORDER BY k"""
     )
-    added = con.execute("SELECT count(*) FROM units").fetchone()[0] - before
+    con.execute(
+        """INSERT INTO terms SELECT nextval('term_ids'), term FROM (
+            SELECT term FROM staged_postings UNION SELECT term FROM staged_headings
+        ) s ANTI JOIN terms t USING (term)"""
+    )
+    con.execute(
+        """INSERT INTO postings
+        SELECT t.term_id, u.unit_id, p.tf
+        FROM staged_postings p JOIN staged_units s USING (k)
+        JOIN units u USING (unit_hash) JOIN terms t USING (term)"""
+    )
     con.execute(
         """INSERT INTO placements
-        SELECT d.doc_id, s.ordinal, u.unit_id, s.heading_path, s.kind, s.page,
-               s.start_line, s.end_line, s.offsets
-        FROM staged s JOIN documents d USING (path) JOIN units u USING (unit_hash)"""
+        SELECT d.doc_id, p.ordinal, u.unit_id, p.heading_path, p.kind, p.page::INTEGER,
+               p.start_line, p.end_line, p.offsets::BLOB
+        FROM staged_placements p JOIN documents d USING (path)
+        JOIN staged_units s USING (k) JOIN units u USING (unit_hash)"""
     )
-    con.execute("DROP TABLE staged")
-    return added
+    con.execute(
+        """INSERT INTO heading_terms
+        SELECT DISTINCT t.term_id, d.doc_id, h.ordinal
+        FROM staged_headings h JOIN documents d USING (path) JOIN terms t USING (term)"""
+    )
+    for table in ("staged_units", "staged_postings", "staged_headings", "staged_placements"):
+        con.execute(f"DROP TABLE {table}")
+    return new
+
+
+def _stage(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], rows: list[tuple]):
+    """A temporary table of ``rows``, loaded column-wise in one statement."""
+    cols = list(zip(*rows, strict=True)) if rows else [[] for _ in columns]
+    select = ", ".join(
+        f"unnest(${i + 1}, max_depth := 1) AS {c}"
+        if c == "heading_path"
+        else f"unnest(${i + 1}) AS {c}"
+        for i, c in enumerate(columns)
+    )
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {select}", [list(c) for c in cols])
 
 
 def sweep(con: duckdb.DuckDBPyConnection) -> int:
@@ -286,10 +338,11 @@ def sweep(con: duckdb.DuckDBPyConnection) -> int:
         "SELECT count(*) FROM units u ANTI JOIN placements p USING (unit_id)"
     ).fetchone()[0]
     if n:
-        con.execute(
-            "DELETE FROM units WHERE unit_id IN "
-            "(SELECT unit_id FROM units u ANTI JOIN placements p USING (unit_id))"
-        )
+        orphans = "(SELECT unit_id FROM units u ANTI JOIN placements p USING (unit_id))"
+        con.execute("BEGIN")
+        con.execute(f"DELETE FROM postings WHERE unit_id IN {orphans}")
+        con.execute(f"DELETE FROM units WHERE unit_id IN {orphans}")
+        con.execute("COMMIT")
     return n
 
 
@@ -300,6 +353,7 @@ def index(
     max_size: int = DEFAULT_MAX_SIZE,
     workers: int | None = None,
     hidden: bool = False,
+    stemmer: str | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> IndexReport:
     """Bring the index of ``root`` up to date with its files; returns what changed."""
@@ -312,6 +366,7 @@ def index(
         recorded = con.execute("SELECT value FROM kbx_meta WHERE key = 'root'").fetchone()[0]
         if recorded != str(idx.root):
             raise BadArgument(f"{idx.db} indexes {recorded}, not {idx.root}")
+        analyzer = _analyzer(con, stemmer)
         known = {
             r[0]: dict(zip(("doc_id", "sha256", "size", "mtime_ns", "status"), r[1:], strict=True))
             for r in con.execute(
@@ -331,7 +386,9 @@ def index(
     workers = workers or os.cpu_count() or 1
     batch: list[Outcome] = []
     flushed = time.monotonic()
-    for n, outcome in enumerate(_read_all(idx.root, todo, known, max_size, workers), start=1):
+    for n, outcome in enumerate(
+        _read_all(idx.root, todo, known, max_size, workers, analyzer), start=1
+    ):
         _count(report, outcome, known)
         if outcome.status == "vanished" and outcome.rel in known:
             gone.append(known[outcome.rel]["doc_id"])
@@ -346,6 +403,7 @@ def index(
         if gone:
             con.execute("BEGIN")
             con.execute("DELETE FROM placements WHERE list_contains(?, doc_id)", [gone])
+            con.execute("DELETE FROM heading_terms WHERE list_contains(?, doc_id)", [gone])
             con.execute("DELETE FROM documents WHERE list_contains(?, doc_id)", [gone])
             con.execute("COMMIT")
         report.removed = len(gone)
@@ -356,6 +414,16 @@ def index(
         )
     report.seconds = time.monotonic() - started
     return report
+
+
+def _analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:
+    """The index's analysis chain; choosing another stemmer rebuilds the postings."""
+    row = con.execute("SELECT value FROM kbx_meta WHERE key = 'stemmer'").fetchone()
+    analyzer = Analyzer(stemmer or (row[0] if row else "snowball"))
+    if row is None or row[0] != analyzer.stemmer:
+        rebuild_postings(con, analyzer)
+        con.execute("INSERT OR REPLACE INTO kbx_meta VALUES ('stemmer', ?)", [analyzer.stemmer])
+    return analyzer
 
 
 def _flush(idx: Index, batch: list[Outcome], known: dict) -> int:

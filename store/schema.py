@@ -36,7 +36,8 @@ CREATE TABLE units (                -- content-addressed: one row per distinct c
     unit_hash VARCHAR NOT NULL,
     text VARCHAR NOT NULL,
     n_tokens INTEGER NOT NULL,
-    kind VARCHAR NOT NULL           -- prose | code | table
+    kind VARCHAR NOT NULL,          -- prose | code | table
+    n_terms INTEGER NOT NULL        -- BM25 length: index terms, parts included
 );
 CREATE TABLE placements (           -- where a unit sits in a document
     doc_id INTEGER NOT NULL,
@@ -48,6 +49,14 @@ CREATE TABLE placements (           -- where a unit sits in a document
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     offsets BLOB NOT NULL           -- int32 (clean_start, line, col, byte, verbatim) rows
+);
+CREATE SEQUENCE term_ids START 1;
+CREATE TABLE terms (term_id INTEGER NOT NULL, term VARCHAR NOT NULL);
+CREATE TABLE postings (term_id INTEGER NOT NULL, unit_id INTEGER NOT NULL, tf INTEGER NOT NULL);
+CREATE TABLE heading_terms (        -- terms of a placement's heading path, a BM25F field
+    term_id INTEGER NOT NULL,
+    doc_id INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL
 );
 """
 

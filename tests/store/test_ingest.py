@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import duckdb
+from kbx.extract.analysis import Analyzer
 from kbx.store.db import Index
 from kbx.store.ingest import index, read_one
 from kbx.store.walk import Found
@@ -114,9 +115,9 @@ def test_a_file_that_breaks_after_indexing_loses_its_stale_units(corpus):
 
 
 def test_a_file_that_vanishes_mid_run_is_reported_not_raised(corpus):
-    out = read_one(str(corpus), Found("gone.md", 10, 1), None, 1000)
+    out = read_one(str(corpus), Found("gone.md", 10, 1), None, 1000, Analyzer())
     assert out.status == "vanished"
-    out = read_one(str(corpus), Found("x.md", error="Permission denied"), None, 1000)
+    out = read_one(str(corpus), Found("x.md", error="Permission denied"), None, 1000, Analyzer())
     assert (out.status, out.error) == ("unreadable", "Permission denied")
 
 

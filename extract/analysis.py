@@ -1,0 +1,130 @@
+"""Clean text to index terms: our own chain, the same at index and query time.
+
+Tokens are runs of word characters joined by connector punctuation, so
+identifiers stay whole (``seL4``, ``ERR_4021``, ``v18.2.0``, ``CVE-2023-12345``,
+``10.17487/RFC8446``) and their parts are indexed too. Case and accents are
+folded. Prose is stemmed (a conservative plural stemmer or Snowball); code is
+not; names the gazetteer protects are never stemmed or split.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+
+import Stemmer
+from kbx.errors import BadArgument
+
+TOKEN = re.compile(r"\w+(?:[.\-/:@+'’_]\w+)*")
+PART = re.compile(r"[^\W_]+")
+STEMMERS = ("snowball", "plural", "none")
+
+
+def fold(token: str) -> str:
+    """Lower case without accents (``Café`` and ``cafe`` meet)."""
+    token = token.lower()
+    if token.isascii():
+        return token
+    decomposed = unicodedata.normalize("NFKD", token)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def plural_stem(word: str) -> str:
+    """Lucene's EnglishMinimalStemmer: plurals only, so ``Hastings`` stays near itself."""
+    n = len(word)
+    if n < 3 or word[-1] != "s":
+        return word
+    if word[-2] in "us":
+        return word
+    if n > 3 and word.endswith("ies") and word[-4] not in "ae":
+        return word[:-3] + "y"
+    if n > 3 and word.endswith("es") and word[-3] not in "aeo":
+        return word[:-1]
+    return word[:-1]
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    """One analysis chain: a stemmer for prose and the names it must keep whole."""
+
+    stemmer: str = "snowball"
+    protected: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self):
+        if self.stemmer not in STEMMERS:
+            raise BadArgument(
+                f"unknown stemmer {self.stemmer!r}; choose from {', '.join(STEMMERS)}"
+            )
+
+    @property
+    def name(self) -> str:
+        """What the index records, so a different chain triggers a rebuild of postings."""
+        return f"{self.stemmer}+{len(self.protected)}p"
+
+    def _stem(self, word: str) -> str:
+        return _stem_fn(self.stemmer)(word)
+
+    def tokens(self, text: str, code: bool = False) -> Iterator[tuple[int, int, str]]:
+        """``(start, end, term)`` for every term of ``text``; parts follow their whole."""
+        stem = (lambda w: w) if code else self._stem
+        for m in TOKEN.finditer(text):
+            raw = m.group()
+            whole = fold(raw)
+            if whole in self.protected:
+                yield m.start(), m.end(), whole
+                continue
+            parts = list(PART.finditer(raw))
+            if len(parts) == 1 and parts[0].end() - parts[0].start() == len(raw):
+                yield m.start(), m.end(), stem(whole)
+                continue
+            yield m.start(), m.end(), whole
+            for p in parts:
+                yield m.start() + p.start(), m.start() + p.end(), stem(fold(p.group()))
+
+    def terms(self, text: str, code: bool = False) -> Counter[str]:
+        """Term frequencies of one text."""
+        return Counter(t for _, _, t in self.tokens(text, code))
+
+    def query(self, text: str) -> list[list[str]]:
+        """A query's terms, grouped by the token they came from: each group's forms are
+        the prose form, and the unstemmed form that code units index."""
+        groups: list[list[str]] = []
+        seen: set[str] = set()
+        for m in TOKEN.finditer(text):
+            prose = [t for _, _, t in self.tokens(m.group())]
+            code = [t for _, _, t in self.tokens(m.group(), code=True)]
+            forms = list(dict.fromkeys(prose + code))
+            key = " ".join(forms)
+            if key not in seen:
+                seen.add(key)
+                groups.append(forms)
+        return groups
+
+
+@cache
+def _stem_fn(name: str):
+    if name == "snowball":
+        stemmer = Stemmer.Stemmer("english")
+        return lru_cache(maxsize=200_000)(stemmer.stemWord)
+    if name == "plural":
+        return lru_cache(maxsize=200_000)(plural_stem)
+    return lambda w: w
+
+
+def analyze_units(units, analyzer: Analyzer) -> tuple[list[tuple[str, str, int]], list[str]]:
+    """Each unit's body terms and their frequencies (as space-separated strings, which
+    cross process and database boundaries far faster than tuples) with its length, and
+    its heading terms."""
+    headings: dict[tuple[str, ...], str] = {}
+    body, heads = [], []
+    for u in units:
+        terms = analyzer.terms(u.text, code=u.kind == "code")
+        body.append((" ".join(terms), " ".join(map(str, terms.values())), sum(terms.values())))
+        if u.heading_path not in headings:
+            headings[u.heading_path] = " ".join(analyzer.terms(" ".join(u.heading_path)))
+        heads.append(headings[u.heading_path])
+    return body, heads

@@ -1,0 +1,151 @@
+"""``kbx grep``: a regex over the clean text, cited at original lines, best files first."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kbx.errors import BadArgument
+from kbx.extract import source_text
+from kbx.store.bm25 import analyzer_of, path_filter, rank
+from kbx.store.db import Index
+from kbx.store.passages import decode_offsets, line_span
+
+AROUND = 60
+_META = set(".^$*+?{}[]|()")
+
+
+@dataclass
+class GrepMatch:
+    """One match: the file and original lines, the match, and its clean-text surroundings."""
+
+    path: str
+    start_line: int
+    end_line: int
+    hash: str
+    match: str
+    text: str
+    context: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GrepResult:
+    """Matches shown (best files first), and how many more there were."""
+
+    pattern: str
+    matches: list[GrepMatch]
+    total: int
+    files: int
+    left_out: int
+    left_out_files: int
+
+
+def literal(pattern: str) -> str | None:
+    """The plain string a pattern matches, if it has no regular-expression syntax."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            if i + 1 < len(pattern) and not pattern[i + 1].isalnum():
+                out.append(pattern[i + 1])
+                i += 2
+                continue
+            return None
+        if c in _META:
+            return None
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _rank_words(pattern: str) -> str:
+    return " ".join(re.findall(r"[A-Za-z][\w.-]+|\d{2,}", re.sub(r"\\.", " ", pattern)))
+
+
+def grep(
+    index: Index,
+    pattern: str,
+    rank_query: str | None = None,
+    context: int = 0,
+    max_matches: int = 20,
+    ignore_case: bool = False,
+    path: str | None = None,
+) -> GrepResult:
+    """Matches of ``pattern`` in the clean text, files in BM25 order of ``rank_query``."""
+    try:
+        rx = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    except re.error as e:
+        raise BadArgument(f"bad regular expression {pattern!r}: {e}") from None
+    if max_matches < 1:
+        raise BadArgument("--max must be at least 1")
+    f = path_filter(path)
+    lit = literal(pattern)
+    pre, pre_params = "TRUE", []
+    if lit:
+        pre, pre_params = (
+            ("contains(lower(u.text), ?)", [lit.lower()])
+            if ignore_case
+            else ("contains(u.text, ?)", [lit])
+        )
+    with index.reader() as con:
+        an = analyzer_of(con)
+        rows = con.execute(
+            f"""SELECT pl.doc_id, pl.ordinal, d.path, d.sha256, u.text, pl.offsets
+                FROM placements pl JOIN units u USING (unit_id) JOIN documents d USING (doc_id)
+                WHERE {f.where()} AND {pre} ORDER BY d.path, pl.ordinal""",
+            [*f.params, *pre_params],
+        ).fetchall()
+        ranked, _ = rank(con, an.query(rank_query or _rank_words(pattern)), f)
+    order: dict[int, int] = {}
+    for doc_id, *_ in ranked:
+        order.setdefault(doc_id, len(order))
+    rows.sort(key=lambda r: (order.get(r[0], len(order)), r[2], r[1]))
+    shown: list[GrepMatch] = []
+    seen: set[tuple[str, int, int]] = set()
+    files: dict[str, int] = {}
+    for _, _, rel, sha, text, blob in rows:
+        segments = None
+        for m in rx.finditer(text):
+            if m.end() == m.start():
+                continue
+            segments = segments or decode_offsets(blob)
+            start, end = line_span(segments, text, m.start(), m.end())
+            key = (rel, start, m.start() - text.rfind("\n", 0, m.start()))
+            if key in seen:  # the overlap of two windows of one long block
+                continue
+            seen.add(key)
+            files[rel] = files.get(rel, 0) + 1
+            if len(shown) < max_matches:
+                a, b = max(0, m.start() - AROUND), min(len(text), m.end() + AROUND)
+                around = (
+                    ("…" if a else "")
+                    + text[a : m.start()]
+                    + "**"
+                    + m.group()
+                    + "**"
+                    + text[m.end() : b]
+                    + ("…" if b < len(text) else "")
+                )
+                shown.append(GrepMatch(rel, start, end, sha, m.group(), " ".join(around.split())))
+    if context:
+        _add_context(index, shown, context)
+    total = sum(files.values())
+    shown_files = {m.path for m in shown}
+    return GrepResult(
+        pattern, shown, total, len(files), total - len(shown), len(set(files) - shown_files)
+    )
+
+
+def _add_context(index: Index, matches: list[GrepMatch], n: int) -> None:
+    """Attach ``n`` original lines before and after each match (files read once)."""
+    cache: dict[str, list[str]] = {}
+    for m in matches:
+        if m.path not in cache:
+            try:
+                data = (index.root / m.path).read_bytes()
+                cache[m.path] = source_text(m.path, data)[0].replace("\r\n", "\n").split("\n")
+            except OSError:
+                cache[m.path] = []
+        lines = cache[m.path]
+        lo = max(1, m.start_line - n)
+        m.context = [f"{i}: {lines[i - 1]}" for i in range(lo, min(len(lines), m.end_line + n) + 1)]

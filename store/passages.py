@@ -1,0 +1,72 @@
+"""Turning a stored placement into a cited passage: lines, snippet, marked terms."""
+
+from __future__ import annotations
+
+from array import array
+
+from kbx.extract.analysis import Analyzer
+from kbx.extract.textmap import Segment, locate
+
+SNIPPET_CHARS = 240
+
+
+def decode_offsets(blob: bytes) -> list[Segment]:
+    """The offset map stored with a placement."""
+    flat = array("i")
+    flat.frombytes(blob)
+    return [tuple(flat[i : i + 5]) for i in range(0, len(flat), 5)]
+
+
+def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[tuple[int, int]]:
+    """Spans of ``text`` whose terms are among the query's forms (a whole identifier
+    wins over its parts)."""
+    spans: list[tuple[int, int]] = []
+    for start, end, term in analyzer.tokens(text, code):
+        if term in forms and not (spans and spans[-1][0] <= start < spans[-1][1]):
+            spans.append((start, end))
+    return spans
+
+
+def snippet_window(text: str, spans: list[tuple[int, int]], size: int = SNIPPET_CHARS):
+    """The ``[start, end)`` of a window of about ``size`` characters holding the most matches."""
+    if len(text) <= size:
+        return 0, len(text)
+    if not spans:
+        start = 0
+    else:
+        best, start, j = -1, 0, 0
+        for i, (s, _) in enumerate(spans):
+            while j < len(spans) and spans[j][1] <= s + size:
+                j += 1
+            if j - i > best:
+                best, start = j - i, max(0, s - size // 6)
+    end = min(len(text), start + size)
+    start = max(0, min(start, end - size))
+    if start > 0:  # snap to word boundaries
+        sp = text.find(" ", start)
+        start = sp + 1 if 0 <= sp < start + 20 else start
+    if end < len(text):
+        sp = text.rfind(" ", start, end)
+        end = sp if sp > start + size // 2 else end
+    return start, end
+
+
+def mark(text: str, spans: list[tuple[int, int]], start: int, end: int) -> str:
+    """``text[start:end]`` with matched spans wrapped in ``**``, and ellipses where cut."""
+    out, pos = [], start
+    for s, e in spans:
+        if s < start or e > end:
+            continue
+        out.append(text[pos:s])
+        out.append(f"**{text[s:e]}**")
+        pos = e
+    out.append(text[pos:end])
+    body = " ".join("".join(out).split())
+    return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
+
+
+def line_span(segments: list[Segment], text: str, start: int, end: int) -> tuple[int, int]:
+    """Original lines of clean text ``[start, end)``."""
+    a = locate(segments, text, start).line
+    b = locate(segments, text, max(start, end - 1)).line
+    return a, max(a, b)
