@@ -115,16 +115,24 @@ def _stem_fn(name: str):
     return lambda w: w
 
 
-def analyze_units(units, analyzer: Analyzer) -> tuple[list[tuple[str, str, int]], list[str]]:
-    """Each unit's body terms and their frequencies (as space-separated strings, which
-    cross process and database boundaries far faster than tuples) with its length, and
-    its heading terms."""
-    headings: dict[tuple[str, ...], str] = {}
-    body, heads = [], []
+def analyze_units(units, analyzer: Analyzer) -> list[tuple[str, str, str, int]]:
+    """Each unit's terms with their body and heading frequencies, as space-separated
+    strings (they cross process and database boundaries far faster than tuples), and
+    its body length."""
+    headings: dict[tuple[str, ...], Counter[str]] = {}
+    out = []
     for u in units:
-        terms = analyzer.terms(u.text, code=u.kind == "code")
-        body.append((" ".join(terms), " ".join(map(str, terms.values())), sum(terms.values())))
+        body = analyzer.terms(u.text, code=u.kind == "code")
         if u.heading_path not in headings:
-            headings[u.heading_path] = " ".join(analyzer.terms(" ".join(u.heading_path)))
-        heads.append(headings[u.heading_path])
-    return body, heads
+            headings[u.heading_path] = analyzer.terms(" ".join(u.heading_path))
+        head = headings[u.heading_path]
+        terms = list(body | head)
+        out.append(
+            (
+                " ".join(terms),
+                " ".join(str(body.get(t, 0)) for t in terms),
+                " ".join(str(head.get(t, 0)) for t in terms),
+                sum(body.values()),
+            )
+        )
+    return out

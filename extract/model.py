@@ -24,7 +24,12 @@ class Block:
 
 @dataclass
 class Unit:
-    """A passage of 200-400 tokens as placed in one document, with its map to the original."""
+    """A passage of 200-400 tokens as placed in one document, with its map to the original.
+
+    Its identity is the SHA-256 of its heading path and clean text: the same words
+    under another heading are another passage (they rank and read differently),
+    while a copied or moved section keeps its identity and its mentions.
+    """
 
     text: str
     segments: list[Segment]
@@ -35,7 +40,8 @@ class Unit:
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        key = "\x1f".join(self.heading_path) + "\x1e" + self.text
+        return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
     @property
     def lines(self) -> tuple[int, int]:

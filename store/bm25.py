@@ -1,15 +1,16 @@
-"""BM25 over the postings, in one DuckDB query, with the heading path as a second field.
+"""BM25 over the postings, in DuckDB, with the heading path as a second field.
 
-Score of a placement for query terms t (Robertson & Zaragoza 2009, with Lucene's
-non-negative idf and a BM25F-style heading field):
+Score of a unit for query terms t (Robertson & Zaragoza 2009, with Lucene's
+non-negative idf, and the heading path as a BM25F-style field of weight w):
 
     idf(t)  = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
-    tf'(t)  = tf_body(t) + w_heading * [t in heading path]
+    tf'(t)  = tf_body(t) + w * tf_heading(t)
     score   = sum_t idf(t) * tf'(t) * (k1 + 1) / (tf'(t) + k1 * (1 - b + b * len / avglen))
 
-N, df and avglen are over units (the content-addressed passages); a unit placed
-in several documents is scored once per placement and shown once. Filters are a
-set of allowed documents, joined before any scoring so they narrow the scan.
+N, df and avglen are over units. Each query term's postings are read with an
+equality on ``term_id``, which the sorted table's zone maps answer by reading
+only the row groups that hold it. A filter is a set of allowed documents, turned
+into allowed units and joined before scoring, so it narrows the work.
 """
 
 from __future__ import annotations
@@ -62,54 +63,50 @@ def rank(
     doc_filter: DocFilter | None = None,
     params: BM25Params = DEFAULT_PARAMS,
     limit: int | None = None,
-) -> tuple[list[tuple], int]:
-    """Best placements for the query term groups, one per unit, best first.
-
-    Returns rows ``(doc_id, ordinal, unit_id, score, groups_matched)`` and the number
-    of distinct units that matched at all.
-    """
-    forms = [f for g in groups for f in g]
-    if not forms:
+) -> tuple[list[tuple[int, float, int]], int]:
+    """Best units for the query term groups, best first: ``(unit_id, score, groups_matched)``
+    rows, and how many units matched at all."""
+    group_of: dict[str, int] = {}
+    for i, g in enumerate(groups):
+        for form in g:
+            group_of.setdefault(form, i)
+    if not group_of:
         return [], 0
-    grp = [i for i, g in enumerate(groups) for _ in g]
+    marks = ", ".join("?" * len(group_of))
+    found = con.execute(
+        f"SELECT term_id, term FROM terms WHERE term IN ({marks})", list(group_of)
+    ).fetchall()
+    if not found:
+        return [], 0
+    union = " UNION ALL ".join(
+        f"SELECT {int(tid)} AS term_id, {group_of[term]} AS grp, unit_id, tf, htf "
+        f"FROM postings WHERE term_id = {int(tid)}"
+        for tid, term in found
+    )
     f = doc_filter or DocFilter()
-    limit_clause = f"LIMIT {int(limit)}" if limit else ""
-    sql = f"""
-    WITH q AS (SELECT unnest(?::VARCHAR[]) AS term, unnest(?::INTEGER[]) AS grp),
-    qt AS (SELECT t.term_id, any_value(q.grp) AS grp FROM q JOIN terms t USING (term)
-           GROUP BY t.term_id),
-    allowed AS (SELECT doc_id FROM documents d WHERE {f.where()}),
-    stats AS (SELECT count(*)::DOUBLE AS n, avg(n_terms)::DOUBLE AS avglen FROM units),
-    p AS (SELECT p.term_id, p.unit_id, p.tf FROM postings p SEMI JOIN qt USING (term_id)),
-    idf AS (SELECT qt.term_id, ln(1 + (stats.n - coalesce(df.df, 0) + 0.5)
-                                    / (coalesce(df.df, 0) + 0.5)) AS idf
-            FROM qt CROSS JOIN stats
-            LEFT JOIN (SELECT term_id, count(*) AS df FROM p GROUP BY term_id) df
-            USING (term_id)),
-    body AS (SELECT pl.doc_id, pl.ordinal, p.term_id, p.tf
-             FROM p JOIN placements pl USING (unit_id) SEMI JOIN allowed USING (doc_id)),
-    head AS (SELECT h.doc_id, h.ordinal, h.term_id FROM heading_terms h
-             SEMI JOIN qt USING (term_id) SEMI JOIN allowed USING (doc_id)),
-    m AS (SELECT coalesce(b.doc_id, h.doc_id) AS doc_id, coalesce(b.ordinal, h.ordinal) AS ordinal,
-                 coalesce(b.term_id, h.term_id) AS term_id,
-                 coalesce(b.tf, 0) + ? * (h.term_id IS NOT NULL)::INTEGER AS tf
-          FROM body b FULL OUTER JOIN head h
-          ON b.doc_id = h.doc_id AND b.ordinal = h.ordinal AND b.term_id = h.term_id),
-    scored AS (
-        SELECT m.doc_id, m.ordinal, pl.unit_id,
-               sum(idf.idf * m.tf * (? + 1)
-                   / (m.tf + ? * (1 - ? + ? * u.n_terms / stats.avglen))) AS score,
-               count(DISTINCT qt.grp) AS matched
-        FROM m JOIN placements pl USING (doc_id, ordinal) JOIN units u USING (unit_id)
-        JOIN qt USING (term_id) JOIN idf USING (term_id) CROSS JOIN stats
-        GROUP BY m.doc_id, m.ordinal, pl.unit_id),
-    best AS (SELECT s.*, d.path FROM scored s JOIN documents d USING (doc_id)
-             QUALIFY row_number() OVER (PARTITION BY unit_id ORDER BY score DESC, d.path) = 1)
-    SELECT doc_id, ordinal, unit_id, score, matched, count(*) OVER () AS total
-    FROM best ORDER BY score DESC, path, ordinal
-    {limit_clause}
-    """
-    k1, b, w = params.k1, params.b, params.heading_weight
-    rows = con.execute(sql, [forms, grp, *f.params, w, k1, k1, b, b]).fetchall()
-    total = rows[0][5] if rows else 0
-    return [r[:5] for r in rows], total
+    allowed = (
+        f"SEMI JOIN (SELECT pl.unit_id FROM placements pl JOIN documents d USING (doc_id) "
+        f"WHERE {f.where()}) a USING (unit_id)"
+        if f.clauses
+        else ""
+    )
+    k1, b, w = float(params.k1), float(params.b), float(params.heading_weight)
+    rows = con.execute(
+        f"""WITH p AS ({union}),
+        stats AS (SELECT count(*)::DOUBLE AS n, avg(n_terms)::DOUBLE AS avglen FROM units),
+        idf AS (SELECT term_id, ln(1 + (any_value(n) - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+                FROM p CROSS JOIN stats GROUP BY term_id),
+        scored AS (
+            SELECT p.unit_id,
+                   sum(idf.idf * (p.tf + {w} * p.htf) * ({k1} + 1)
+                       / (p.tf + {w} * p.htf + {k1} * (1 - {b} + {b} * u.n_terms / stats.avglen)))
+                       AS score,
+                   count(DISTINCT p.grp) AS matched
+            FROM p JOIN idf USING (term_id) JOIN units u USING (unit_id) CROSS JOIN stats
+            {allowed}
+            GROUP BY p.unit_id HAVING score > 0)
+        SELECT unit_id, score, matched, count(*) OVER () AS total FROM scored
+        ORDER BY score DESC, unit_id {f"LIMIT {int(limit)}" if limit else ""}""",
+        f.params,
+    ).fetchall()
+    return [r[:3] for r in rows], (rows[0][3] if rows else 0)

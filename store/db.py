@@ -54,6 +54,8 @@ class Index:
                     "no kbx index here or in any parent folder; run `kbx index PATH` first "
                     "or pass --db FILE"
                 )
+        if path.parent.name == INDEX_DIR and path.name == INDEX_FILE:
+            return cls(path, path.parent.parent)  # the usual layout names its root
         with connect(path, read_only=True) as con:
             row = con.execute("SELECT value FROM kbx_meta WHERE key = 'root'").fetchone()
         return cls(path, Path(row[0]))

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import re
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+
+import duckdb
 
 from kbx.errors import BadArgument
 from kbx.extract import source_text
+from kbx.extract.textmap import unpack
 from kbx.store.bm25 import analyzer_of, path_filter, rank
 from kbx.store.db import Index
-from kbx.store.passages import decode_offsets, line_span
+from kbx.store.passages import line_span
 
 AROUND = 60
 _META = set(".^$*+?{}[]|()")
@@ -70,8 +74,10 @@ def grep(
     max_matches: int = 20,
     ignore_case: bool = False,
     path: str | None = None,
+    con: duckdb.DuckDBPyConnection | None = None,
 ) -> GrepResult:
-    """Matches of ``pattern`` in the clean text, files in BM25 order of ``rank_query``."""
+    """Matches of ``pattern`` in the clean text, files in BM25 order of ``rank_query``
+    (on ``con`` when the caller already holds a connection)."""
     try:
         rx = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as e:
@@ -87,19 +93,21 @@ def grep(
             if ignore_case
             else ("contains(u.text, ?)", [lit])
         )
-    with index.reader() as con:
+    with nullcontext(con) if con else index.reader() as con:
         an = analyzer_of(con)
         rows = con.execute(
-            f"""SELECT pl.doc_id, pl.ordinal, d.path, d.sha256, u.text, pl.offsets
+            f"""SELECT pl.unit_id, pl.ordinal, d.path, d.sha256, u.text, pl.offsets
                 FROM placements pl JOIN units u USING (unit_id) JOIN documents d USING (doc_id)
                 WHERE {f.where()} AND {pre} ORDER BY d.path, pl.ordinal""",
             [*f.params, *pre_params],
         ).fetchall()
         ranked, _ = rank(con, an.query(rank_query or _rank_words(pattern)), f)
-    order: dict[int, int] = {}
-    for doc_id, *_ in ranked:
-        order.setdefault(doc_id, len(order))
-    rows.sort(key=lambda r: (order.get(r[0], len(order)), r[2], r[1]))
+    unit_rank = {unit_id: i for i, (unit_id, _, _) in enumerate(ranked)}
+    file_rank: dict[str, int] = {}
+    for unit_id, _, rel, *_ in rows:
+        r = unit_rank.get(unit_id, len(unit_rank))
+        file_rank[rel] = min(r, file_rank.get(rel, r))
+    rows.sort(key=lambda r: (file_rank[r[2]], r[2], r[1]))
     shown: list[GrepMatch] = []
     seen: set[tuple[str, int, int]] = set()
     files: dict[str, int] = {}
@@ -108,7 +116,7 @@ def grep(
         for m in rx.finditer(text):
             if m.end() == m.start():
                 continue
-            segments = segments or decode_offsets(blob)
+            segments = segments or unpack(blob)
             start, end = line_span(segments, text, m.start(), m.end())
             key = (rel, start, m.start() - text.rfind("\n", 0, m.start()))
             if key in seen:  # the overlap of two windows of one long block

@@ -12,7 +12,6 @@ import json
 import multiprocessing
 import os
 import time
-from array import array
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -23,8 +22,9 @@ import duckdb
 from kbx.errors import BadArgument, ExtractError
 from kbx.extract import Document, extract
 from kbx.extract.analysis import Analyzer, analyze_units
+from kbx.extract.textmap import pack
 from kbx.store.db import Index
-from kbx.store.postings import rebuild_postings
+from kbx.store.postings import rebuild_postings, resort_postings
 from kbx.store.walk import Found, walk
 
 DEFAULT_MAX_SIZE = 50 * 1024 * 1024
@@ -42,8 +42,7 @@ class Outcome:
     mtime_ns: int = 0
     sha256: str | None = None
     document: Document | None = None
-    terms: list[tuple[str, str, int]] = field(default_factory=list)  # per unit, see analyze_units
-    heading_terms: list[str] = field(default_factory=list)  # per unit
+    terms: list[tuple[str, str, str, int]] = field(default_factory=list)  # see analyze_units
     error: str | None = None
     status: str = "ok"  # ok | same | failed | skipped | vanished | unreadable
 
@@ -95,7 +94,7 @@ def read_one(
         return out
     try:
         out.document = extract(found.rel, data)
-        out.terms, out.heading_terms = analyze_units(out.document.units, analyzer)
+        out.terms = analyze_units(out.document.units, analyzer)
     except ExtractError as e:
         out.status, out.error = "failed", str(e)
     except Exception as e:  # a parser bug must not stop the run
@@ -142,10 +141,6 @@ def _doc_date(raw: str | None) -> str | None:
     return None
 
 
-def _offsets(unit) -> bytes:
-    return array("i", [v for seg in unit.segments for v in seg]).tobytes()
-
-
 def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: dict) -> int:
     """Replace the batch's documents in one transaction; returns the number of new units."""
     now = datetime.now()
@@ -160,7 +155,6 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: di
     try:
         if stale:
             con.execute("DELETE FROM placements WHERE list_contains(?, doc_id)", [stale])
-            con.execute("DELETE FROM heading_terms WHERE list_contains(?, doc_id)", [stale])
         rows = []
         for o in docs:
             d = o.document
@@ -234,88 +228,70 @@ def _write_units(con: duckdb.DuckDBPyConnection, outcomes: list[Outcome]) -> int
             h = u.hash
             if h not in distinct:
                 distinct[h] = len(units)
-                units.append((len(units), h, u.text, u.n_tokens, u.kind, *o.terms[i]))
+                units.append(
+                    (len(units), h, list(u.heading_path), u.text, u.n_tokens, u.kind, *o.terms[i])
+                )
             start, end = u.lines
             placements.append(
-                (
-                    d.path,
-                    i,
-                    distinct[h],
-                    list(u.heading_path),
-                    u.kind,
-                    u.page,
-                    start,
-                    end,
-                    _offsets(u),
-                    o.heading_terms[i],
-                )
+                (d.path, i, distinct[h], u.kind, u.page, start, end, pack(u.segments))
             )
     _stage(
         con,
         "staged_units",
-        ["k", "unit_hash", "text", "n_tokens", "kind", "terms", "tfs", "n_terms"],
+        [
+            "k",
+            "unit_hash",
+            "heading_path",
+            "text",
+            "n_tokens",
+            "kind",
+            "terms",
+            "tfs",
+            "htfs",
+            "n_terms",
+        ],
         units,
     )
     _stage(
         con,
         "staged_placements",
-        [
-            "path",
-            "ordinal",
-            "k",
-            "heading_path",
-            "kind",
-            "page",
-            "start_line",
-            "end_line",
-            "offsets",
-            "terms",
-        ],
+        ["path", "ordinal", "k", "kind", "page", "start_line", "end_line", "offsets"],
         placements,
     )
     con.execute(
         """CREATE OR REPLACE TEMP TABLE staged_postings AS
         SELECT k, unnest(string_split(terms, ' ')) AS term,
-               unnest(string_split(tfs, ' '))::INTEGER AS tf
+               unnest(string_split(tfs, ' '))::INTEGER AS tf,
+               unnest(string_split(htfs, ' '))::INTEGER AS htf
         FROM staged_units s ANTI JOIN units u USING (unit_hash) WHERE terms <> ''"""
-    )
-    con.execute(
-        """CREATE OR REPLACE TEMP TABLE staged_headings AS
-        SELECT DISTINCT path, ordinal, unnest(string_split(terms, ' ')) AS term
-        FROM staged_placements WHERE terms <> ''"""
     )
     new = con.execute(
         "SELECT count(*) FROM staged_units s ANTI JOIN units u USING (unit_hash)"
     ).fetchone()[0]
     con.execute(
         """INSERT INTO units
-        SELECT nextval('unit_ids'), unit_hash, text, n_tokens, kind, n_terms
+        SELECT nextval('unit_ids'), unit_hash, heading_path, text, n_tokens, kind, n_terms
         FROM staged_units s ANTI JOIN units u USING (unit_hash) ORDER BY k"""
     )
     con.execute(
-        """INSERT INTO terms SELECT nextval('term_ids'), term FROM (
-            SELECT term FROM staged_postings UNION SELECT term FROM staged_headings
-        ) s ANTI JOIN terms t USING (term)"""
+        """INSERT INTO terms SELECT nextval('term_ids'), term
+        FROM (SELECT DISTINCT term FROM staged_postings) s ANTI JOIN terms t USING (term)"""
     )
     con.execute(
         """INSERT INTO postings
-        SELECT t.term_id, u.unit_id, p.tf
+        SELECT t.term_id, u.unit_id, p.tf, p.htf
         FROM staged_postings p JOIN staged_units s USING (k)
-        JOIN units u USING (unit_hash) JOIN terms t USING (term)"""
+        JOIN units u USING (unit_hash) JOIN terms t USING (term)
+        ORDER BY t.term_id"""
     )
     con.execute(
         """INSERT INTO placements
-        SELECT d.doc_id, p.ordinal, u.unit_id, p.heading_path, p.kind, p.page::INTEGER,
+        SELECT d.doc_id, p.ordinal, u.unit_id, p.kind, p.page::INTEGER,
                p.start_line, p.end_line, p.offsets::BLOB
         FROM staged_placements p JOIN documents d USING (path)
         JOIN staged_units s USING (k) JOIN units u USING (unit_hash)"""
     )
-    con.execute(
-        """INSERT INTO heading_terms
-        SELECT DISTINCT t.term_id, d.doc_id, h.ordinal
-        FROM staged_headings h JOIN documents d USING (path) JOIN terms t USING (term)"""
-    )
-    for table in ("staged_units", "staged_postings", "staged_headings", "staged_placements"):
+    for table in ("staged_units", "staged_postings", "staged_placements"):
         con.execute(f"DROP TABLE {table}")
     return new
 
@@ -403,12 +379,12 @@ def index(
         if gone:
             con.execute("BEGIN")
             con.execute("DELETE FROM placements WHERE list_contains(?, doc_id)", [gone])
-            con.execute("DELETE FROM heading_terms WHERE list_contains(?, doc_id)", [gone])
             con.execute("DELETE FROM documents WHERE list_contains(?, doc_id)", [gone])
             con.execute("COMMIT")
         report.removed = len(gone)
         if report.updated or report.removed or report.failed:
             report.units_swept = sweep(con)
+        resort_postings(con)
         con.execute(
             "INSERT OR REPLACE INTO kbx_meta VALUES ('indexed_at', ?)", [datetime.now().isoformat()]
         )

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from array import array
-
 from kbx.extract.analysis import Analyzer
 from kbx.extract.textmap import Segment, locate
 
 SNIPPET_CHARS = 240
-
-
-def decode_offsets(blob: bytes) -> list[Segment]:
-    """The offset map stored with a placement."""
-    flat = array("i")
-    flat.frombytes(blob)
-    return [tuple(flat[i : i + 5]) for i in range(0, len(flat), 5)]
 
 
 def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[tuple[int, int]]:

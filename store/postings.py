@@ -1,61 +1,76 @@
-"""Rebuilding postings from the stored clean text, when the analysis chain changes."""
+"""Postings upkeep: rebuilding them when the analysis chain changes, keeping them sorted.
+
+BM25 reads the postings of a few terms; sorted by term, DuckDB's zone maps let it
+skip every row group that cannot hold them. Batches append unsorted tails, so an
+index run that added many rows rewrites the table in term order.
+"""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import duckdb
-from kbx.extract.analysis import Analyzer
+from kbx.extract.analysis import Analyzer, analyze_units
+
+RESORT_FRACTION = 0.1
 
 
 def rebuild_postings(con: duckdb.DuckDBPyConnection, analyzer: Analyzer) -> int:
-    """Re-analyze every stored unit and heading; files are not read again. Returns units done."""
-    units = con.execute("SELECT unit_id, text, kind FROM units").fetchall()
-    rows = []
-    lengths = []
-    for unit_id, text, kind in units:
-        terms = analyzer.terms(text, code=kind == "code")
-        rows.extend((unit_id, t, tf) for t, tf in terms.items())
-        lengths.append((unit_id, sum(terms.values())))
-    heads = con.execute("SELECT DISTINCT doc_id, ordinal, heading_path FROM placements").fetchall()
-    head_rows = [
-        (doc_id, ordinal, t)
-        for doc_id, ordinal, path in heads
-        for t in analyzer.terms(" ".join(path or []))
-    ]
+    """Re-analyze every stored unit (files are not read again); returns the units done."""
+    rows = con.execute("SELECT unit_id, text, kind, heading_path FROM units").fetchall()
+    units = [SimpleNamespace(text=t, kind=k, heading_path=tuple(h)) for _, t, k, h in rows]
+    analyzed = analyze_units(units, analyzer)
+    cols = [[r[0] for r in rows], *([a[i] for a in analyzed] for i in range(4))]
     con.execute("BEGIN")
-    for table in ("postings", "heading_terms", "terms"):
-        con.execute(f"DELETE FROM {table}")
-    if rows or head_rows:
-        u, t, f = (list(c) for c in zip(*rows, strict=True)) if rows else ([], [], [])
-        con.execute(
-            "CREATE TEMP TABLE rp AS SELECT unnest($1) AS unit_id, unnest($2) AS term, "
-            "unnest($3) AS tf",
-            [u, t, f],
-        )
-        d, o, ht = (list(c) for c in zip(*head_rows, strict=True)) if head_rows else ([], [], [])
-        con.execute(
-            "CREATE TEMP TABLE rh AS SELECT unnest($1) AS doc_id, unnest($2) AS ordinal, "
-            "unnest($3)::VARCHAR AS term",
-            [d, o, ht],
-        )
-        con.execute(
-            "INSERT INTO terms SELECT nextval('term_ids'), term FROM "
-            "(SELECT term FROM rp UNION SELECT term FROM rh)"
-        )
-        con.execute(
-            "INSERT INTO postings SELECT t.term_id, rp.unit_id, rp.tf "
-            "FROM rp JOIN terms t USING (term)"
-        )
-        con.execute(
-            "INSERT INTO heading_terms SELECT t.term_id, rh.doc_id, rh.ordinal "
-            "FROM rh JOIN terms t USING (term)"
-        )
-        ids, lens = (list(c) for c in zip(*lengths, strict=True))
-        con.execute(
-            "UPDATE units SET n_terms = l.n FROM (SELECT unnest($1) AS id, unnest($2) AS n) l "
-            "WHERE units.unit_id = l.id",
-            [ids, lens],
-        )
-        con.execute("DROP TABLE rp")
-        con.execute("DROP TABLE rh")
+    con.execute("DELETE FROM postings")
+    con.execute("DELETE FROM terms")
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE rebuilt AS
+        SELECT unit_id, unnest(string_split(terms, ' ')) AS term,
+               unnest(string_split(tfs, ' '))::INTEGER AS tf,
+               unnest(string_split(htfs, ' '))::INTEGER AS htf
+        FROM (SELECT unnest(?::INTEGER[]) AS unit_id, unnest(?::VARCHAR[]) AS terms,
+                     unnest(?::VARCHAR[]) AS tfs, unnest(?::VARCHAR[]) AS htfs)
+        WHERE terms <> ''""",
+        cols[:4],
+    )
+    con.execute(
+        "INSERT INTO terms SELECT nextval('term_ids'), term "
+        "FROM (SELECT DISTINCT term FROM rebuilt)"
+    )
+    con.execute(
+        "INSERT INTO postings SELECT t.term_id, r.unit_id, r.tf, r.htf "
+        "FROM rebuilt r JOIN terms t USING (term) ORDER BY t.term_id, r.unit_id"
+    )
+    con.execute(
+        "UPDATE units SET n_terms = l.n FROM "
+        "(SELECT unnest(?::INTEGER[]) AS id, unnest(?::INTEGER[]) AS n) l "
+        "WHERE units.unit_id = l.id",
+        [cols[0], cols[4]],
+    )
+    con.execute("DROP TABLE rebuilt")
+    _mark_sorted(con)
     con.execute("COMMIT")
-    return len(units)
+    return len(rows)
+
+
+def _mark_sorted(con: duckdb.DuckDBPyConnection) -> None:
+    n = con.execute("SELECT count(*) FROM postings").fetchone()[0]
+    con.execute("INSERT OR REPLACE INTO kbx_meta VALUES ('postings_sorted', ?)", [str(n)])
+
+
+def resort_postings(con: duckdb.DuckDBPyConnection, force: bool = False) -> bool:
+    """Rewrite the postings in term order if enough unsorted rows were appended."""
+    total = con.execute("SELECT count(*) FROM postings").fetchone()[0]
+    row = con.execute("SELECT value FROM kbx_meta WHERE key = 'postings_sorted'").fetchone()
+    sorted_rows = int(row[0]) if row else 0
+    if not force and abs(total - sorted_rows) <= RESORT_FRACTION * max(total, 1):
+        return False
+    con.execute("BEGIN")
+    con.execute("CREATE TEMP TABLE resorted AS SELECT * FROM postings ORDER BY term_id, unit_id")
+    con.execute("DELETE FROM postings")
+    con.execute("INSERT INTO postings SELECT * FROM resorted")
+    con.execute("DROP TABLE resorted")
+    _mark_sorted(con)
+    con.execute("COMMIT")
+    return True

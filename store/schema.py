@@ -33,7 +33,8 @@ CREATE TABLE documents (
 CREATE SEQUENCE unit_ids START 1;
 CREATE TABLE units (                -- content-addressed: one row per distinct clean text
     unit_id INTEGER NOT NULL,
-    unit_hash VARCHAR NOT NULL,
+    unit_hash VARCHAR NOT NULL,     -- SHA-256 of heading path and text
+    heading_path VARCHAR[] NOT NULL,
     text VARCHAR NOT NULL,
     n_tokens INTEGER NOT NULL,
     kind VARCHAR NOT NULL,          -- prose | code | table
@@ -43,20 +44,20 @@ CREATE TABLE placements (           -- where a unit sits in a document
     doc_id INTEGER NOT NULL,
     ordinal INTEGER NOT NULL,
     unit_id INTEGER NOT NULL,
-    heading_path VARCHAR[],
     kind VARCHAR,
     page INTEGER,
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
-    offsets BLOB NOT NULL           -- int32 (clean_start, line, col, byte, verbatim) rows
+    offsets BLOB NOT NULL           -- the offset map, see extract/textmap.pack
 );
 CREATE SEQUENCE term_ids START 1;
 CREATE TABLE terms (term_id INTEGER NOT NULL, term VARCHAR NOT NULL);
-CREATE TABLE postings (term_id INTEGER NOT NULL, unit_id INTEGER NOT NULL, tf INTEGER NOT NULL);
-CREATE TABLE heading_terms (        -- terms of a placement's heading path, a BM25F field
+CREATE UNIQUE INDEX terms_term ON terms (term);
+CREATE TABLE postings (             -- kept sorted by term_id (see store/compact.py)
     term_id INTEGER NOT NULL,
-    doc_id INTEGER NOT NULL,
-    ordinal INTEGER NOT NULL
+    unit_id INTEGER NOT NULL,
+    tf INTEGER NOT NULL,            -- in the body
+    htf INTEGER NOT NULL            -- in the heading path: a BM25F field
 );
 """
 

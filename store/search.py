@@ -8,10 +8,18 @@ from dataclasses import dataclass, field
 import duckdb
 from kbx.errors import BadArgument
 from kbx.extract.analysis import Analyzer
-from kbx.store.bm25 import DEFAULT_PARAMS, BM25Params, analyzer_of, path_filter, rank
+from kbx.extract.textmap import unpack
+from kbx.store.bm25 import (
+    DEFAULT_PARAMS,
+    BM25Params,
+    DocFilter,
+    analyzer_of,
+    path_filter,
+    rank,
+)
 from kbx.store.db import Index
 from kbx.store.grep import grep
-from kbx.store.passages import decode_offsets, line_span, mark, matches, snippet_window
+from kbx.store.passages import line_span, mark, matches, snippet_window
 
 
 @dataclass
@@ -48,33 +56,65 @@ class SearchResult:
 
 
 def hits_for(
-    con: duckdb.DuckDBPyConnection, ranked: list[tuple], groups: list[list[str]], an: Analyzer
+    con: duckdb.DuckDBPyConnection,
+    ranked: list[tuple],
+    groups: list[list[str]],
+    an: Analyzer,
+    doc_filter: DocFilter | None = None,
 ) -> list[Hit]:
-    """Materialize ranked placements as cited passages."""
+    """Materialize ranked units as cited passages, each at its first allowed placement."""
     if not ranked:
         return []
-    keys = [(r[0], r[1]) for r in ranked]
-    rows = con.execute(
-        """SELECT pl.doc_id, pl.ordinal, d.path, d.sha256, pl.start_line, pl.end_line,
-                  pl.heading_path, pl.page, pl.offsets, u.text, u.unit_hash, u.kind,
-                  (SELECT list(d2.path ORDER BY d2.path) FROM placements p2
-                   JOIN documents d2 USING (doc_id)
-                   WHERE p2.unit_id = pl.unit_id AND p2.doc_id != pl.doc_id) AS also
-           FROM (SELECT unnest(?::INTEGER[]) AS doc_id, unnest(?::INTEGER[]) AS ordinal) k
-           JOIN placements pl USING (doc_id, ordinal)
-           JOIN documents d USING (doc_id) JOIN units u USING (unit_id)""",
-        [[k[0] for k in keys], [k[1] for k in keys]],
+    f = doc_filter or DocFilter()
+    ids = ", ".join(str(int(r[0])) for r in ranked)
+    places = con.execute(
+        f"""SELECT pl.unit_id, pl.doc_id, pl.ordinal, d.path, d.sha256, pl.start_line,
+                  pl.end_line, pl.page, list(d.path) OVER (PARTITION BY pl.unit_id) AS paths
+           FROM placements pl JOIN documents d USING (doc_id)
+           WHERE pl.unit_id IN ({ids}) AND {f.where()}
+           QUALIFY row_number() OVER (PARTITION BY pl.unit_id ORDER BY d.path, pl.ordinal) = 1""",
+        f.params,
     ).fetchall()
-    by_key = {(r[0], r[1]): r for r in rows}
+    texts = {
+        r[0]: r[1:]
+        for r in con.execute(
+            "SELECT unit_id, text, heading_path, unit_hash, kind FROM units "
+            f"WHERE unit_id IN ({ids})"
+        ).fetchall()
+    }
+    docs = ", ".join(str(int(p[1])) for p in places)
+    maps = {
+        (r[0], r[1]): r[2]
+        for r in con.execute(
+            f"SELECT doc_id, ordinal, offsets FROM placements WHERE doc_id IN ({docs})"
+        ).fetchall()
+    }
+    rows = [
+        (
+            p[0],
+            p[3],
+            p[4],
+            p[5],
+            p[6],
+            texts[p[0]][1],
+            p[7],
+            maps[(p[1], p[2])],
+            texts[p[0]][0],
+            texts[p[0]][2],
+            texts[p[0]][3],
+            p[8],
+        )
+        for p in places
+    ]
+    by_unit = {r[0]: r for r in rows}
     forms = {f for g in groups for f in g}
     hits = []
-    for doc_id, ordinal, _, score, matched in ranked:
-        (_, _, path, sha, start, end, heading, page, blob, text, unit_hash, kind, also) = by_key[
-            (doc_id, ordinal)
+    for unit_id, score, matched in ranked:
+        _, path, sha, start, end, heading, page, blob, text, unit_hash, kind, paths = by_unit[
+            unit_id
         ]
         spans = matches(text, forms, an, kind == "code")
         a, b = snippet_window(text, spans)
-        segments = decode_offsets(blob)
         hits.append(
             Hit(
                 path=path,
@@ -84,13 +124,13 @@ def hits_for(
                 score=round(score, 4),
                 heading_path=list(heading or []),
                 snippet=mark(text, spans, a, b),
-                snippet_lines=line_span(segments, text, a, b),
+                snippet_lines=line_span(unpack(blob), text, a, b),
                 covered=matched,
                 query_terms=len(groups),
                 text=text,
                 unit=unit_hash,
                 page=page,
-                also_in=list(dict.fromkeys(also or [])),
+                also_in=sorted(set(paths) - {path}),
             )
         )
     return hits
@@ -112,17 +152,19 @@ def search(
     with index.reader() as con:
         an = analyzer_of(con)
         groups = an.query(query)
-        ranked, total = rank(con, groups, path_filter(path), params, limit=k)
-        hits = hits_for(con, ranked, groups, an)
-    result = SearchResult(query, groups, hits, total, max(0, total - len(hits)))
-    if exact and len(query.split()) > 1:
-        g = grep(
-            index,
-            re.escape(query.strip()),
-            rank_query=query,
-            max_matches=exact,
-            ignore_case=True,
-            path=path,
-        )
-        result.exact, result.exact_total = g.matches, g.total
+        f = path_filter(path)
+        ranked, total = rank(con, groups, f, params, limit=k)
+        hits = hits_for(con, ranked, groups, an, f)
+        result = SearchResult(query, groups, hits, total, max(0, total - len(hits)))
+        if exact and len(query.split()) > 1:
+            g = grep(
+                index,
+                re.escape(query.strip()),
+                rank_query=query,
+                max_matches=exact,
+                ignore_case=True,
+                path=path,
+                con=con,
+            )
+            result.exact, result.exact_total = g.matches, g.total
     return result

@@ -38,9 +38,12 @@ def test_an_oversized_block_is_windowed_with_overlap():
     assert doc.units[-1].text.split()[-1] == "w999"
 
 
-def test_unit_identity_is_the_hash_of_its_clean_text():
+def test_unit_identity_is_the_hash_of_its_heading_path_and_clean_text():
     doc = extract("h.md", b"# T\n\nsome *clean* text\n")
     u = doc.units[0]
-    assert u.hash == hashlib.sha256(u.text.encode()).hexdigest()
+    assert u.hash == hashlib.sha256(("T\x1e" + u.text).encode()).hexdigest()
     moved = extract("other.md", b"\n\n# T\n\nsome **clean** text\n")
     assert moved.units[0].hash == u.hash and moved.units[0].lines == (3, 5)
+    nested = extract("n.md", b"# S\n\n## T\n\nsome clean text\n")
+    assert nested.units[-1].text == "T\n\nsome clean text"
+    assert nested.units[-1].hash != u.hash  # same words under another heading

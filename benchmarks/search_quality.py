@@ -1,0 +1,373 @@
+"""Search quality: kbx's BM25 beside bm25s and SQLite FTS5, on SciFact and on Node.js questions.
+
+What is compared, and why:
+
+* **BEIR SciFact (train qrels)** - a standard ad-hoc retrieval set, so kbx's BM25 can be read
+  against published-style numbers and against two peers run here on the same text: bm25s
+  (Lucene BM25, English stopwords, Snowball stemmer, on "title text") and SQLite FTS5
+  (``porter unicode61``, columns title and text, ``bm25()`` default and title weight 2).
+  kbx indexes each document as ``<id>.md`` holding ``# title`` and the abstract, so the title
+  is both body text and the heading path (kbx's BM25F heading field). Units are ranked with
+  ``rank(..., limit=1000)`` and a document scores its best unit. Metrics: nDCG@10,
+  Recall@100, MRR@10 over the queries that have train qrels.
+* **Node.js questions** - the product's real task: 40 questions (20 asked in the passage's
+  words, 20 paraphrased) whose answers are known lines of known files. kbx ``search(k=5,
+  exact=0)`` is scored by the probes' rule (a passage from the answer file, or an alternative
+  file, whose line range overlaps the answer lines): hit@1, hit@5, MRR by kind. The
+  baseline is what one would build in an afternoon: FTS5 over heading-split windows of at
+  most 1,800 characters of raw Markdown, heading column weight 2.
+
+kbx variants: stemmer (snowball, plural, none), heading weight (0, 1, 2), k1/b, and a
+query-time stopword filter that exists only here (``drop_stopwords`` in ``common.py``: query
+term groups whose forms are all stopwords are dropped before ``rank``), with Lucene's 33
+English stopwords or a 100-word function-word list. A script, not a test: it prints
+Markdown tables and asserts nothing.
+
+    .venv/bin/python benchmarks/search_quality.py [--eval ../shared/eval] [--full]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import bm25s
+import duckdb
+import Stemmer
+from common import (
+    NODEJS,
+    STOPWORDS_100,
+    STOPWORDS_LUCENE,
+    PassageFTS5,
+    Question,
+    build_kbx,
+    drop_stopwords,
+    eval_arg,
+    first_hit,
+    fts5_or_query,
+    hit_metrics,
+    load_questions,
+    stop_forms,
+    table,
+)
+from kbx.extract.analysis import Analyzer
+from kbx.store.bm25 import BM25Params, analyzer_of, rank
+from kbx.store.db import Index
+from kbx.store.search import hits_for, search
+
+STOPLISTS = {"": frozenset(), "lucene33": STOPWORDS_LUCENE, "fw100": STOPWORDS_100}
+RANK_LIMIT = 1000
+Run = dict[str, list[str]]  # query id -> document ids, best first
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One kbx configuration."""
+
+    stemmer: str = "snowball"
+    heading_weight: float = 1.0
+    k1: float = 1.2
+    b: float = 0.75
+    stop: str = ""  # a key of STOPLISTS
+
+    @property
+    def params(self) -> BM25Params:
+        return BM25Params(self.k1, self.b, self.heading_weight)
+
+    @property
+    def name(self) -> str:
+        s = f"kbx {self.stemmer}, hw {self.heading_weight:g}, k1 {self.k1:g} b {self.b:g}"
+        return s + (f", stop {self.stop}" if self.stop else "")
+
+
+def grid(full: bool) -> list[Variant]:
+    """The variants to run: every combination with ``full``, else a one-factor-at-a-time set
+    around the default (snowball, heading weight 1, k1 1.2, b 0.75)."""
+    if full:
+        base = [
+            Variant(s, w, k1, b)
+            for s in ("snowball", "plural", "none")
+            for w in (0.0, 1.0, 2.0)
+            for k1, b in ((1.2, 0.75), (0.9, 0.4))
+        ]
+    else:
+        base = [
+            Variant(),
+            Variant(heading_weight=0.0),
+            Variant(heading_weight=2.0),
+            Variant(k1=0.9, b=0.4),
+            Variant("plural"),
+            Variant("none"),
+        ]
+    stops = [Variant(stop="lucene33"), Variant(stop="fw100"), Variant(heading_weight=2.0,
+                                                                        stop="fw100")]
+    return base + stops
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def kbx_rows(
+    con: duckdb.DuckDBPyConnection, an: Analyzer, text: str, v: Variant, limit: int
+) -> tuple[list[tuple], list[list[str]]]:
+    """``rank`` for one query under a variant; returns the rows and the groups used."""
+    groups = an.query(text)
+    if v.stop:
+        groups = drop_stopwords(groups, stop_forms(an, STOPLISTS[v.stop]))
+    rows, _ = rank(con, groups, params=v.params, limit=limit)
+    return rows, groups
+
+
+def by_stemmer(variants: list[Variant]) -> dict[str, list[Variant]]:
+    out: dict[str, list[Variant]] = defaultdict(list)
+    for v in variants:
+        out[v.stemmer].append(v)
+    return out
+
+
+# --- SciFact ---------------------------------------------------------------------------------
+
+
+@dataclass
+class SciFact:
+    corpus: dict[str, tuple[str, str]]  # id -> (title, text)
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+
+def load_scifact(folder: Path) -> SciFact:
+    corpus = {}
+    with open(folder / "corpus.jsonl", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            corpus[d["_id"]] = (d.get("title", ""), d.get("text", ""))
+    qrels: dict[str, dict[str, int]] = defaultdict(dict)
+    with open(folder / "qrels" / "train.tsv", encoding="utf-8") as f:
+        next(f)
+        for line in f:
+            qid, did, score = line.rstrip("\n").split("\t")
+            qrels[qid][did] = int(score)
+    queries = {}
+    with open(folder / "queries.jsonl", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            if d["_id"] in qrels:
+                queries[d["_id"]] = d["text"]
+    return SciFact(corpus, queries, dict(qrels))
+
+
+def ndcg_at(ranked: list[str], rels: dict[str, int], k: int = 10) -> float:
+    dcg = sum(rels.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(rels.values(), reverse=True)[:k]
+    idcg = sum(r / math.log2(i + 2) for i, r in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def scores(run: Run, qrels: dict[str, dict[str, int]]) -> tuple[float, float, float]:
+    """Mean nDCG@10, Recall@100 and MRR@10 over the queries with qrels."""
+    nd, rec, mrr = [], [], []
+    for qid, rels in qrels.items():
+        ranked = run.get(qid, [])
+        relevant = {d for d, r in rels.items() if r > 0}
+        nd.append(ndcg_at(ranked, rels))
+        rec.append(len(relevant & set(ranked[:100])) / len(relevant))
+        first = next((i for i, d in enumerate(ranked[:10], 1) if d in relevant), None)
+        mrr.append(1 / first if first else 0.0)
+    n = len(qrels)
+    return sum(nd) / n, sum(rec) / n, sum(mrr) / n
+
+
+def scifact_kbx(data: SciFact, variants: list[Variant], tmp: Path) -> dict[str, tuple[Run, float]]:
+    """kbx runs per variant, with the seconds spent ranking all queries."""
+    root = tmp / "scifact"
+    root.mkdir()
+    for did, (title, text) in data.corpus.items():
+        (root / f"{did}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    db = tmp / "scifact.duckdb"
+    out: dict[str, tuple[Run, float]] = {}
+    for stemmer, vs in by_stemmer(variants).items():
+        log(f"scifact: kbx index ({stemmer}) {build_kbx(root, db, stemmer):.1f} s")
+        idx = Index.find(db)
+        with idx.reader() as con:
+            an = analyzer_of(con)
+            doc_of = {i: p.rsplit(".", 1)[0] for i, p in con.execute(
+                "SELECT doc_id, path FROM documents").fetchall()}
+            for v in vs:
+                t = time.perf_counter()
+                run = {}
+                for qid, text in data.queries.items():
+                    rows, _ = kbx_rows(con, an, text, v, RANK_LIMIT)
+                    run[qid] = list(dict.fromkeys(doc_of[r[0]] for r in rows))
+                out[v.name] = (run, time.perf_counter() - t)
+                log(f"scifact: {v.name} {out[v.name][1]:.1f} s")
+    return out
+
+
+def scifact_bm25s(data: SciFact) -> tuple[Run, float]:
+    """bm25s as its README sets it up: English stopwords, PyStemmer English, Lucene BM25."""
+    t = time.perf_counter()
+    stemmer = Stemmer.Stemmer("english")
+    ids = list(data.corpus)
+    texts = [f"{title} {text}" for title, text in data.corpus.values()]
+    tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+    qids = list(data.queries)
+    qtok = bm25s.tokenize([data.queries[q] for q in qids], stopwords="en", stemmer=stemmer,
+                          return_ids=False, show_progress=False)
+    docs, _ = retriever.retrieve(qtok, k=100, show_progress=False)
+    run = {q: [ids[i] for i in row] for q, row in zip(qids, docs.tolist(), strict=True)}
+    return run, time.perf_counter() - t
+
+
+def scifact_fts5(data: SciFact, weights: list[tuple[float, float]]) -> list[tuple[Run, float]]:
+    """FTS5 (porter unicode61) on (title, text); one run per (title, text) weight pair."""
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE VIRTUAL TABLE t USING fts5(title, text, tokenize='porter unicode61')")
+    with con:
+        con.executemany("INSERT INTO t(rowid, title, text) VALUES (?, ?, ?)",
+                        [(int(i), a, b) for i, (a, b) in data.corpus.items()])
+    out = []
+    for wt, wx in weights:
+        t = time.perf_counter()
+        run = {}
+        sql = f"SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t, {wt}, {wx}) LIMIT 1000"
+        for qid, text in data.queries.items():
+            q = fts5_or_query(text)
+            run[qid] = [str(r[0]) for r in con.execute(sql, [q]).fetchall()] if q else []
+        out.append((run, time.perf_counter() - t))
+    return out
+
+
+def scifact_section(eval_dir: Path, variants: list[Variant], tmp: Path) -> str:
+    data = load_scifact(eval_dir / "beir_scifact")
+    runs: dict[str, tuple[Run, float]] = {}
+    runs["bm25s (en stopwords, Snowball)"] = scifact_bm25s(data)
+    fts = scifact_fts5(data, [(1.0, 1.0), (2.0, 1.0)])
+    runs["FTS5 porter, bm25()"] = fts[0]
+    runs["FTS5 porter, bm25(t, 2.0, 1.0)"] = fts[1]
+    runs.update(scifact_kbx(data, variants, tmp))
+    rows = [(name, *scores(run, data.qrels), f"{sec:.1f}") for name, (run, sec) in runs.items()]
+    head = (
+        f"### BEIR SciFact, train qrels ({len(data.qrels)} queries, {len(data.corpus):,} "
+        "documents)\n\n"
+    )
+    return head + table(["system", "nDCG@10", "Recall@100", "MRR@10", "query s"], rows)
+
+
+# --- Node.js questions -----------------------------------------------------------------------
+
+Searcher = Callable[[Question], list[tuple[str, int, int]]]
+
+
+def kbx_searcher(idx: Index, v: Variant) -> Searcher:
+    """``search(k=5, exact=0)``, or its ranking step with stopword groups dropped."""
+    if not v.stop:
+        def plain(q: Question) -> list[tuple[str, int, int]]:
+            r = search(idx, q.text, k=5, params=v.params, exact=0)
+            return [(h.path, h.start_line, h.end_line) for h in r.hits]
+
+        return plain
+
+    def stopped(q: Question) -> list[tuple[str, int, int]]:
+        with idx.reader() as con:
+            an = analyzer_of(con)
+            rows, groups = kbx_rows(con, an, q.text, v, 5)
+            hits = hits_for(con, rows, groups, an)
+        return [(h.path, h.start_line, h.end_line) for h in hits]
+
+    return stopped
+
+
+def nodejs_ranks(questions: list[Question], searcher: Searcher) -> list[int | None]:
+    return [first_hit(q, searcher(q)) for q in questions]
+
+
+def metric_row(name: str, questions: list[Question], ranks: list[int | None]) -> list:
+    row: list = [name]
+    for kind in ("lexical", "paraphrase", None):
+        sel = [r for q, r in zip(questions, ranks, strict=True) if kind in (None, q.kind)]
+        row.extend(f"{m:.2f}" for m in hit_metrics(sel))
+    return row
+
+
+def nodejs_section(eval_dir: Path, variants: list[Variant], tmp: Path) -> str:
+    questions = load_questions(eval_dir)
+    root = eval_dir / NODEJS
+    t = time.perf_counter()
+    fts = PassageFTS5(root)
+    log(f"nodejs: FTS5 passages ({fts.n:,}) {time.perf_counter() - t:.1f} s")
+    ranks: dict[str, list[int | None]] = {
+        "FTS5 passages, heading x2": nodejs_ranks(questions, lambda q: fts.search(q.text))
+    }
+    db = tmp / "nodejs.duckdb"
+    for stemmer, vs in by_stemmer(variants).items():
+        log(f"nodejs: kbx index ({stemmer}) {build_kbx(root, db, stemmer):.1f} s")
+        idx = Index.find(db)
+        for v in vs:
+            ranks[v.name] = nodejs_ranks(questions, kbx_searcher(idx, v))
+    heads = ["system"] + [
+        f"{k} {m}" for k in ("lex", "para", "all") for m in ("hit@1", "hit@5", "MRR")
+    ]
+    out = [
+        f"### Node.js questions ({len(questions)}: "
+        f"{sum(q.kind == 'lexical' for q in questions)} lexical, "
+        f"{sum(q.kind == 'paraphrase' for q in questions)} paraphrase), top 5\n",
+        table(heads, [metric_row(n, questions, r) for n, r in ranks.items()]),
+        "",
+        misses_table(questions, ranks),
+    ]
+    return "\n".join(out)
+
+
+def misses_table(questions: list[Question], ranks: dict[str, list[int | None]]) -> str:
+    """Per question, the rank of the first answering passage, where any shown system
+    misses rank 1."""
+    shown = [n for n in ranks if n.startswith("FTS5")] + [
+        Variant().name, Variant(stop="fw100").name, Variant(heading_weight=2.0, stop="fw100").name
+    ]
+    shown = [n for n in shown if n in ranks]
+    rows = []
+    for i, q in enumerate(questions):
+        rs = [ranks[n][i] for n in shown]
+        if any(r != 1 for r in rs):
+            rows.append([q.id, q.kind, *(r or "-" for r in rs), q.text[:90]])
+    return (
+        "Questions some of these systems miss at rank 1 (rank of the first answering "
+        "passage, - if not in the top 5):\n\n"
+        + table(["id", "kind", *shown, "question"], rows, right=2)
+    )
+
+
+def main() -> None:
+    p = eval_arg(__doc__.split("\n\n")[0])
+    p.add_argument("--full", action="store_true", help="every stemmer x heading x k1/b")
+    p.add_argument("--only", choices=("scifact", "nodejs"), help="run one part")
+    args = p.parse_args()
+    eval_dir = args.eval.resolve()
+    variants = grid(args.full)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="kbx-quality-") as tmp:
+        sections = []
+        if args.only in (None, "scifact"):
+            sections.append(scifact_section(eval_dir, variants, Path(tmp)))
+        if args.only in (None, "nodejs"):
+            nodejs_vs = grid(True) + [
+                Variant(s, stop="fw100") for s in ("plural", "none")
+            ]
+            sections.append(nodejs_section(eval_dir, nodejs_vs, Path(tmp)))
+    print("\n\n".join(sections))
+    print(f"\nTotal run time: {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
