@@ -36,14 +36,13 @@ def fold(token: str) -> str:
 def plural_stem(word: str) -> str:
     """Lucene's EnglishMinimalStemmer: plurals only, so ``Hastings`` stays near itself."""
     n = len(word)
-    if n < 3 or word[-1] != "s":
+    if n < 3 or word[-1] != "s" or word[-2] in "us":
         return word
-    if word[-2] in "us":
-        return word
-    if n > 3 and word.endswith("ies") and word[-4] not in "ae":
-        return word[:-3] + "y"
-    if n > 3 and word.endswith("es") and word[-3] not in "aeo":
-        return word[:-1]
+    if word[-2] == "e":
+        if n > 3 and word[-3] == "i" and word[-4] not in "ae":
+            return word[:-3] + "y"
+        if word[-3] in "iaoe":
+            return word
     return word[:-1]
 
 

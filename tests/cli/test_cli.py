@@ -44,6 +44,22 @@ def test_errors_are_one_line_and_non_zero(tmp_path, corpus):
 
 
 def test_every_command_teaches_by_example():
-    for command in ("index", "status", "read"):
+    for command in ("index", "status", "read", "search", "grep"):
         r = run_kbx(command, "--help")
         assert r.returncode == 0 and "Example" in r.stdout, command
+
+
+def test_search_and_grep_from_the_command_line(corpus):
+    run_kbx("index", str(corpus))
+    r = run_kbx("search", "supplier approval", "-k", "2", cwd=corpus)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("notes/cedar.md  ")
+    assert "exact matches of 'supplier approval'" in r.stdout
+    r = run_kbx("search", "supplier approval", "--json", cwd=corpus)
+    data = json.loads(r.stdout)
+    hit = data["hits"][0]
+    assert {"path", "start_line", "end_line", "hash", "score", "text"} <= set(hit)
+    r = run_kbx("grep", "ERR_\\d+", "--json", cwd=corpus)
+    assert json.loads(r.stdout)["matches"][0]["path"] == "web.html"
+    r = run_kbx("grep", "(", cwd=corpus)
+    assert r.returncode == 2 and r.stderr.startswith("error: bad regular expression")

@@ -1,0 +1,65 @@
+"""The analysis chain: identifiers whole and in parts, folding, stemming by unit kind."""
+
+from __future__ import annotations
+
+import pytest
+from kbx.errors import BadArgument
+from kbx.extract.analysis import Analyzer, plural_stem
+
+
+def _terms(text: str, **kw) -> list[str]:
+    return [t for _, _, t in Analyzer(**kw).tokens(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "whole", "parts"),
+    [
+        ("seL4", "sel4", []),
+        ("ERR_4021", "err_4021", ["err", "4021"]),
+        ("v18.2.0", "v18.2.0", ["v18", "2", "0"]),
+        ("CVE-2023-12345", "cve-2023-12345", ["cve", "2023", "12345"]),
+        ("10.17487/RFC8446", "10.17487/rfc8446", ["10", "17487", "rfc8446"]),
+    ],
+)
+def test_identifiers_stay_whole_and_their_parts_are_indexed(text, whole, parts):
+    terms = _terms(f"see {text}.")
+    assert terms[1] == whole and terms[2:] == parts
+
+
+def test_spans_point_at_the_original_characters():
+    text = "Run ~/dev/node-tap now"
+    for start, end, term in Analyzer("none").tokens(text):
+        assert text[start:end].lower() == term
+
+
+def test_case_and_accents_fold():
+    assert _terms("Café CAFE café", stemmer="none") == ["cafe", "cafe", "cafe"]
+
+
+def test_prose_is_stemmed_and_code_is_not():
+    a = Analyzer("snowball")
+    assert a.terms("connections running") == {"connect": 1, "run": 1}
+    assert a.terms("connections running", code=True) == {"connections": 1, "running": 1}
+
+
+def test_plural_stemmer_is_conservative():
+    assert [
+        plural_stem(w) for w in ["policies", "boxes", "cats", "status", "glass", "hastings"]
+    ] == ["policy", "boxe", "cat", "status", "glass", "hasting"]
+
+
+def test_protected_names_are_neither_stemmed_nor_split():
+    a = Analyzer("snowball", frozenset({"hastings", "v18.2.0"}))
+    assert a.terms("Hastings v18.2.0") == {"hastings": 1, "v18.2.0": 1}
+
+
+def test_query_groups_keep_the_code_form_beside_the_stem():
+    assert Analyzer("snowball").query("installing Node.js") == [
+        ["instal", "installing"],
+        ["node.js", "node", "js"],
+    ]
+
+
+def test_unknown_stemmer_lists_the_choices():
+    with pytest.raises(BadArgument, match="choose from snowball, plural, none"):
+        Analyzer("porter")
