@@ -8,8 +8,8 @@ What is compared, and why:
   (``porter unicode61``, columns title and text, ``bm25()`` default and title weight 2).
   kbx indexes each document as ``<id>.md`` holding ``# title`` and the abstract, so the title
   is both body text and the heading path (kbx's BM25F heading field). Units are ranked with
-  ``rank(..., limit=1000)`` and a document scores its best unit. Metrics: nDCG@10,
-  Recall@100, MRR@10 over the queries that have train qrels.
+  ``rank(..., limit=1000)`` (one row per unit) and a document scores its best unit.
+  Metrics: nDCG@10, Recall@100, MRR@10 over the queries that have train qrels.
 * **Node.js questions** - the product's real task: 40 questions (20 asked in the passage's
   words, 20 paraphrased) whose answers are known lines of known files. kbx ``search(k=5,
   exact=0)`` is scored by the probes' rule (a passage from the answer file, or an alternative
@@ -119,7 +119,8 @@ def log(msg: str) -> None:
 def kbx_rows(
     con: duckdb.DuckDBPyConnection, an: Analyzer, text: str, v: Variant, limit: int
 ) -> tuple[list[tuple], list[list[str]]]:
-    """``rank`` for one query under a variant; returns the rows and the groups used."""
+    """``rank`` for one query under a variant: rows ``(unit_id, score, matched)``, best
+    first, and the query term groups used."""
     groups = an.query(text)
     if v.stop:
         groups = drop_stopwords(groups, stop_forms(an, STOPLISTS[v.stop]))
@@ -186,6 +187,16 @@ def scores(run: Run, qrels: dict[str, dict[str, int]]) -> tuple[float, float, fl
     return sum(nd) / n, sum(rec) / n, sum(mrr) / n
 
 
+def units_to_docs(con: duckdb.DuckDBPyConnection) -> dict[int, list[str]]:
+    """SciFact document ids (file names without ``.md``) holding each unit; a unit that
+    several documents share ranks all of them, in path order."""
+    rows = con.execute(
+        "SELECT pl.unit_id, list(DISTINCT d.path ORDER BY d.path) FROM placements pl "
+        "JOIN documents d USING (doc_id) GROUP BY pl.unit_id"
+    ).fetchall()
+    return {u: [p.rsplit(".", 1)[0] for p in paths] for u, paths in rows}
+
+
 def scifact_kbx(data: SciFact, variants: list[Variant], tmp: Path) -> dict[str, tuple[Run, float]]:
     """kbx runs per variant, with the seconds spent ranking all queries."""
     root = tmp / "scifact"
@@ -199,14 +210,13 @@ def scifact_kbx(data: SciFact, variants: list[Variant], tmp: Path) -> dict[str, 
         idx = Index.find(db)
         with idx.reader() as con:
             an = analyzer_of(con)
-            doc_of = {i: p.rsplit(".", 1)[0] for i, p in con.execute(
-                "SELECT doc_id, path FROM documents").fetchall()}
+            docs_of = units_to_docs(con)
             for v in vs:
                 t = time.perf_counter()
                 run = {}
                 for qid, text in data.queries.items():
                     rows, _ = kbx_rows(con, an, text, v, RANK_LIMIT)
-                    run[qid] = list(dict.fromkeys(doc_of[r[0]] for r in rows))
+                    run[qid] = list(dict.fromkeys(d for r in rows for d in docs_of[r[0]]))
                 out[v.name] = (run, time.perf_counter() - t)
                 log(f"scifact: {v.name} {out[v.name][1]:.1f} s")
     return out

@@ -88,6 +88,13 @@ def index(
     max_size: Annotated[str, typer.Option(help="Skip files larger than this.")] = "50MB",
     workers: Annotated[int, typer.Option(help="Extraction processes (0: one per core).")] = 0,
     hidden: Annotated[bool, typer.Option(help="Also index hidden files and folders.")] = False,
+    stemmer: Annotated[
+        str | None,
+        typer.Option(
+            help="Prose stemmer: snowball (default), plural or none. Changing it "
+            "rebuilds the postings from stored text."
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Build or refresh the index of a folder.
@@ -122,7 +129,13 @@ def index(
             bar.update(task, completed=done, total=total, description=rel[-50:])
 
         report = ingest.index(
-            path, db, max_size=cap, workers=workers or None, hidden=hidden, progress=tick
+            path,
+            db,
+            max_size=cap,
+            workers=workers or None,
+            hidden=hidden,
+            stemmer=stemmer,
+            progress=tick,
         )
     if as_json:
         _emit_json(dataclasses.asdict(report))
@@ -157,6 +170,7 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
     out.print(f"documents  {total} ({parts or 'none'})")
     out.print(f"formats    {', '.join(f'{n} {k}' for k, n in s.formats.items()) or 'none'}")
     out.print(f"units      {s.units} ({s.placements} placements)")
+    out.print(f"postings   {s.postings} ({s.terms} terms, stemmer {s.stemmer})")
     out.print(f"indexed    {s.indexed_at or 'never'}")
     for f in s.failures:
         out.print(f"  [yellow]![/] {f['path']} ({f['status']}): {f['error']}")

@@ -20,6 +20,9 @@ class Status:
     formats: dict[str, int]
     units: int
     placements: int
+    postings: int
+    terms: int
+    stemmer: str | None
     indexed_at: str | None
     failures: list[dict] = field(default_factory=list)
 
@@ -36,6 +39,8 @@ def status(index: Index) -> Status:
         )
         units = con.execute("SELECT count(*) FROM units").fetchone()[0]
         placements = con.execute("SELECT count(*) FROM placements").fetchone()[0]
+        postings = con.execute("SELECT count(*) FROM postings").fetchone()[0]
+        terms = con.execute("SELECT count(*) FROM terms").fetchone()[0]
         meta = dict(con.execute("SELECT key, value FROM kbx_meta").fetchall())
         failures = [
             {"path": p, "status": s, "error": e}
@@ -52,6 +57,9 @@ def status(index: Index) -> Status:
         formats=formats,
         units=units,
         placements=placements,
+        postings=postings,
+        terms=terms,
+        stemmer=meta.get("stemmer"),
         indexed_at=meta.get("indexed_at"),
         failures=failures,
     )
