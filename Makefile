@@ -15,8 +15,8 @@ install: $(BIN)/python
 demo: install
 	rm -rf examples/.kbx
 	$(BIN)/kbx index examples
-	cd examples && ../$(BIN)/kbx status
-	cd examples && ../$(BIN)/kbx read notes/meeting-2021-03-04.md:8-14 -n
+	cd examples && ../$(BIN)/kbx search "supplier approval" -k 3
+	cd examples && ../$(BIN)/kbx read notes/cedar-supplier-approval.md:8-14 -n
 
 test: install
 	$(BIN)/python -m pytest

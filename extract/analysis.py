@@ -64,12 +64,9 @@ class Analyzer:
         """What the index records, so a different chain triggers a rebuild of postings."""
         return f"{self.stemmer}+{len(self.protected)}p"
 
-    def _stem(self, word: str) -> str:
-        return _stem_fn(self.stemmer)(word)
-
     def tokens(self, text: str, code: bool = False) -> Iterator[tuple[int, int, str]]:
         """``(start, end, term)`` for every term of ``text``; parts follow their whole."""
-        stem = (lambda w: w) if code else self._stem
+        stem = _stem_fn("none" if code else self.stemmer)
         for m in TOKEN.finditer(text):
             raw = m.group()
             whole = fold(raw)
@@ -85,8 +82,17 @@ class Analyzer:
                 yield m.start() + p.start(), m.start() + p.end(), stem(fold(p.group()))
 
     def terms(self, text: str, code: bool = False) -> Counter[str]:
-        """Term frequencies of one text."""
-        return Counter(t for _, _, t in self.tokens(text, code))
+        """Term frequencies of one text: raw tokens are counted first (in C), and each
+        distinct one is analyzed once."""
+        out: Counter[str] = Counter()
+        for raw, n in Counter(TOKEN.findall(text)).items():
+            for term in self._expand(raw, code):
+                out[term] += n
+        return out
+
+    @lru_cache(maxsize=500_000)  # noqa: B019 - analyzers are few and live as long as a run
+    def _expand(self, raw: str, code: bool) -> tuple[str, ...]:
+        return tuple(t for _, _, t in self.tokens(raw, code))
 
     def query(self, text: str) -> list[list[str]]:
         """A query's terms, grouped by the token they came from: each group's forms are

@@ -67,7 +67,7 @@ class TextBuilder:
     def __init__(self, table: LineTable):
         self.table = table
         self.parts: list[str] = []
-        self.segments: list[Segment] = []
+        self.raw: list[list[int]] = []  # [clean_start, source offset, verbatim]
         self.length = 0
         self.pending_space = False
 
@@ -78,10 +78,29 @@ class TextBuilder:
             self.pending_space = False
             if self.parts and not self.parts[-1][-1].isspace() and not text[0].isspace():
                 self._push(" ", offset, False)
-        p = self.table.position(offset)
-        self.segments.append((self.length, p.line, p.col, p.byte, int(verbatim)))
+        last = self.raw[-1] if self.raw else None
+        if (  # continues the previous verbatim run on the same line: extend it
+            verbatim
+            and last is not None
+            and last[2]
+            and offset - last[1] == self.length - last[0]
+            and "\n" not in text
+            and "\n" not in self.parts[-1]
+        ):
+            pass
+        else:
+            self.raw.append([self.length, offset, int(verbatim)])
         self.parts.append(text)
         self.length += len(text)
+
+    @property
+    def segments(self) -> list[Segment]:
+        """The offset map, source offsets turned into line, column and byte."""
+        out: list[Segment] = []
+        for cs, offset, verbatim in self.raw:
+            p = self.table.position(offset)
+            out.append((cs, p.line, p.col, p.byte, verbatim))
+        return out
 
     def verbatim(self, text: str, offset: int) -> None:
         """Copy ``text`` found at ``offset`` of the source, split at line breaks."""
