@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kbx.extract.analysis import Analyzer
 from kbx.store.ingest import index
 
 REPO = Path(__file__).resolve().parents[1]
@@ -25,15 +24,6 @@ NODEJS = Path("corpora") / "nodejs"
 QUESTIONS = Path("probes") / "nodejs_questions.tsv"
 KBX_BIN = REPO / ".venv" / "bin" / "kbx"
 
-# A compact English function-word list (articles, pronouns, auxiliaries, prepositions,
-# conjunctions, question words): 100 words, for query-time stopword removal.
-STOPWORDS_100 = frozenset(
-    ["a", "about", "after", "again", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from", "had", "has", "have", "having", "he", "her", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "more", "most", "my", "no", "nor", "not", "of", "on", "only", "or", "other", "our", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "because", "both"]
-)
-# Lucene's English stopwords, the list bm25s applies with ``stopwords="en"``.
-STOPWORDS_LUCENE = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with"]
-)
 
 
 def eval_arg(description: str) -> argparse.ArgumentParser:
@@ -110,22 +100,6 @@ def hit_metrics(ranks: Sequence[int | None]) -> tuple[float, float, float]:
 
 
 # --- stopwords at query time -----------------------------------------------------------------
-
-
-def stop_forms(analyzer: Analyzer, words: Iterable[str]) -> frozenset[str]:
-    """Every form the analyzer gives the stopwords (``does`` -> ``doe``, ``does``), so that
-    ``set(group) <= STOP`` recognizes a stopword's query group whatever the stemmer."""
-    return frozenset(f for w in words for g in analyzer.query(w) for f in g) | frozenset(words)
-
-
-def drop_stopwords(groups: list[list[str]], stop: frozenset[str]) -> list[list[str]]:
-    """Query term groups without those made of stopwords only (all of them if that
-    would leave nothing)."""
-    kept = [g for g in groups if not set(g) <= stop]
-    return kept or groups
-
-
-# --- indexing helpers ------------------------------------------------------------------------
 
 
 def build_kbx(root: Path, db: Path, stemmer: str, workers: int = 2) -> float:
@@ -268,6 +242,7 @@ def timed(fn: Callable[[], object]) -> float:
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[object]], right: int = 1) -> str:
     """A Markdown table; columns from index ``right`` on are right-aligned."""
+
     def cell(v: object) -> str:
         if isinstance(v, float):
             return f"{v:.3f}"

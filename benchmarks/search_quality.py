@@ -15,13 +15,12 @@ What is compared, and why:
   exact=0)`` is scored by the probes' rule (a passage from the answer file, or an alternative
   file, whose line range overlaps the answer lines): hit@1, hit@5, MRR by kind. The
   baseline is what one would build in an afternoon: FTS5 over heading-split windows of at
-  most 1,800 characters of raw Markdown, heading column weight 2.
+  most 1,800 characters of raw Markdown, heading column weight 2. A diagnostic row runs the
+  same FTS5 ranking over kbx's own units, to separate segmentation from ranking.
 
-kbx variants: stemmer (snowball, plural, none), heading weight (0, 1, 2), k1/b, and a
-query-time stopword filter that exists only here (``drop_stopwords`` in ``common.py``: query
-term groups whose forms are all stopwords are dropped before ``rank``), with Lucene's 33
-English stopwords or a 100-word function-word list. A script, not a test: it prints
-Markdown tables and asserts nothing.
+kbx variants: stemmer (snowball, plural, none), heading weight (0, 1, 2), k1/b, and kbx's
+query-time function-word list on or off (``QUERY_STOPWORDS`` in ``extract/analysis.py``).
+A script, not a test: it prints Markdown tables and asserts nothing.
 
     .venv/bin/python benchmarks/search_quality.py [--eval ../shared/eval] [--full]
 """
@@ -44,26 +43,21 @@ import duckdb
 import Stemmer
 from common import (
     NODEJS,
-    STOPWORDS_100,
-    STOPWORDS_LUCENE,
     PassageFTS5,
     Question,
     build_kbx,
-    drop_stopwords,
     eval_arg,
     first_hit,
     fts5_or_query,
     hit_metrics,
     load_questions,
-    stop_forms,
     table,
 )
 from kbx.extract.analysis import Analyzer
 from kbx.store.bm25 import BM25Params, analyzer_of, rank
 from kbx.store.db import Index
-from kbx.store.search import hits_for, search
+from kbx.store.search import hits_for
 
-STOPLISTS = {"": frozenset(), "lucene33": STOPWORDS_LUCENE, "fw100": STOPWORDS_100}
 RANK_LIMIT = 1000
 Run = dict[str, list[str]]  # query id -> document ids, best first
 
@@ -76,7 +70,7 @@ class Variant:
     heading_weight: float = 1.0
     k1: float = 1.2
     b: float = 0.75
-    stop: str = ""  # a key of STOPLISTS
+    stop: bool = True  # kbx's query-time function-word list
 
     @property
     def params(self) -> BM25Params:
@@ -85,7 +79,7 @@ class Variant:
     @property
     def name(self) -> str:
         s = f"kbx {self.stemmer}, hw {self.heading_weight:g}, k1 {self.k1:g} b {self.b:g}"
-        return s + (f", stop {self.stop}" if self.stop else "")
+        return s + ("" if self.stop else ", no stopwords")
 
 
 def grid(full: bool) -> list[Variant]:
@@ -107,9 +101,7 @@ def grid(full: bool) -> list[Variant]:
             Variant("plural"),
             Variant("none"),
         ]
-    stops = [Variant(stop="lucene33"), Variant(stop="fw100"), Variant(heading_weight=2.0,
-                                                                        stop="fw100")]
-    return base + stops
+    return base + [Variant(stop=False), Variant(heading_weight=0.0, stop=False)]
 
 
 def log(msg: str) -> None:
@@ -121,9 +113,7 @@ def kbx_rows(
 ) -> tuple[list[tuple], list[list[str]]]:
     """``rank`` for one query under a variant: rows ``(unit_id, score, matched)``, best
     first, and the query term groups used."""
-    groups = an.query(text)
-    if v.stop:
-        groups = drop_stopwords(groups, stop_forms(an, STOPLISTS[v.stop]))
+    groups = an.query(text, stopwords=v.stop)
     rows, _ = rank(con, groups, params=v.params, limit=limit)
     return rows, groups
 
@@ -223,17 +213,23 @@ def scifact_kbx(data: SciFact, variants: list[Variant], tmp: Path) -> dict[str, 
 
 
 def scifact_bm25s(data: SciFact) -> tuple[Run, float]:
-    """bm25s as its README sets it up: English stopwords, PyStemmer English, Lucene BM25."""
-    t = time.perf_counter()
+    """bm25s as its README sets it up: English stopwords, PyStemmer English, Lucene BM25;
+    timed from query tokenizing on, all queries in one batch."""
     stemmer = Stemmer.Stemmer("english")
     ids = list(data.corpus)
     texts = [f"{title} {text}" for title, text in data.corpus.values()]
     tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
     retriever = bm25s.BM25()
     retriever.index(tokens, show_progress=False)
+    t = time.perf_counter()
     qids = list(data.queries)
-    qtok = bm25s.tokenize([data.queries[q] for q in qids], stopwords="en", stemmer=stemmer,
-                          return_ids=False, show_progress=False)
+    qtok = bm25s.tokenize(
+        [data.queries[q] for q in qids],
+        stopwords="en",
+        stemmer=stemmer,
+        return_ids=False,
+        show_progress=False,
+    )
     docs, _ = retriever.retrieve(qtok, k=100, show_progress=False)
     run = {q: [ids[i] for i in row] for q, row in zip(qids, docs.tolist(), strict=True)}
     return run, time.perf_counter() - t
@@ -244,8 +240,10 @@ def scifact_fts5(data: SciFact, weights: list[tuple[float, float]]) -> list[tupl
     con = sqlite3.connect(":memory:")
     con.execute("CREATE VIRTUAL TABLE t USING fts5(title, text, tokenize='porter unicode61')")
     with con:
-        con.executemany("INSERT INTO t(rowid, title, text) VALUES (?, ?, ?)",
-                        [(int(i), a, b) for i, (a, b) in data.corpus.items()])
+        con.executemany(
+            "INSERT INTO t(rowid, title, text) VALUES (?, ?, ?)",
+            [(int(i), a, b) for i, (a, b) in data.corpus.items()],
+        )
     out = []
     for wt, wx in weights:
         t = time.perf_counter()
@@ -271,7 +269,7 @@ def scifact_section(eval_dir: Path, variants: list[Variant], tmp: Path) -> str:
         f"### BEIR SciFact, train qrels ({len(data.qrels)} queries, {len(data.corpus):,} "
         "documents)\n\n"
     )
-    return head + table(["system", "nDCG@10", "Recall@100", "MRR@10", "query s"], rows)
+    return head + table(["system", "nDCG@10", "Recall@100", "MRR@10", "s, all queries"], rows)
 
 
 # --- Node.js questions -----------------------------------------------------------------------
@@ -280,13 +278,7 @@ Searcher = Callable[[Question], list[tuple[str, int, int]]]
 
 
 def kbx_searcher(idx: Index, v: Variant) -> Searcher:
-    """``search(k=5, exact=0)``, or its ranking step with stopword groups dropped."""
-    if not v.stop:
-        def plain(q: Question) -> list[tuple[str, int, int]]:
-            r = search(idx, q.text, k=5, params=v.params, exact=0)
-            return [(h.path, h.start_line, h.end_line) for h in r.hits]
-
-        return plain
+    """What ``search(k=5, exact=0)`` returns, with the variant's query analysis."""
 
     def stopped(q: Question) -> list[tuple[str, int, int]]:
         with idx.reader() as con:
@@ -296,6 +288,43 @@ def kbx_searcher(idx: Index, v: Variant) -> Searcher:
         return [(h.path, h.start_line, h.end_line) for h in hits]
 
     return stopped
+
+
+class UnitFTS5:
+    """A diagnostic: FTS5 (porter, heading path weight 2) over kbx's own units, each cited at
+    its first placement, so segmentation and ranking can be told apart."""
+
+    def __init__(self, idx: Index):
+        with idx.reader() as con:
+            rows = con.execute(
+                """SELECT u.unit_id, array_to_string(u.heading_path, ' / '), u.text, d.path,
+                          pl.start_line, pl.end_line
+                   FROM units u JOIN placements pl USING (unit_id) JOIN documents d USING (doc_id)
+                   QUALIFY row_number() OVER (PARTITION BY u.unit_id
+                                              ORDER BY d.path, pl.ordinal) = 1"""
+            ).fetchall()
+        self.con = sqlite3.connect(":memory:")
+        self.con.execute(
+            "CREATE VIRTUAL TABLE u USING fts5(heading, text, path UNINDEXED, "
+            "start UNINDEXED, stop UNINDEXED, tokenize='porter unicode61')"
+        )
+        with self.con:
+            self.con.executemany(
+                "INSERT INTO u(rowid, heading, text, path, start, stop) VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    def search(self, text: str, k: int = 5) -> list[tuple[str, int, int]]:
+        q = fts5_or_query(text)
+        return (
+            self.con.execute(
+                "SELECT path, start, stop FROM u WHERE u MATCH ? ORDER BY bm25(u, 2.0, 1.0) "
+                f"LIMIT {int(k)}",
+                [q],
+            ).fetchall()
+            if q
+            else []
+        )
 
 
 def nodejs_ranks(questions: list[Question], searcher: Searcher) -> list[int | None]:
@@ -323,6 +352,11 @@ def nodejs_section(eval_dir: Path, variants: list[Variant], tmp: Path) -> str:
     for stemmer, vs in by_stemmer(variants).items():
         log(f"nodejs: kbx index ({stemmer}) {build_kbx(root, db, stemmer):.1f} s")
         idx = Index.find(db)
+        if "FTS5 over kbx units, heading x2" not in ranks:
+            units = UnitFTS5(idx)
+            ranks["FTS5 over kbx units, heading x2"] = nodejs_ranks(
+                questions, lambda q, u=units: u.search(q.text)
+            )
         for v in vs:
             ranks[v.name] = nodejs_ranks(questions, kbx_searcher(idx, v))
     heads = ["system"] + [
@@ -343,7 +377,9 @@ def misses_table(questions: list[Question], ranks: dict[str, list[int | None]]) 
     """Per question, the rank of the first answering passage, where any shown system
     misses rank 1."""
     shown = [n for n in ranks if n.startswith("FTS5")] + [
-        Variant().name, Variant(stop="fw100").name, Variant(heading_weight=2.0, stop="fw100").name
+        Variant().name,
+        Variant(stop=False).name,
+        Variant(heading_weight=2.0).name,
     ]
     shown = [n for n in shown if n in ranks]
     rows = []
@@ -371,9 +407,7 @@ def main() -> None:
         if args.only in (None, "scifact"):
             sections.append(scifact_section(eval_dir, variants, Path(tmp)))
         if args.only in (None, "nodejs"):
-            nodejs_vs = grid(True) + [
-                Variant(s, stop="fw100") for s in ("plural", "none")
-            ]
+            nodejs_vs = grid(True) + [Variant(s, stop=False) for s in ("snowball", "none")]
             sections.append(nodejs_section(eval_dir, nodejs_vs, Path(tmp)))
     print("\n\n".join(sections))
     print(f"\nTotal run time: {time.perf_counter() - started:.0f} s")

@@ -20,6 +20,21 @@ import Stemmer
 from kbx.errors import BadArgument
 
 TOKEN = re.compile(r"\w+(?:[.\-/:@+'’_]\w+)*")
+# Function words dropped from queries (never from the index, so grep and phrases keep
+# them): measured on SciFact and the Node.js questions, see docs/BENCHMARKS.md.
+# fmt: off
+QUERY_STOPWORDS = frozenset((
+    "a", "about", "after", "again", "all", "also", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "for",
+    "from", "had", "has", "have", "having", "he", "her", "his", "how", "i", "if", "in", "into",
+    "is", "it", "its", "just", "me", "more", "most", "my", "no", "nor", "not", "of", "on",
+    "only", "or", "other", "our", "out", "over", "own", "same", "she", "should", "so", "some",
+    "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
+    "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were",
+    "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
+    "you", "your", "because", "both",
+))
+# fmt: on
 PART = re.compile(r"[^\W_]+")
 STEMMERS = ("snowball", "plural", "none")
 
@@ -79,7 +94,8 @@ class Analyzer:
                 continue
             yield m.start(), m.end(), whole
             for p in parts:
-                yield m.start() + p.start(), m.start() + p.end(), stem(fold(p.group()))
+                if p.end() - p.start() > 1 or p.group().isdigit():  # no "s" of "what's"
+                    yield m.start() + p.start(), m.start() + p.end(), stem(fold(p.group()))
 
     def terms(self, text: str, code: bool = False) -> Counter[str]:
         """Term frequencies of one text: raw tokens are counted first (in C), and each
@@ -94,19 +110,25 @@ class Analyzer:
     def _expand(self, raw: str, code: bool) -> tuple[str, ...]:
         return tuple(t for _, _, t in self.tokens(raw, code))
 
-    def query(self, text: str) -> list[list[str]]:
-        """A query's terms, grouped by the token they came from: each group's forms are
-        the prose form, and the unstemmed form that code units index."""
+    def query(self, text: str, stopwords: bool = True) -> list[list[str]]:
+        """A query's terms, grouped by the word they came from. A group's forms are
+        alternatives (the whole identifier, its parts, the unstemmed form code units
+        index); ranking takes the best of them. Function words are dropped unless
+        the query has nothing else."""
         groups: list[list[str]] = []
         seen: set[str] = set()
+        stop: list[bool] = []
         for m in TOKEN.finditer(text):
             prose = [t for _, _, t in self.tokens(m.group())]
             code = [t for _, _, t in self.tokens(m.group(), code=True)]
             forms = list(dict.fromkeys(prose + code))
             key = " ".join(forms)
-            if key not in seen:
+            if forms and key not in seen:
                 seen.add(key)
                 groups.append(forms)
+                stop.append(fold(m.group()) in QUERY_STOPWORDS)
+        if stopwords and not all(stop):
+            groups = [g for g, s in zip(groups, stop, strict=True) if not s]
         return groups
 
 

@@ -8,7 +8,7 @@ import posixpath
 from kbx.errors import ExtractError
 from kbx.extract.decode import declared_html_encoding, decode
 from kbx.extract.formats import html, latex, markdown, pdf, text
-from kbx.extract.model import Document
+from kbx.extract.model import Block, Document, Metadata
 from kbx.extract.units import pack
 
 FORMATS = {
@@ -45,6 +45,19 @@ def _normalize(original: str) -> str:
     return original.replace("\r\n", "\n").replace("\r", " ")
 
 
+def _title_as_root(blocks: list[Block], meta: Metadata) -> None:
+    """Put a declared title at the root of every heading path (a title ranks like a
+    heading); without one, the document's title is its first heading or line."""
+    title = " ".join((meta.title or "").split())
+    if title:
+        for b in blocks:
+            if not b.heading_path or b.heading_path[0] != title:
+                b.heading_path = (title, *b.heading_path)
+    elif blocks:
+        first = blocks[0].heading_path[:1] or (blocks[0].text.split("\n")[0].strip(),)
+        meta.title = first[0][:200] or None
+
+
 def extract(path: str, data: bytes) -> Document:
     """Extract one file; raises ExtractError with a reason a user can act on."""
     fmt = format_of(path)
@@ -70,6 +83,7 @@ def extract(path: str, data: bytes) -> Document:
             blocks, meta, warnings = latex.parse(clean, original, encoding, path)
         else:
             blocks, meta, warnings = text.parse(clean, original, encoding)
+    _title_as_root(blocks, meta)
     units = pack(blocks, encoding)
     if not units:
         warnings = [*warnings, "no text found"]

@@ -5,7 +5,11 @@ non-negative idf, and the heading path as a BM25F-style field of weight w):
 
     idf(t)  = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
     tf'(t)  = tf_body(t) + w * tf_heading(t)
-    score   = sum_t idf(t) * tf'(t) * (k1 + 1) / (tf'(t) + k1 * (1 - b + b * len / avglen))
+    c(t)    = idf(t) * tf'(t) * (k1 + 1) / (tf'(t) + k1 * (1 - b + b * len / avglen))
+    score   = sum over query words g of max over the forms t of g of c(t)
+
+A query word's forms (``command-line``, ``command``, ``line``; ``instal`` and
+``installing``) are alternatives, so the best one counts, not their sum.
 
 N, df and avglen are over units. Each query term's postings are read with an
 equality on ``term_id``, which the sorted table's zone maps answer by reading
@@ -96,15 +100,17 @@ def rank(
         stats AS (SELECT count(*)::DOUBLE AS n, avg(n_terms)::DOUBLE AS avglen FROM units),
         idf AS (SELECT term_id, ln(1 + (any_value(n) - count(*) + 0.5) / (count(*) + 0.5)) AS idf
                 FROM p CROSS JOIN stats GROUP BY term_id),
-        scored AS (
-            SELECT p.unit_id,
-                   sum(idf.idf * (p.tf + {w} * p.htf) * ({k1} + 1)
+        contrib AS (
+            SELECT p.unit_id, p.grp,
+                   max(idf.idf * (p.tf + {w} * p.htf) * ({k1} + 1)
                        / (p.tf + {w} * p.htf + {k1} * (1 - {b} + {b} * u.n_terms / stats.avglen)))
-                       AS score,
-                   count(DISTINCT p.grp) AS matched
+                       AS c
             FROM p JOIN idf USING (term_id) JOIN units u USING (unit_id) CROSS JOIN stats
             {allowed}
-            GROUP BY p.unit_id HAVING score > 0)
+            WHERE p.tf + {w} * p.htf > 0
+            GROUP BY p.unit_id, p.grp),
+        scored AS (SELECT unit_id, sum(c) AS score, count(*) AS matched FROM contrib
+                   GROUP BY unit_id)
         SELECT unit_id, score, matched, count(*) OVER () AS total FROM scored
         ORDER BY score DESC, unit_id {f"LIMIT {int(limit)}" if limit else ""}""",
         f.params,

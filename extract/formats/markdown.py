@@ -181,8 +181,6 @@ def parse(
     table = LineTable(body, encoding, original)
     blocks = _Walker(table, mdx).run(_parser().parse(body))
     title = front.get("title")
-    if not title:
-        title = next((b.heading_path[0] for b in blocks if b.heading_path), None)
     date = front.get("date") or front.get("pubDate") or front.get("published")
     authors = _as_list(front.get("authors") or front.get("author"))
     meta = Metadata(

@@ -11,7 +11,7 @@ _PARAGRAPH = re.compile(r"\n[ \t\f\v]*\n")
 
 
 def parse(text: str, original: str, encoding: str) -> tuple[list[Block], Metadata, list[str]]:
-    """Blocks of one plain-text file; the title is its first non-blank line."""
+    """Blocks of one plain-text file (it declares no title)."""
     table = LineTable(text, encoding, original)
     blocks: list[Block] = []
     pos = 0
@@ -22,5 +22,4 @@ def parse(text: str, original: str, encoding: str) -> tuple[list[Block], Metadat
         b.flowing(piece, start)
         if b.text().strip():
             blocks.append(Block(b.text(), b.segments, PROSE))
-    first = next((line.strip() for line in text.split("\n") if line.strip()), None)
-    return blocks, Metadata(title=first[:200] if first else None), []
+    return blocks, Metadata(), []

@@ -63,3 +63,14 @@ def test_query_groups_keep_the_code_form_beside_the_stem():
 def test_unknown_stemmer_lists_the_choices():
     with pytest.raises(BadArgument, match="choose from snowball, plural, none"):
         Analyzer("porter")
+
+
+def test_function_words_leave_queries_unless_nothing_else_is_left():
+    a = Analyzer("snowball")
+    assert a.query("how do I install node") == [["instal", "install"], ["node"]]
+    assert a.query("the who") == [["the"], ["who"]]
+    assert a.query("how do I", stopwords=False) == [["how"], ["do"], ["i"]]
+
+
+def test_possessive_s_is_not_a_term():
+    assert _terms("what's new", stemmer="none") == ["what's", "what", "new"]

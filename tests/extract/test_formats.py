@@ -41,8 +41,11 @@ def test_markdown_front_matter_structure_and_positions():
     assert _where(doc, data, "required") == (9, "required")
     assert _where(doc, data, "cedar-check") == (15, "cedar-check")
     assert _where(doc, data, "vendor.score") == (19, "vendor.score")
-    assert all(u.heading_path[0] == "Project Cedar" for u in doc.units)
-    assert any(u.heading_path == ("Project Cedar", "Steps") for u in doc.units)
+    # the declared title is the root of every heading path
+    assert all(
+        u.heading_path[:2] == ("Cedar supplier approval", "Project Cedar") for u in doc.units
+    )
+    assert any(u.heading_path[1:] == ("Project Cedar", "Steps") for u in doc.units)
     assert doc.sha256 == hashlib.sha256(data).hexdigest()
 
 
@@ -70,7 +73,9 @@ def test_html_skips_scripts_and_navigation_and_keeps_structure():
     assert "Unclosed paragraph with italics" in text  # malformed HTML still read
     assert _where(doc, data, "ERR_4021") == (7, "ERR_4021")
     assert _where(doc, data, "cedar --verify") == (12, "cedar --verify")
-    assert any(u.heading_path == ("Release notes", "Changes") for u in doc.units)
+    assert any(
+        u.heading_path == ("Release notes v18.2.0", "Release notes", "Changes") for u in doc.units
+    )
 
 
 def test_html_honours_declared_legacy_encoding():
@@ -96,15 +101,16 @@ def test_latex_metadata_sections_and_includes():
     assert "The seL4 kernel is formally verified." in text
     assert "comment" not in text and "klein2009" not in text
     assert "make sel4 --proofs" in text
-    assert any(u.heading_path == ("Introduction", "Method") for u in doc.units)
-    assert any(u.heading_path == ("Abstract",) for u in doc.units)
+    assert any(u.heading_path == ("Evaluating seL4", "Introduction", "Method") for u in doc.units)
+    assert any(u.heading_path == ("Evaluating seL4", "Abstract") for u in doc.units)
     assert _where(doc, data, "formally verified") == (11, "formally verified")
 
 
 def test_text_with_crlf_and_form_feed():
     data = TEXT.encode()
     doc = extract("runbook.txt", data)
-    assert doc.meta.title == "Runbook"
+    assert doc.meta.title == "Runbook"  # no declared title: the first line
+    assert all(u.heading_path == () for u in doc.units)
     text = "\n".join(u.text for u in doc.units)
     assert "Back up the database nightly. Keep 3.5 GB free." in text
     assert _where(doc, data, "Restore drill") == (6, "Restore drill")

@@ -109,3 +109,17 @@ def test_changing_the_stemmer_rebuilds_postings_without_reading_files(indexed, c
     con.close()
     assert (stems, whole) == (0, 1)
     assert search(indexed, "approval").hits
+
+
+def test_a_query_word_counts_once_by_its_best_form(indexed):
+    with indexed.reader() as con:
+        an = analyzer_of(con)
+        (group,) = an.query("v18.2.0")
+        together, _ = rank(con, [group])
+        unit = together[0][0]
+        alone = []
+        for form in group:
+            rows, _ = rank(con, [[form]])
+            alone.append(next((s for u, s, _ in rows if u == unit), 0.0))
+    assert together[0][1] == pytest.approx(max(alone))
+    assert together[0][1] < sum(alone)
