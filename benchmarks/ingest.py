@@ -40,6 +40,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -75,6 +76,7 @@ SPLIT_NOTE = (
     "resort: the final postings resort; other: the rest of `index()`."
 )
 SAMPLE_SECONDS = 0.1
+CONTENTION_WARN = 0.1  # cores used by other processes worth a warning
 
 # Run in a child process so its peak RSS (and its workers') is its own. The peak is read
 # from VmHWM where Linux has it: ru_maxrss survives exec, so a child forked from this
@@ -142,6 +144,59 @@ class MemoryResult:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+class Contention:
+    """How much CPU other processes take while the benchmark runs (a context manager).
+
+    Once a second, every process outside this benchmark's own tree is charged the CPU
+    time it used since the last look (or since it started, if it started during the run);
+    on a shared two-core machine this says how far to trust the wall-clock figures.
+    """
+
+    def __init__(self, interval: float = 1.0) -> None:
+        self.interval = interval
+        self.load_at_start = os.getloadavg()[0]
+        self.other_cpu = 0.0
+        self.wall = 0.0
+        self._seen: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._started = time.time()
+
+    def __enter__(self) -> Contention:
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.wall = time.time() - self._started
+
+    @property
+    def cores(self) -> float:
+        """Average number of cores other processes kept busy."""
+        return self.other_cpu / self.wall if self.wall else 0.0
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def _sample(self) -> None:
+        me = psutil.Process()
+        ours = {me.pid, *(c.pid for c in me.children(recursive=True))}
+        for p in psutil.process_iter(["cpu_times", "create_time"]):
+            times = p.info["cpu_times"]
+            if times is None:
+                continue
+            total = times.user + times.system
+            prev = self._seen.get(p.pid)
+            if prev is None and (p.info["create_time"] or 0) > self._started:
+                prev = 0.0
+            self._seen[p.pid] = total
+            if prev is not None and p.pid not in ours:
+                self.other_cpu += max(0.0, total - prev)
 
 
 def median(values: list[float]) -> float:
@@ -451,7 +506,9 @@ def memory_table(results: list[MemoryResult]) -> str:
     return table(header, rows)
 
 
-def interpretation(speed: list[SpeedResult], memory: list[MemoryResult]) -> str:
+def interpretation(
+    speed: list[SpeedResult], memory: list[MemoryResult], contention: Contention
+) -> str:
     """Two or three sentences against the aims: 3x FTS5, re-run < 1 s, flat memory."""
     ratios = ", ".join(f"{r.corpus} {median(r.first) / median(r.fts5):.1f}x" for r in speed)
     parts = [f"First index against the FTS5 build of the same text (aim: within 3x): {ratios}."]
@@ -480,21 +537,31 @@ def interpretation(speed: list[SpeedResult], memory: list[MemoryResult]) -> str:
             f"workers stay at or under {max(m.worker_mb for m in memory):.0f} MB each."
         )
     parts.append(sentence)
+    if contention.cores > CONTENTION_WARN:
+        parts.append(
+            f"Other processes kept {contention.cores:.2f} of the {os.cpu_count()} cores busy "
+            "during this run, so the wall-clock figures are pessimistic."
+        )
     return " ".join(parts)
 
 
-def machine_note(load: float) -> str:
+def machine_note(contention: Contention) -> str:
     """CPU count, memory, the versions that matter and how busy the machine was."""
     return (
         f"{os.cpu_count()} cores, {psutil.virtual_memory().total / 1024**3:.0f} GiB, "
         f"{platform.system()} {platform.machine()}, Python {platform.python_version()}, "
         f"DuckDB {duckdb.__version__}, SQLite {sqlite3.sqlite_version}; "
-        f"1-minute load average at start {load:.2f}"
+        f"1-minute load average at start {contention.load_at_start:.2f}; other processes kept "
+        f"at least {contention.cores:.2f} cores busy on average during the run "
+        "(sampled each second)"
     )
 
 
 def report(
-    args: argparse.Namespace, load: float, speed: list[SpeedResult], memory: list[MemoryResult]
+    args: argparse.Namespace,
+    contention: Contention,
+    speed: list[SpeedResult],
+    memory: list[MemoryResult],
 ) -> str:
     """The whole ``## Ingest`` section."""
     command = shlex.join(["python", "benchmarks/ingest.py", *sys.argv[1:]])
@@ -503,7 +570,7 @@ def report(
         "",
         f"Command: `{command}`  ",
         f"Date: {dt.date.today().isoformat()}  ",
-        f"Machine: {machine_note(load)}  ",
+        f"Machine: {machine_note(contention)}  ",
         f"Timings: median of {args.repeat} run(s), files in the page cache; memory runs: 1 run "
         f"each, in a child process, sampled every {SAMPLE_SECONDS * 1000:.0f} ms.",
         "",
@@ -515,7 +582,7 @@ def report(
         parts += [SPLIT_NOTE, ""]
     if memory:
         parts += ["Peak memory of the first index:", "", memory_table(memory), ""]
-    parts += [interpretation(speed, memory), ""]
+    parts += [interpretation(speed, memory, contention), ""]
     return "\n".join(parts)
 
 
@@ -589,17 +656,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     """Run every benchmark, print the section, and write it when asked."""
     args = parse_args(argv)
-    load = os.getloadavg()[0]
     speed = []
-    for corpus in corpora(args.eval, args.corpus):
-        print(f"timing {corpus.name} ...", file=sys.stderr)
-        speed.append(bench_speed(corpus, args.workers, args.repeat, not args.no_single))
     memory: list[MemoryResult] = []
-    if args.memory_corpus:
-        (target,) = corpora(args.eval, [args.memory_corpus])
-        print(f"memory on {target.name} x1 and x{args.copies} ...", file=sys.stderr)
-        memory = bench_memory(target, args.workers, args.copies)
-    section = report(args, load, speed, memory)
+    with Contention() as contention:
+        for corpus in corpora(args.eval, args.corpus):
+            print(f"timing {corpus.name} ...", file=sys.stderr)
+            speed.append(bench_speed(corpus, args.workers, args.repeat, not args.no_single))
+        if args.memory_corpus:
+            (target,) = corpora(args.eval, [args.memory_corpus])
+            print(f"memory on {target.name} x1 and x{args.copies} ...", file=sys.stderr)
+            memory = bench_memory(target, args.workers, args.copies)
+    section = report(args, contention, speed, memory)
     print(section)
     if args.write:
         write_section(section)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import duckdb
 import typer
 from kbx import __version__
 from kbx.errors import BadArgument, KbxError
@@ -370,6 +371,14 @@ def main() -> None:
         sys.exit(2)
     except KbxError as e:
         err.print(f"[red]error:[/] {e}")
+        sys.exit(1)
+    except duckdb.Error as e:
+        first = str(e).splitlines()[0]
+        err.print(
+            f"[red]error:[/] the index could not be read ({first}); if another kbx version "
+            "built it, delete its .kbx folder and run `kbx index` again",
+            markup=True,
+        )
         sys.exit(1)
     except KeyboardInterrupt:
         err.print("interrupted; what was committed is kept, run the command again to continue")

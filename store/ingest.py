@@ -110,7 +110,9 @@ def _read_all(
         for a in args:
             yield read_one(*a)
         return
-    ctx = multiprocessing.get_context("forkserver")
+    # fork: workers start at once, need no __main__ guard in the caller's script, and
+    # never touch DuckDB (no connection is open while the pool lives).
+    ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
         yield from pool.map(read_one, *zip(*args, strict=True), chunksize=4)
 
