@@ -67,11 +67,12 @@ MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {}
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
     """The schema version a file records, or None for a file kbx did not create."""
-    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    if "kbx_meta" not in tables:
+    try:  # the common case in one cheap query; the catalog only when it fails
+        row = con.execute("SELECT value FROM kbx_meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else None
+    except duckdb.CatalogException:
+        tables = con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0]
         return None if tables else 0
-    row = con.execute("SELECT value FROM kbx_meta WHERE key = 'schema_version'").fetchone()
-    return int(row[0]) if row else None
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection, root: str) -> None:

@@ -67,52 +67,32 @@ def hits_for(
         return []
     f = doc_filter or DocFilter()
     ids = ", ".join(str(int(r[0])) for r in ranked)
-    places = con.execute(
+    first: dict[int, tuple] = {}
+    paths: dict[int, list[str]] = {}
+    for row in con.execute(
         f"""SELECT pl.unit_id, pl.doc_id, pl.ordinal, d.path, d.sha256, pl.start_line,
-                  pl.end_line, pl.page, list(d.path) OVER (PARTITION BY pl.unit_id) AS paths
+                  pl.end_line, pl.page
            FROM placements pl JOIN documents d USING (doc_id)
-           WHERE pl.unit_id IN ({ids}) AND {f.where()}
-           QUALIFY row_number() OVER (PARTITION BY pl.unit_id ORDER BY d.path, pl.ordinal) = 1""",
+           WHERE pl.unit_id IN ({ids}) AND {f.where()} ORDER BY d.path, pl.ordinal""",
         f.params,
-    ).fetchall()
-    texts = {
+    ).fetchall():
+        first.setdefault(row[0], row)
+        paths.setdefault(row[0], []).append(row[3])
+    chosen = ", ".join(f"({p[0]}, {p[1]}, {p[2]})" for p in first.values())
+    rows = {
         r[0]: r[1:]
         for r in con.execute(
-            "SELECT unit_id, text, heading_path, unit_hash, kind FROM units "
-            f"WHERE unit_id IN ({ids})"
+            f"""SELECT u.unit_id, u.text, u.heading_path, u.unit_hash, u.kind, pl.offsets
+                FROM (VALUES {chosen}) v(unit_id, doc_id, ordinal)
+                JOIN units u USING (unit_id)
+                JOIN placements pl ON pl.doc_id = v.doc_id AND pl.ordinal = v.ordinal"""
         ).fetchall()
     }
-    docs = ", ".join(str(int(p[1])) for p in places)
-    maps = {
-        (r[0], r[1]): r[2]
-        for r in con.execute(
-            f"SELECT doc_id, ordinal, offsets FROM placements WHERE doc_id IN ({docs})"
-        ).fetchall()
-    }
-    rows = [
-        (
-            p[0],
-            p[3],
-            p[4],
-            p[5],
-            p[6],
-            texts[p[0]][1],
-            p[7],
-            maps[(p[1], p[2])],
-            texts[p[0]][0],
-            texts[p[0]][2],
-            texts[p[0]][3],
-            p[8],
-        )
-        for p in places
-    ]
-    by_unit = {r[0]: r for r in rows}
     forms = {f for g in groups for f in g}
     hits = []
     for unit_id, score, matched in ranked:
-        _, path, sha, start, end, heading, page, blob, text, unit_hash, kind, paths = by_unit[
-            unit_id
-        ]
+        _, _, _, path, sha, start, end, page = first[unit_id]
+        text, heading, unit_hash, kind, blob = rows[unit_id]
         spans = matches(text, forms, an, kind == "code")
         a, b = snippet_window(text, spans)
         hits.append(
@@ -130,7 +110,7 @@ def hits_for(
                 text=text,
                 unit=unit_hash,
                 page=page,
-                also_in=sorted(set(paths) - {path}),
+                also_in=sorted(set(paths[unit_id]) - {path}),
             )
         )
     return hits
