@@ -3,8 +3,8 @@
 What is compared, per corpus, in one run:
 
 * **kbx first index** - ``index(root, db=..., workers=N)`` into a fresh DuckDB file (a fresh
-  temporary folder per repetition): walk, read, hash, extract clean text, write units,
-  placements and documents.
+  temporary folder per repetition): walk, read, hash, extract clean text, analyze terms,
+  write documents, units, postings and placements.
 * **no-change re-run** - ``index()`` again on the same file with nothing changed; this is
   what an agent pays every time it refreshes before searching.
 * **FTS5 build** - the same clean text (``SELECT text FROM units`` read back from the kbx

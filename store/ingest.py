@@ -102,10 +102,16 @@ def read_one(
     return out
 
 
+def _trusted_sha(known: dict | None) -> str | None:
+    """The hash that lets a file skip extraction: only one that was indexed fine (a file
+    that failed is tried again, since a newer kbx may read it)."""
+    return known["sha256"] if known and known["status"] == "ok" else None
+
+
 def _read_all(
     root: Path, todo: list[Found], known: dict, max_size: int, workers: int, analyzer: Analyzer
 ) -> Iterator[Outcome]:
-    args = [(str(root), f, known.get(f.rel, {}).get("sha256"), max_size, analyzer) for f in todo]
+    args = [(str(root), f, _trusted_sha(known.get(f.rel)), max_size, analyzer) for f in todo]
     if workers <= 1 or len(todo) < PARALLEL_THRESHOLD:
         for a in args:
             yield read_one(*a)

@@ -134,3 +134,13 @@ def test_parallel_and_serial_extraction_store_the_same(corpus, tmp_path):
     a = index(corpus, workers=1)
     b = index(corpus, tmp_path / "par.duckdb", workers=2)
     assert a.units_added == b.units_added and a.new == b.new == 45
+
+
+def test_a_failed_file_stays_failed_and_is_retried(corpus):
+    (corpus / "empty.md").write_bytes(b"")
+    assert index(corpus).failed == 1
+    r = index(corpus)
+    assert (r.failed, r.unchanged) == (1, 5)
+    assert _rows(corpus, "SELECT status, error FROM documents WHERE path = 'empty.md'") == [
+        ("failed", "empty file")
+    ]
