@@ -12,10 +12,13 @@ import duckdb
 import typer
 from kbx import __version__
 from kbx.errors import BadArgument, KbxError
+from kbx.recognizers.registry import Registry
 from kbx.store import ingest
 from kbx.store.db import Index
 from kbx.store.grep import GrepResult
 from kbx.store.grep import grep as grep_clean_text
+from kbx.store.mentions import mentions as list_mentions
+from kbx.store.mentions import recognizers as list_recognizers
 from kbx.store.read import read as read_lines
 from kbx.store.search import search as search_index
 from kbx.store.status import status as index_status
@@ -147,6 +150,13 @@ def index(
         f"{report.removed} removed, {report.failed} failed, {report.skipped} skipped"
     )
     out.print(f"  {report.units_added} units added, {report.units_swept} swept")
+    for r in report.recognizers:
+        if r.units:
+            out.print(
+                f"  {r.name} {r.version}: {r.units} units, {r.mentions} mentions", markup=False
+            )
+        for unit, why in r.failures[:5]:
+            out.print(f"  [yellow]![/] {r.name} failed on unit {unit[:12]}: {why}")
     for rel, why in report.failures:
         out.print(f"  [yellow]![/] {rel}: {why}")
 
@@ -353,6 +363,67 @@ def grep(
         out.print(
             f"{g.left_out} more matches in {g.files} files left out "
             f"({g.left_out_files} files not shown); raise --max or narrow with --path"
+        )
+
+
+@app.command()
+def mentions(
+    spec: Annotated[
+        str,
+        typer.Argument(metavar="PATH[:START-END]", help="An indexed file, and optionally lines."),
+    ],
+    type_: Annotated[str | None, typer.Option("--type", help="Only this mention type.")] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List what the recognizers found in a document, at its original lines.
+
+    Each mention shows its line, exact text, type, normalized value, confidence, and
+    the recognizer and version that made it.
+
+    Examples:
+
+      kbx mentions notes/reading-list.md
+
+      kbx mentions papers/sel4-evaluation.tex:1-40 --type DOI --json
+    """
+    rows = list_mentions(Index.find(db), spec, type_)
+    if as_json:
+        keys = ("path", "line", "text", "type", "value", "confidence", "recognizer", "version")
+        _emit_json([{k: getattr(m, k) for k in keys} for m in rows])
+        return
+    for m in rows:
+        out.print(
+            f"{m.path}:{m.line}  {m.type:<7} {m.text}  → {m.value}  "
+            f"({m.confidence:.2f}, {m.recognizer} {m.version})",
+            markup=False,
+        )
+    if not rows:
+        out.print("no mentions", markup=False)
+
+
+@app.command()
+def recognizers(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """List the installed recognizers: version, types, filter or boost, and their work.
+
+    Recognizers come from the entry-point group `kbx.recognizers` (built-ins too);
+    `kbx index` runs each on every unit that lacks a run of its current version.
+
+    Example:
+
+      kbx recognizers --json
+    """
+    rows = list_recognizers(Index.find(db), Registry.load())
+    if as_json:
+        _emit_json([dataclasses.asdict(r) for r in rows])
+        return
+    for r in rows:
+        use = "filter" if r.filter else "boost"
+        out.print(
+            f"{r.name} {r.version}  [{', '.join(r.types)}]  {use}  "
+            f"{r.units}/{r.units_total} units, {r.mentions} mentions"
+            + (f", {r.failed} failed" if r.failed else ""),
+            markup=False,
         )
 
 

@@ -23,8 +23,10 @@ from kbx.errors import BadArgument, ExtractError
 from kbx.extract import Document, extract
 from kbx.extract.analysis import Analyzer, analyze_units
 from kbx.extract.textmap import pack
+from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
 from kbx.store.postings import rebuild_postings, resort_postings
+from kbx.store.recognize import RecognizerReport, recognize
 from kbx.store.walk import Found, walk
 
 DEFAULT_MAX_SIZE = 50 * 1024 * 1024
@@ -62,6 +64,7 @@ class IndexReport:
     units_added: int = 0
     units_swept: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
+    recognizers: list[RecognizerReport] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -317,13 +320,17 @@ def _stage(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], rows: 
 
 
 def sweep(con: duckdb.DuckDBPyConnection) -> int:
-    """Delete units no document places any more; returns how many."""
+    """Delete units no document places any more, with their postings, runs and mentions;
+    returns how many."""
     n = con.execute(
         "SELECT count(*) FROM units u ANTI JOIN placements p USING (unit_id)"
     ).fetchone()[0]
     if n:
         orphans = "(SELECT unit_id FROM units u ANTI JOIN placements p USING (unit_id))"
+        hashes = f"(SELECT unit_hash FROM units WHERE unit_id IN {orphans})"
         con.execute("BEGIN")
+        con.execute(f"DELETE FROM mentions WHERE unit_hash IN {hashes}")
+        con.execute(f"DELETE FROM runs WHERE unit_hash IN {hashes}")
         con.execute(f"DELETE FROM postings WHERE unit_id IN {orphans}")
         con.execute(f"DELETE FROM units WHERE unit_id IN {orphans}")
         con.execute("COMMIT")
@@ -338,7 +345,9 @@ def index(
     workers: int | None = None,
     hidden: bool = False,
     stemmer: str | None = None,
+    registry: Registry | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    recognizer_progress: Callable[[str, int, int], None] | None = None,
 ) -> IndexReport:
     """Bring the index of ``root`` up to date with its files; returns what changed."""
     started = time.monotonic()
@@ -396,6 +405,9 @@ def index(
         con.execute(
             "INSERT OR REPLACE INTO kbx_meta VALUES ('indexed_at', ?)", [datetime.now().isoformat()]
         )
+    report.recognizers = recognize(
+        idx, registry if registry is not None else Registry.load(), progress=recognizer_progress
+    )
     report.seconds = time.monotonic() - started
     return report
 

@@ -59,6 +59,25 @@ CREATE TABLE postings (             -- kept sorted by term_id (see store/compact
     tf INTEGER NOT NULL,            -- in the body
     htf INTEGER NOT NULL            -- in the heading path: a BM25F field
 );
+CREATE TABLE runs (                 -- the cache key: a run that found nothing counts too
+    unit_hash VARCHAR NOT NULL,
+    recognizer VARCHAR NOT NULL,
+    version VARCHAR NOT NULL,
+    n_mentions INTEGER NOT NULL,
+    error VARCHAR,                  -- the recognizer raised on this unit; retried next run
+    ran_at TIMESTAMP NOT NULL
+);
+CREATE TABLE mentions (             -- standoff spans over a unit's clean text
+    unit_hash VARCHAR NOT NULL,
+    recognizer VARCHAR NOT NULL,
+    version VARCHAR NOT NULL,
+    start_char INTEGER NOT NULL,    -- 0-based, end exclusive
+    end_char INTEGER NOT NULL,
+    type VARCHAR NOT NULL,
+    text VARCHAR NOT NULL,
+    value VARCHAR,
+    confidence DOUBLE NOT NULL
+);
 """
 
 # Each entry upgrades a file from version ``n`` to ``n + 1``.

@@ -1,0 +1,1 @@
+"""Recognizers: units of clean text to standoff mentions, versioned and pluggable."""

@@ -1,0 +1,70 @@
+"""The one contract a recognizer author sees: metadata, a mention, and a batch call.
+
+A recognizer turns units of clean text into mentions: spans ``[start, end)`` of
+that text with a type, the exact text, a normalized value and a confidence. Its
+(name, version) is the cache key kbx keeps per unit, so a name's behaviour never
+changes under the same version: new behaviour, new version.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from kbx.errors import BadArgument
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
+
+
+@dataclass(frozen=True)
+class RecognizerInfo:
+    """What a recognizer declares; checked the moment it is registered."""
+
+    name: str
+    version: str
+    types: tuple[str, ...]
+    languages: tuple[str, ...] = ("en",)
+    needs_context: bool = False
+    filter: bool = True  # precise enough to filter on; False: its mentions only boost
+
+    def __post_init__(self):
+        if not _NAME.match(self.name):
+            raise BadArgument(f"recognizer name {self.name!r}: use lower case, digits and _")
+        if not self.version or not self.types:
+            raise BadArgument(f"recognizer {self.name!r} must declare a version and its types")
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A standoff span over one unit's clean text (0-based, end exclusive)."""
+
+    start: int
+    end: int
+    type: str
+    text: str
+    value: str | None = None
+    confidence: float = 1.0
+
+
+@runtime_checkable
+class Recognizer(Protocol):
+    """Anything with ``info`` and a batched ``recognize`` is a recognizer."""
+
+    info: RecognizerInfo
+
+    def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
+        """The mentions of each text, in the order given."""
+        ...
+
+
+def check_spans(text: str, mentions: list[Mention], name: str) -> list[Mention]:
+    """Refuse a mention whose span does not hold its text (offsets must be exact)."""
+    for m in mentions:
+        if not (0 <= m.start < m.end <= len(text)) or text[m.start : m.end] != m.text:
+            raise ValueError(
+                f"recognizer {name!r} returned a misaligned span [{m.start}, {m.end}) "
+                f"for {m.text!r}"
+            )
+    return mentions
