@@ -10,7 +10,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test]' -e tests/plugin
 
 demo: install
 	rm -rf examples/.kbx

@@ -1,0 +1,122 @@
+"""The framework: metadata checked, plugins by entry point, runs cached by (unit, name, version)."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from kbx.errors import BadArgument
+from kbx.recognizers.base import Mention, RecognizerInfo
+from kbx.recognizers.identifiers import IdentifierRecognizer
+from kbx.recognizers.registry import Registry
+from kbx.store.db import Index
+from kbx.store.ingest import index
+from kbx.store.mentions import mentions, recognizers
+
+
+class Words:
+    """Counts calls; finds the word 'cedar' (any case) as a boost-only mention."""
+
+    def __init__(self, version: str = "1", fail_on: str | None = None):
+        self.info = RecognizerInfo(name="words", version=version, types=("WORD",), filter=False)
+        self.calls = 0
+        self.fail_on = fail_on
+
+    def recognize(self, texts):
+        self.calls += len(texts)
+        out = []
+        for t in texts:
+            if self.fail_on and self.fail_on in t:
+                raise RuntimeError("cannot read this one")
+            i = t.lower().find("cedar")
+            out.append([Mention(i, i + 5, "WORD", t[i : i + 5])] if i >= 0 else [])
+        return out
+
+
+def _q(corpus, sql, params=()):
+    con = duckdb.connect(str(Index.for_root(corpus).db), read_only=True)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def test_metadata_is_checked_and_names_are_unique():
+    with pytest.raises(BadArgument, match="use lower case"):
+        RecognizerInfo(name="Bad Name", version="1", types=("X",))
+    with pytest.raises(BadArgument, match="version and its types"):
+        RecognizerInfo(name="ok", version="", types=("X",))
+    with pytest.raises(BadArgument, match="two recognizers are named 'words'"):
+        Registry([Words(), Words()])
+    with pytest.raises(BadArgument, match="choose from words"):
+        Registry([Words()]).get("nope")
+
+
+def test_a_plugin_package_is_found_by_its_entry_point():
+    names = [r.info.name for r in Registry.load()]
+    assert "acronyms" in names and "identifiers" in names  # tests/plugin, installed by make
+
+
+def test_runs_are_cached_and_a_run_with_nothing_found_still_counts(corpus):
+    words = Words()
+    first = index(corpus, registry=Registry([words]))
+    n_units = _q(corpus, "SELECT count(*) FROM units")[0][0]
+    assert words.calls == n_units and first.recognizers[0].units == n_units
+    assert _q(corpus, "SELECT count(*) FROM runs WHERE n_mentions = 0")[0][0] > 0
+    index(corpus, registry=Registry([words]))
+    assert words.calls == n_units  # nothing re-run
+
+
+def test_a_shared_unit_reuses_its_mentions(corpus):
+    words = Words()
+    index(corpus, registry=Registry([words]))
+    calls = words.calls
+    (corpus / "copy.md").write_bytes((corpus / "notes" / "cedar.md").read_bytes())
+    index(corpus, registry=Registry([words]))
+    assert words.calls == calls
+    assert mentions(Index.for_root(corpus), "copy.md")[0].text == "Cedar"
+
+
+def test_a_version_bump_redoes_only_that_recognizer(corpus):
+    index(corpus, registry=Registry([Words("1"), IdentifierRecognizer()]))
+    ids_before = _q(
+        corpus, "SELECT count(*), min(ran_at) FROM runs WHERE recognizer = 'identifiers'"
+    )
+    index(corpus, registry=Registry([Words("2"), IdentifierRecognizer()]))
+    assert _q(corpus, "SELECT DISTINCT version FROM runs WHERE recognizer = 'words'") == [("2",)]
+    assert _q(corpus, "SELECT DISTINCT version FROM mentions WHERE recognizer = 'words'") == [
+        ("2",)
+    ]
+    ids_after = _q(
+        corpus, "SELECT count(*), min(ran_at) FROM runs WHERE recognizer = 'identifiers'"
+    )
+    assert ids_after == ids_before  # untouched
+
+
+def test_a_failing_unit_is_recorded_and_retried(corpus):
+    r = index(corpus, registry=Registry([Words(fail_on="Runbook")]))
+    (report,) = r.recognizers
+    assert len(report.failures) == 1 and "cannot read this one" in report.failures[0][1]
+    assert report.units == _q(corpus, "SELECT count(*) FROM units")[0][0]
+    fixed = Words()
+    index(corpus, registry=Registry([fixed]))
+    assert fixed.calls == 1  # only the failed unit again
+    assert _q(corpus, "SELECT count(*) FROM runs WHERE error IS NOT NULL") == [(0,)]
+
+
+def test_mentions_are_cited_at_original_lines_and_swept_with_their_units(corpus):
+    (corpus / "refs.md").write_text("# Refs\n\nThe seL4 paper:\ndoi:10.1145/1629575.1629596.\n")
+    index(corpus, registry=Registry([IdentifierRecognizer()]))
+    idx = Index.for_root(corpus)
+    (m,) = mentions(idx, "refs.md", "doi")
+    assert (m.line, m.text, m.value, m.recognizer) == (
+        4,
+        "10.1145/1629575.1629596",
+        "10.1145/1629575.1629596",
+        "identifiers",
+    )
+    assert mentions(idx, "refs.md:1-3") == []
+    (row,) = recognizers(idx, Registry([IdentifierRecognizer()]))
+    assert row.units == row.units_total and row.mentions >= 1
+    (corpus / "refs.md").unlink()
+    index(corpus, registry=Registry([IdentifierRecognizer()]))
+    assert _q(corpus, "SELECT count(*) FROM mentions WHERE value LIKE '10.1145/1629575%'") == [(0,)]
