@@ -17,12 +17,18 @@ from stdnum.iso7064 import mod_11_2
 
 _DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>\[\]{}|\\^`]+")
 _DOI_TRAILING = ".,;:!?*"
-_LABEL = r"(?:\s*[:=]\s*[{\"]?\s*|\s+)"
-_ISBN = re.compile(rf"(?i)\bISBN(?:-?1[03])?{_LABEL}(?P<id>(?:[\dX][\s-]?){{9,12}}[\dX])\b")
-_ISBN13 = re.compile(
-    r"\b(?P<id>97[89][-\u2010 ]\d{1,5}[-\u2010 ]\d{1,7}[-\u2010 ]\d{1,7}[-\u2010 ][\dX])\b"
+# A label ("ISBN", "issn =", '"ISSN": [') governs the identifiers that follow it on its
+# line, so lists such as {0924-2708, 1601-5215} are read whole.
+_ISBN_LABEL = re.compile(r"(?i)\bISBN(?:-?1[03])?\b")
+_ISSN_LABEL = re.compile(r"(?i)\b[ep]?ISSN\b")
+# Between a label and its identifiers, or between two of them: punctuation, space, and
+# the keys of Crossref's JSON ({"issn-type": [{"type": "print", "value": "0360-4012"}]}).
+_GAP = re.compile(r"(?:\s+|[\"':=\[\]{}(),;-]|type|value|print|electronic){0,40}")
+_ISBN_SHAPE = re.compile(r"(?<![\w.-])(?P<id>(?:[\dX][\s\u2010-]?){9,12}[\dX])(?![\w-])")
+_ISBN13 = re.compile(  # a book's EAN needs no label: 978/979 and a valid check digit
+    r"(?<![\w-])(?P<id>97[89](?:[-\u2010 ]?\d){9}[-\u2010 ]?[\dX])(?![\w-])"
 )
-_ISSN = re.compile(rf"(?i)\b[ep]?ISSN{_LABEL}(?P<id>\d{{4}}-?\d{{3}}[\dX])\b")
+_ISSN_SHAPE = re.compile(r"(?<![\w-])(?P<id>\d{4}-?\d{3}[\dX])(?![\w-])")
 _ORCID = re.compile(r"\b(?P<id>\d{4}-\d{4}-\d{4}-\d{3}[\dX])\b")
 _ARXIV_NEW = re.compile(r"\b(?P<id>(?P<yymm>\d{4})\.(?P<num>\d{4,5}))(?P<v>v\d+)?\b")
 _ARCHIVES = (
@@ -45,22 +51,37 @@ def _doi(text: str) -> Iterator[Mention]:
             yield Mention(m.start(), m.start() + len(doi), "DOI", doi, doi.lower())
 
 
+def _labelled(text: str, label: re.Pattern, shape: re.Pattern) -> Iterator[re.Match]:
+    """Candidates of ``shape`` that follow a ``label``, one after another, separated only
+    by punctuation and space (``issn = {0924-2708, 1601-5215}``, ``"ISSN": ["…", "…"]``)."""
+    for lm in label.finditer(text):
+        pos = lm.end()
+        while True:
+            gap = _GAP.match(text, pos)
+            m = shape.match(text, gap.end())
+            if not m:
+                break
+            yield m
+            pos = m.end()
+
+
 def _isbn(text: str) -> Iterator[Mention]:
     seen = set()
-    for rx in (_ISBN, _ISBN13):
-        for m in rx.finditer(text):
-            raw = m.group("id").rstrip(" -")
-            digits = re.sub(r"[\s\-\u2010]", "", raw)
-            if len(digits) in (10, 13) and isbn.is_valid(digits) and m.start("id") not in seen:
-                seen.add(m.start("id"))
-                start = m.start("id")
-                yield Mention(start, start + len(raw), "ISBN", raw, isbn.to_isbn13(digits))
+    for m in [*_labelled(text, _ISBN_LABEL, _ISBN_SHAPE), *_ISBN13.finditer(text)]:
+        raw = m.group("id").rstrip(" -")
+        digits = re.sub(r"[\s\-\u2010]", "", raw)
+        if len(digits) in (10, 13) and isbn.is_valid(digits) and m.start("id") not in seen:
+            seen.add(m.start("id"))
+            start = m.start("id")
+            yield Mention(start, start + len(raw), "ISBN", raw, isbn.to_isbn13(digits))
 
 
 def _issn(text: str) -> Iterator[Mention]:
-    for m in _ISSN.finditer(text):
+    seen = set()
+    for m in _labelled(text, _ISSN_LABEL, _ISSN_SHAPE):
         raw = m.group("id")
-        if issn.is_valid(raw):
+        if issn.is_valid(raw) and m.start() not in seen:
+            seen.add(m.start())
             yield Mention(m.start("id"), m.end("id"), "ISSN", raw, issn.format(raw))
 
 
