@@ -19,10 +19,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from common import build_kbx, eval_arg, table
-from stdnum import isbn
-
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.store.db import Index
+from stdnum import isbn
 
 TYPES = {
     "arxiv": "ARXIV",
