@@ -1,0 +1,505 @@
+"""Dates, times, durations and sets as TimeML TIMEX3 values, with exact minimal spans.
+
+Candidates come from one compiled pattern (fast, with offsets), never from running
+``dateparser.search_dates`` over a unit. Each candidate is normalized at the
+granularity the text expressed ("in 2021" is ``2021``). Absolute month-day-year
+dates are parsed by dateparser. Expressions that need the document's date
+("yesterday", "last Tuesday", "the third quarter") get a relative value, ``REL:…``,
+which ``resolve`` turns into a TIMEX3 value in the document context layer; without
+a document date it stays unresolved, never resolved against today.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+from functools import lru_cache
+
+from kbx.recognizers.base import Mention, RecognizerInfo
+
+MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for m in names
+}
+WEEKDAYS = {
+    d: i
+    for i, d in enumerate(
+        ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    )
+}
+NUMBERS = {
+    w: i
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+}
+NUMBERS |= {
+    "a": 1,
+    "an": 1,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "hundred": 100,
+    "several": "X",
+    "few": "X",
+    "many": "X",
+    "some": "X",
+}
+UNITS = {
+    "year": "Y",
+    "month": "M",
+    "week": "W",
+    "day": "D",
+    "decade": "DE",
+    "century": "CE",
+    "hour": "H",
+    "minute": "M",
+    "second": "S",
+    "quarter": "Q",
+}
+ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "1st": 1,
+    "2nd": 2,
+    "3rd": 3,
+    "4th": 4,
+}
+SEASONS = {"spring": "SP", "summer": "SU", "fall": "FA", "autumn": "FA", "winter": "WI"}
+PARTS_OF_DAY = {"morning": "MO", "afternoon": "AF", "evening": "EV", "night": "NI", "tonight": "NI"}
+
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_YEAR = r"(?:1[5-9]\d\d|20\d\d)"
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_NUM = r"(?:\d+(?:\.\d+)?|" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + r")"
+_UNIT = r"(?:year|month|week|day|decade|centur(?:y|ie)|hour|minute|quarter)s?"
+_ORD = r"(?:first|second|third|fourth|1st|2nd|3rd|4th)"
+
+PATTERNS: list[tuple[str, str]] = [
+    ("iso", rf"\b{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?:T\d\d:\d\d(?::\d\d)?)?\b"),
+    ("mdy_slash", r"\b(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])/(?:19|20)?\d\d\b"),
+    ("dmy", rf"\b{_DAY}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}\b"),
+    ("mdy", rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b"),
+    ("weekday_md", rf"\b{_WEEKDAY},?\s+{_MONTH}\s+{_DAY}\b"),
+    ("md", rf"\b{_MONTH}\s+{_DAY}\b(?!\s*,?\s*\d)"),
+    ("dm", rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}(?!\s*,?\s*\d)"),
+    ("my", rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b"),
+    (
+        "quarter_year",
+        rf"\b(?:(?:the\s+)?{_ORD}[\s-]+quarter(?:\s+of)?,?\s+(?:fiscal\s+)?{_YEAR}"
+        rf"|Q[1-4]\s+{_YEAR}|{_YEAR}[\s-]Q[1-4])\b",
+    ),
+    (
+        "quarter_rel",
+        rf"\b(?:the\s+)?(?:{_ORD}|this|last|next|latest|previous|current|"
+        rf"final|year-earlier|year-ago)?[\s-]*quarter\b(?![\s-]+(?:century|mile))",
+    ),
+    ("season_year", rf"\b(?:spring|summer|fall|autumn|winter)\s+(?:of\s+)?{_YEAR}\b"),
+    ("season_rel", r"\b(?:last|this|next)\s+(?:spring|summer|fall|autumn|winter)\b"),
+    ("decade", r"\b(?:the\s+)?(?:1[5-9]|20)\d0'?s\b"),
+    ("fiscal", rf"\bfiscal(?:\s+year)?\s+{_YEAR}\b"),
+    ("year", rf"\b{_YEAR}\b"),
+    ("rel_day", r"\b(?:today|yesterday|tomorrow|tonight)\b"),
+    (
+        "part_of_day",
+        r"\b(?:this|yesterday|tomorrow)\s+(?:morning|afternoon|evening)\b"
+        r"|\blast\s+night\b",
+    ),
+    (
+        "rel_unit",
+        r"\b(?:this|last|next|past|previous|coming|current|the\s+past|the\s+last|"
+        r"the\s+next|the\s+coming)\s+(?:week|month|year|decade|weekend)\b",
+    ),
+    ("ago", rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|earlier|before|later|after|from\s+now)\b"),
+    ("weekday", rf"\b(?:(?:last|next|this|on)\s+)?{_WEEKDAY}\b"),
+    (
+        "month_alone",
+        r"\b(?:(?:last|next|this|early|late|mid-?)\s+)?"
+        r"(?:january|february|march|april|june|july|august|september|october|"
+        r"november|december)\b",
+    ),
+    ("set", rf"\b(?:every|each|per)\s+(?:{_NUM}\s+)?{_UNIT}\b"),
+    ("age", rf"\b{_NUM}[\s-]+years?[\s-]+old\b"),
+    (
+        "duration",
+        rf"\b(?:(?:the\s+)?(?:past|last|next|first|coming)\s+)?{_NUM}[\s-]+{_UNIT}"
+        rf"(?:[\s-]+long)?\b|\brecent\s+(?:years|months|weeks|days)\b",
+    ),
+    ("clock", r"\b(?:[01]?\d|2[0-3])(?::[0-5]\d)?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)"),
+    (
+        "ref",
+        r"\b(?:now|currently|the\s+past|the\s+future|recently|nowadays|at\s+present|"
+        r"these\s+days|formerly|soon|recent|future)\b",
+    ),
+]
+_ALTERNATIVES = "|".join(f"(?P<{name}>{rx})" for name, rx in PATTERNS)
+_RX = re.compile(_ALTERNATIVES)  # on lower-cased text: several times faster than IGNORECASE
+_RX_ANY_CASE = re.compile(_ALTERNATIVES, re.IGNORECASE)
+# Where an expression can start: the big pattern is tried only there, which makes the
+# pass several times faster than scanning every position with it.
+_TRIGGERS = (
+    r"\b(?:\d|q[1-4]\b|(?:"
+    + _MONTH.replace("\\.?", "")
+    + "|"
+    + _WEEKDAY
+    + "|"
+    + "|".join(w for w in NUMBERS if w not in ("a", "an", "some"))
+    + r"|first|second|third|fourth|today|yesterday|tomorrow|tonight|this|last|next|past|"
+    r"previous|coming|current|latest|final|year|every|each|per|fiscal|spring|summer|fall|"
+    r"autumn|winter|early|late|mid|now|currently|recently|recent|nowadays|these|formerly|"
+    r"soon|future|quarter)\b"
+    r"|an?\s+(?=(?:few\s+|couple\s+of\s+)?(?:year|month|week|day|decade|hour|quarter))"
+    r"|some\s+(?=\w+s\b)|at\s+(?=present)"
+    r"|the\s+(?=past|last|next|coming|future|first|second|third|fourth|final|latest|"
+    r"current|previous|year|quarter|\d))"
+)
+_TRIGGER = re.compile(_TRIGGERS)
+_TRIGGER_ANY_CASE = re.compile(_TRIGGERS, re.IGNORECASE)
+_PARSE = ("%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y")
+
+
+def _month(word: str) -> int:
+    return MONTHS[word.lower().rstrip(".,")]
+
+
+def _num(word: str) -> int | str:
+    w = word.lower()
+    if w in NUMBERS:
+        return NUMBERS[w]
+    try:
+        return int(float(w)) if float(w).is_integer() else w
+    except ValueError:
+        return "X"
+
+
+@lru_cache(maxsize=20_000)
+def _absolute_day(text: str) -> str | None:
+    """A full day-month-year written out, parsed (dateparser for what strptime misses)."""
+    clean = re.sub(r"(\d)(st|nd|rd|th)\b", r"\1", text.replace(",", " "), flags=re.I)
+    clean = re.sub(r"\bof\b|\.", " ", clean, flags=re.I)
+    clean = " ".join(clean.split())
+    for fmt in _PARSE:
+        try:
+            return datetime.strptime(clean, fmt).date().isoformat()
+        except ValueError:
+            continue
+    import dateparser  # costly to import; only reached for unusual spellings
+
+    parsed = dateparser.parse(clean, languages=["en"], settings={"STRICT_PARSING": True})
+    return parsed.date().isoformat() if parsed else None
+
+
+def _normalize(kind: str, text: str) -> tuple[str, str | None]:
+    """The TIMEX3 type and (possibly relative) value of one candidate."""
+    low = " ".join(text.lower().split())
+    words = low.replace("-", " ").split()
+    if kind == "iso":
+        return ("TIME" if "t" in low else "DATE"), text.upper()
+    if kind == "mdy_slash":
+        m, d, y = (int(x) for x in low.split("/"))
+        y = y + (1900 if y >= 50 else 2000) if y < 100 else y
+        try:
+            return "DATE", date(y, m, d).isoformat()
+        except ValueError:
+            return "DATE", None
+    if kind in ("dmy", "mdy"):
+        return "DATE", _absolute_day(text)
+    if kind in ("md", "dm", "weekday_md"):
+        month = next(_month(w) for w in words if w.rstrip(".,") in MONTHS)
+        day = int(re.search(r"\d+", low).group())
+        return "DATE", f"REL:MD:{month:02d}-{day:02d}"
+    if kind == "my":
+        month = next(_month(w) for w in words if w.rstrip(".,") in MONTHS)
+        year = re.search(r"\d{4}", low).group()
+        return "DATE", f"{year}-{month:02d}"
+    if kind == "quarter_year":
+        year = re.search(r"\d{4}", low).group()
+        q = next((ORDINALS[w] for w in words if w in ORDINALS), None)
+        q = q or int(re.search(r"q([1-4])", low).group(1))
+        return "DATE", f"{year}-Q{q}"
+    if kind == "season_rel":
+        shift = {"last": -1, "next": 1}.get(words[0], 0)
+        return "DATE", f"REL:S:{SEASONS[words[-1]]}:{shift:+d}"
+    if kind == "quarter_rel":
+        q = next((ORDINALS[w] for w in words if w in ORDINALS), None)
+        if q:
+            return "DATE", f"REL:QN:{q}"
+        if words in (["the", "quarter"], ["quarter"]):
+            return "DATE", "REL:Q-1"  # in reports, "the quarter" is the one just reported
+        shift = (
+            -1
+            if any(w in words for w in ("last", "previous", "latest"))
+            else (1 if "next" in words else 0)
+        )
+        if "year" in words[0] or "earlier" in low or "ago" in low:
+            shift = -4
+        return "DATE", f"REL:Q{shift:+d}"
+    if kind == "season_year":
+        season = next(SEASONS[w] for w in words if w in SEASONS)
+        year = re.search(r"\d{4}", low).group()
+        return "DATE", f"{year}-{season}"
+    if kind == "decade":
+        return "DATE", re.search(r"\d{3}", low).group()
+    if kind == "fiscal":
+        return "DATE", re.search(r"\d{4}", low).group()
+    if kind == "year":
+        return "DATE", low
+    if kind == "rel_day":
+        if low == "tonight":
+            return "TIME", "REL:TOD:NI"
+        return "DATE", {"today": "REL:D+0", "yesterday": "REL:D-1", "tomorrow": "REL:D+1"}[low]
+    if kind == "part_of_day":
+        shift = {"yesterday": -1, "tomorrow": 1, "last": -1}.get(words[0], 0)
+        return "TIME", f"REL:TOD:{PARTS_OF_DAY[words[-1]]}:{shift:+d}"
+    if kind == "rel_unit":
+        unit = words[-1]
+        shift = (
+            0 if words[0] in ("this", "current") else (1 if words[-2] in ("next", "coming") else -1)
+        )
+        if words[0] == "the" or words[0] == "past":
+            if unit == "weekend":
+                return "DATE", "REL:WE-1"
+            return "DURATION", f"P1{UNITS[unit]}"
+        if unit == "weekend":
+            return "DATE", f"REL:WE{shift:+d}"
+        return "DATE", f"REL:{UNITS[unit][0]}{shift:+d}"
+    if kind == "ago":
+        n, unit = _num(words[0]), words[1].rstrip("s").replace("centurie", "century")
+        sign = "+" if words[-1] in ("later", "after", "now") else "-"
+        if n == "X":
+            return "DATE", "PAST_REF" if sign == "-" else "FUTURE_REF"
+        return "DATE", f"REL:{UNITS[unit][0]}{sign}{n}"
+    if kind == "weekday":
+        day = WEEKDAYS[words[-1]]
+        direction = {"last": "-", "next": "+"}.get(words[0], "~")
+        return "DATE", f"REL:WD:{day}:{direction}"
+    if kind == "month_alone":
+        month = _month(words[-1])
+        shift = {"last": "-", "next": "+"}.get(words[0], "~")
+        return "DATE", f"REL:MON:{month:02d}:{shift}"
+    if kind == "set":
+        if words[0] in ("every", "each", "per"):
+            n = _num(words[1]) if len(words) > 2 else 1
+            return "SET", f"P{n}{UNITS[words[-1].rstrip('s').replace('centurie', 'century')]}"
+        unit = {
+            "daily": "D",
+            "weekly": "W",
+            "monthly": "M",
+            "annually": "Y",
+            "yearly": "Y",
+            "quarterly": "Q",
+            "hourly": "H",
+        }[low]
+        return "SET", ("PT1H" if unit == "H" else f"P1{unit}")
+    if kind == "duration":
+        if words[0] == "recent":
+            return "DATE", "PAST_REF"
+        core = [
+            w
+            for w in words
+            if w not in ("the", "past", "last", "next", "first", "coming", "long", "old")
+        ]
+        n, unit = _num(core[0]), core[-1].rstrip("s").replace("centurie", "century")
+        code = UNITS[unit]
+        if code == "Q":
+            return "DURATION", f"P{n * 3 if isinstance(n, int) else n}M"
+        if code == "DE" and isinstance(n, int):
+            return "DURATION", f"P{n * 10}Y"
+        if code == "CE" and isinstance(n, int):
+            return "DURATION", f"P{n * 100}Y"
+        timed = unit in ("hour", "minute", "second")
+        return "DURATION", f"P{'T' if timed else ''}{n}{code}"
+    if kind == "clock":
+        m = re.match(r"(\d+)(?::(\d\d))?", low)
+        hour, minute = int(m.group(1)) % 12, m.group(2) or "00"
+        hour += 12 if "p" in low[m.end() :] else 0
+        return "TIME", f"REL:T:{hour:02d}:{minute}"
+    if kind == "ref":
+        if low in ("now", "currently", "nowadays", "at present", "these days"):
+            return "DATE", "PRESENT_REF"
+        if low in ("the future", "future", "soon"):
+            return "DATE", "FUTURE_REF"
+        return "DATE", "PAST_REF"
+    return "DATE", None
+
+
+def _iso_week(d: date) -> str:
+    y, w, _ = d.isocalendar()
+    return f"{y}-W{w:02d}"
+
+
+def _shift_month(d: date, months: int) -> tuple[int, int]:
+    m = d.month - 1 + months
+    return d.year + m // 12, m % 12 + 1
+
+
+def resolve(value: str | None, doc_date: date | None) -> str | None:
+    """A TIMEX3 value for a mention's value, given its document's date.
+
+    Absolute values come back unchanged; relative ones need ``doc_date`` and stay
+    unresolved (None) without it.
+    """
+    if value is None or not value.startswith("REL:"):
+        return value
+    if doc_date is None:
+        return None
+    d = doc_date
+    code = value[4:]
+    if code[0] == "D" and code[1] in "+-":
+        return (d + timedelta(days=int(code[1:]))).isoformat()
+    if code[0] == "W" and code[1] in "+-":
+        return _iso_week(d + timedelta(weeks=int(code[1:])))
+    if code.startswith("WE"):
+        return _iso_week(d + timedelta(weeks=int(code[2:]))) + "-WE"
+    if code[0] == "M" and code[1] in "+-":
+        y, m = _shift_month(d, int(code[1:]))
+        return f"{y}-{m:02d}"
+    if code[0] == "Y" and code[1] in "+-":
+        return str(d.year + int(code[1:]))
+    if code[0] == "Q" and code[1] in "+-":
+        q = (d.month - 1) // 3 + int(code[1:])
+        return f"{d.year + q // 4}-Q{q % 4 + 1}"
+    if code.startswith("QN:"):
+        return f"{d.year}-Q{code[3:]}"
+    if code[0] == "H" and code[1] in "+-":
+        return (datetime(d.year, d.month, d.day) + timedelta(hours=int(code[1:]))).strftime(
+            "%Y-%m-%dT%H"
+        )
+    if code.startswith("MD:"):  # the nearest such day to the document's date
+        month, day = int(code[3:5]), int(code[6:8])
+        options = []
+        for y in (d.year - 1, d.year, d.year + 1):
+            try:
+                options.append(date(y, month, day))
+            except ValueError:
+                continue
+        return min(options, key=lambda o: abs((o - d).days)).isoformat() if options else None
+    if code.startswith("MON:"):
+        month, direction = int(code[4:6]), code[7:]
+        if direction == "~":  # the nearest such month
+            year = min(
+                (d.year - 1, d.year, d.year + 1),
+                key=lambda y: abs((y - d.year) * 12 + month - d.month),
+            )
+        else:
+            year = (
+                d.year - 1
+                if direction == "-" and month >= d.month
+                else (d.year + 1 if direction == "+" and month <= d.month else d.year)
+            )
+        return f"{year}-{month:02d}"
+    if code.startswith("S:"):
+        season, shift = code[2:4], int(code[5:])
+        return f"{d.year + shift}-{season}"
+    if code.startswith("WD:"):
+        day, direction = int(code[3]), code[5:]
+        delta = (day - d.weekday()) % 7
+        if direction == "+":
+            return (d + timedelta(days=delta or 7)).isoformat()
+        back = (d.weekday() - day) % 7
+        if direction == "-":
+            return (d - timedelta(days=back or 7)).isoformat()
+        return (d - timedelta(days=back)).isoformat()  # a bare weekday in news: this week's
+    if code.startswith("TOD:"):
+        parts = code.split(":")
+        shift = int(parts[2]) if len(parts) > 2 else 0
+        return f"{(d + timedelta(days=shift)).isoformat()}T{parts[1]}"
+    if code.startswith("T:"):
+        return f"{d.isoformat()}T{code[2:]}"
+    return None
+
+
+class DateRecognizer:
+    """TIMEX3 dates, times, durations and sets; relative ones resolved per document."""
+
+    info = RecognizerInfo(
+        name="dates", version="1", types=("DATE", "TIME", "DURATION", "SET"), needs_context=True
+    )
+
+    def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
+        out = []
+        for text in texts:
+            found = []
+            pos = 0
+            low = text.lower()
+            trigger, rx = (
+                (_TRIGGER, _RX) if len(low) == len(text) else (_TRIGGER_ANY_CASE, _RX_ANY_CASE)
+            )
+            if trigger is _TRIGGER_ANY_CASE:
+                low = text
+            for t in trigger.finditer(low):
+                if t.start() < pos:
+                    continue
+                m = rx.match(low, t.start())
+                if m is None:
+                    continue
+                pos = m.end()
+                kind = m.lastgroup
+                start, end = m.span()
+                if kind == "age" or (kind == "year" and not _year_context(text, start, end)):
+                    continue
+                typ, value = _normalize(kind, text[start:end])
+                if value is None:
+                    continue
+                conf = 0.6 if kind in ("year", "ref", "month_alone", "weekday") else 0.9
+                found.append(Mention(start, end, typ, text[start:end], value, conf))
+            out.append(found)
+        return out
+
+
+_NOT_YEAR_BEFORE = re.compile(r"(?:[$€£#]|\bno\.?|\bnumber|\d[.,]|[.,:/-]\d*)\s*$", re.I)
+_NOT_YEAR_AFTER = re.compile(r"^(?:\s*(?:%|percent|[.,]\d|/|-\d|:\d|[a-z]*\d))", re.I)
+
+
+def _year_context(text: str, start: int, end: int) -> bool:
+    """A four-digit number from 1500 to 2099 is a year unless it reads as an amount, a
+    count, a version or part of another number ("$1999", "2019.5", "1999/2000")."""
+    before = text[max(0, start - 8) : start]
+    return not (_NOT_YEAR_BEFORE.search(before) or _NOT_YEAR_AFTER.match(text[end : end + 8]))
