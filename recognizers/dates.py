@@ -138,8 +138,8 @@ PATTERNS: list[tuple[str, str]] = [
     ),
     (
         "quarter_rel",
-        rf"\b(?:the\s+)?(?:{_ORD}|this|last|next|latest|previous|current|"
-        rf"final|year-earlier|year-ago)?[\s-]*quarter\b(?![\s-]+(?:century|mile))",
+        rf"\b(?:(?:the\s+)?(?:{_ORD}|this|last|next|latest|previous|current|"
+        rf"final|year-earlier|year-ago)[\s-]*|the\s+)quarter\b(?![\s-]+(?:century|mile))",
     ),
     ("season_year", rf"\b(?:spring|summer|fall|autumn|winter)\s+(?:of\s+)?{_YEAR}\b"),
     ("season_rel", r"\b(?:last|this|next)\s+(?:spring|summer|fall|autumn|winter)\b"),
@@ -176,7 +176,7 @@ PATTERNS: list[tuple[str, str]] = [
     (
         "ref",
         r"\b(?:now|currently|the\s+past|the\s+future|recently|nowadays|at\s+present|"
-        r"these\s+days|formerly|soon|recent|future)\b",
+        r"these\s+days|formerly)\b",
     ),
 ]
 _ALTERNATIVES = "|".join(f"(?P<{name}>{rx})" for name, rx in PATTERNS)
@@ -194,7 +194,7 @@ _TRIGGERS = (
     + r"|first|second|third|fourth|today|yesterday|tomorrow|tonight|this|last|next|past|"
     r"previous|coming|current|latest|final|year|every|each|per|fiscal|spring|summer|fall|"
     r"autumn|winter|early|late|mid|now|currently|recently|recent|nowadays|these|formerly|"
-    r"soon|future|quarter)\b"
+    r"quarter)\b"
     r"|an?\s+(?=(?:few\s+|couple\s+of\s+)?(?:year|month|week|day|decade|hour|quarter))"
     r"|some\s+(?=\w+s\b)|at\s+(?=present)"
     r"|the\s+(?=past|last|next|coming|future|first|second|third|fourth|final|latest|"
@@ -279,7 +279,7 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
             else (1 if "next" in words else 0)
         )
         if "year" in words[0] or "earlier" in low or "ago" in low:
-            shift = -4
+            shift = -5  # the reported quarter (the one before the document's) a year back
         return "DATE", f"REL:Q{shift:+d}"
     if kind == "season_year":
         season = next(SEASONS[w] for w in words if w in SEASONS)
@@ -364,7 +364,7 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
     if kind == "ref":
         if low in ("now", "currently", "nowadays", "at present", "these days"):
             return "DATE", "PRESENT_REF"
-        if low in ("the future", "future", "soon"):
+        if low == "the future":
             return "DATE", "FUTURE_REF"
         return "DATE", "PAST_REF"
     return "DATE", None
@@ -446,7 +446,7 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
         back = (d.weekday() - day) % 7
         if direction == "-":
             return (d - timedelta(days=back or 7)).isoformat()
-        return (d - timedelta(days=back)).isoformat()  # a bare weekday in news: this week's
+        return (d - timedelta(days=back)).isoformat()  # the latest such day, maybe today
     if code.startswith("TOD:"):
         parts = code.split(":")
         shift = int(parts[2]) if len(parts) > 2 else 0
@@ -488,6 +488,12 @@ class DateRecognizer:
                 typ, value = _normalize(kind, text[start:end])
                 if value is None:
                     continue
+                if (
+                    kind == "ago"
+                    and value == "REL:Y-1"
+                    and "quarter" in low[max(0, start - 300) : start]
+                ):
+                    value = "REL:Q-5"  # "a year ago" in a quarterly report: that quarter
                 conf = 0.6 if kind in ("year", "ref", "month_alone", "weekday") else 0.9
                 found.append(Mention(start, end, typ, text[start:end], value, conf))
             out.append(found)
