@@ -123,7 +123,7 @@ _UNIT = r"(?:year|month|week|day|decade|centur(?:y|ie)|hour|minute|quarter)s?"
 _ORD = r"(?:first|second|third|fourth|1st|2nd|3rd|4th)"
 
 PATTERNS: list[tuple[str, str]] = [
-    ("iso", rf"\b{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?:T\d\d:\d\d(?::\d\d)?)?\b"),
+    ("iso", rf"\b{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?:t\d\d:\d\d(?::\d\d)?)?\b"),
     ("mdy_slash", r"\b(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])/(?:19|20)?\d\d\b"),
     ("dmy", rf"\b{_DAY}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}\b"),
     ("mdy", rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b"),
@@ -134,7 +134,7 @@ PATTERNS: list[tuple[str, str]] = [
     (
         "quarter_year",
         rf"\b(?:(?:the\s+)?{_ORD}[\s-]+quarter(?:\s+of)?,?\s+(?:fiscal\s+)?{_YEAR}"
-        rf"|Q[1-4]\s+{_YEAR}|{_YEAR}[\s-]Q[1-4])\b",
+        rf"|q[1-4]\s+{_YEAR}|{_YEAR}[\s-]q[1-4])\b",
     ),
     (
         "quarter_rel",
@@ -462,6 +462,10 @@ class DateRecognizer:
     info = RecognizerInfo(
         name="dates", version="1", types=("DATE", "TIME", "DURATION", "SET"), needs_context=True
     )
+
+    def resolve(self, value: str | None, doc_date: date | None) -> str | None:
+        """A mention's value in its document (see the module's ``resolve``)."""
+        return resolve(value, doc_date)
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         out = []

@@ -120,3 +120,19 @@ def test_mentions_are_cited_at_original_lines_and_swept_with_their_units(corpus)
     (corpus / "refs.md").unlink()
     index(corpus, registry=Registry([IdentifierRecognizer()]))
     assert _q(corpus, "SELECT count(*) FROM mentions WHERE value LIKE '10.1145/1629575%'") == [(0,)]
+
+
+def test_relative_dates_resolve_against_their_documents_date(corpus):
+    from kbx.recognizers.dates import DateRecognizer
+
+    body = "# Log\n\nThe fix landed yesterday.\n"
+    (corpus / "a.md").write_text("---\ndate: 2021-03-10\n---\n" + body)
+    (corpus / "b.md").write_text("---\ndate: 2022-01-01\n---\n" + body)
+    (corpus / "c.md").write_text(body)
+    registry = Registry([DateRecognizer()])
+    index(corpus, registry=registry)
+    idx = Index.for_root(corpus)
+    get = lambda p: [m.value for m in mentions(idx, p, "date", registry) if m.text == "yesterday"]  # noqa: E731
+    assert get("a.md") == ["2021-03-09"]
+    assert get("b.md") == ["2021-12-31"]  # the same unit, another document, another date
+    assert get("c.md") == [None]  # no document date: unresolved, never today

@@ -1,0 +1,60 @@
+"""Dates: exact minimal spans, TIMEX3 values at the granularity written, resolution per document."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from kbx.recognizers.dates import DateRecognizer, resolve
+
+DOC = date(2021, 3, 10)  # a Wednesday
+
+
+def _one(text: str) -> tuple[str, str, str | None]:
+    (ms,) = DateRecognizer().recognize([text])
+    assert len(ms) == 1, ms
+    m = ms[0]
+    assert text[m.start : m.end] == m.text
+    return m.text, m.type, resolve(m.value, DOC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("It shipped on 4 March 2021 in Oslo.", ("4 March 2021", "DATE", "2021-03-04")),
+        ("See 2021-03-04 for details.", ("2021-03-04", "DATE", "2021-03-04")),
+        ("We met in March 2021.", ("March 2021", "DATE", "2021-03")),
+        ("Revenue for Q3 2019 rose.", ("Q3 2019", "DATE", "2019-Q3")),
+        ("It was founded in 2021.", ("2021", "DATE", "2021")),
+        ("It happened last Tuesday.", ("last Tuesday", "DATE", "2021-03-09")),
+        ("We left yesterday.", ("yesterday", "DATE", "2021-03-09")),
+        ("It lasted two weeks.", ("two weeks", "DURATION", "P2W")),
+        ("We back up every week.", ("every week", "SET", "P1W")),
+        ("Results for the third quarter came in.", ("the third quarter", "DATE", "2021-Q3")),
+        ("Prices rose in the 1990s.", ("the 1990s", "DATE", "199")),
+        ("The meeting is at 3 p.m.", ("3 p.m.", "TIME", "2021-03-10T15:00")),
+        ("It opened on March 4.", ("March 4", "DATE", "2021-03-04")),
+        ("Sales peaked in December.", ("December", "DATE", "2020-12")),
+    ],
+)
+def test_expressions_and_values(text, expected):
+    assert _one(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["We may see it.", "The 7th item costs $1,200.", "Up 15% to 2,019 units.", "a 6-year-old"],
+)
+def test_words_numbers_and_ages_are_not_dates(text):
+    assert DateRecognizer().recognize([text]) == [[]]
+
+
+def test_relative_values_stay_unresolved_without_a_document_date():
+    (ms,) = DateRecognizer().recognize(["It happened yesterday."])
+    assert ms[0].value == "REL:D-1"
+    assert resolve(ms[0].value, None) is None
+    assert resolve("2021-03", None) == "2021-03"  # absolute values need no date
+
+
+def test_the_documents_own_weekday_is_the_document_day():
+    assert _one("The vote is on Wednesday.")[2] == "2021-03-10"
