@@ -25,7 +25,6 @@ QUESTIONS = Path("probes") / "nodejs_questions.tsv"
 KBX_BIN = REPO / ".venv" / "bin" / "kbx"
 
 
-
 def eval_arg(description: str) -> argparse.ArgumentParser:
     """An argument parser with the shared ``--eval`` option."""
     p = argparse.ArgumentParser(description=description)

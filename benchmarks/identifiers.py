@@ -4,7 +4,7 @@
 files under ``sources/`` (it is not gold). We run kbx's identifier recognizer over the
 same files line by line and compare, per type, the (file, line, normalized value) sets:
 agreement, and each side's extra finds, printed so they can be checked by hand against
-the source line. Then the recognizer's throughput on the Node.js corpus's units.
+the source line. Throughput is measured with the other recognizers in recognizers.py.
 
     .venv/bin/python benchmarks/identifiers.py [--eval ../shared/eval] [--show 8]
 """
@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import csv
 import sys
-import tempfile
-import time
 from collections import defaultdict
 from pathlib import Path
 
-from common import build_kbx, eval_arg, table
+from common import eval_arg, table
 from kbx.recognizers.identifiers import IdentifierRecognizer
-from kbx.store.db import Index
 from stdnum import isbn
 
 TYPES = {
@@ -113,34 +110,6 @@ def comparison(folder: Path, show: int) -> str:
     return f"{head}\n\nDisagreements (first {show} per side and type):\n\n{ex}"
 
 
-def throughput(eval_dir: Path, tmp: Path) -> str:
-    db = tmp / "nodejs.duckdb"
-    build_kbx(eval_dir / "corpora" / "nodejs", db, "snowball")
-    with Index.find(db).reader() as con:
-        texts = [t for (t,) in con.execute("SELECT text FROM units").fetchall()]
-    rec = IdentifierRecognizer()
-    times = []
-    for _ in range(3):
-        started = time.perf_counter()
-        for i in range(0, len(texts), 500):
-            rec.recognize(texts[i : i + 500])
-        times.append(time.perf_counter() - started)
-    best = sorted(times)[1]
-    chars = sum(map(len, texts))
-    return table(
-        ["recognizer", "units", "median s", "units/s", "MB/s"],
-        [
-            [
-                "identifiers 1",
-                len(texts),
-                f"{best:.2f}",
-                f"{len(texts) / best:,.0f}",
-                f"{chars / best / 1e6:.1f}",
-            ]
-        ],
-    )
-
-
 def main() -> None:
     p = eval_arg(__doc__.split("\n\n")[0])
     p.add_argument("--show", type=int, default=8, help="disagreements to print per type")
@@ -148,9 +117,6 @@ def main() -> None:
     folder = args.eval.resolve() / "identifiers"
     print("### Identifiers against a plain scanner\n")
     print(comparison(folder, args.show))
-    with tempfile.TemporaryDirectory() as tmp:
-        print("\n### Recognizer throughput, Node.js units\n")
-        print(throughput(args.eval.resolve(), Path(tmp)))
 
 
 if __name__ == "__main__":
