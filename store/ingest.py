@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import multiprocessing
 import os
 import time
@@ -23,6 +24,7 @@ from kbx.errors import BadArgument, ExtractError
 from kbx.extract import Document, extract
 from kbx.extract.analysis import Analyzer, analyze_units
 from kbx.extract.textmap import pack
+from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
 from kbx.store.postings import rebuild_postings, resort_postings
@@ -98,6 +100,7 @@ def read_one(
     try:
         out.document = extract(found.rel, data)
         out.terms = analyze_units(out.document.units, analyzer)
+        date_from_text(out.document)
     except ExtractError as e:
         out.status, out.error = "failed", str(e)
     except Exception as e:  # a parser bug must not stop the run
@@ -109,6 +112,22 @@ def _trusted_sha(known: dict | None) -> str | None:
     """The hash that lets a file skip extraction: only one that was indexed fine (a file
     that failed is tried again, since a newer kbx may read it)."""
     return known["sha256"] if known and known["status"] == "ok" else None
+
+
+_DATE_LINE_CHARS = 300
+
+
+def date_from_text(doc: Document) -> None:
+    """A document without a date in its metadata takes the first full date written at its
+    top ("Incident: 2022-01-19", "4 March 2021"): part of its context, recomputed with it."""
+    if doc.meta.date or not doc.units:
+        return
+    head = doc.units[0].text[:_DATE_LINE_CHARS]
+    for m in DateRecognizer().recognize([head])[0]:
+        if m.type == "DATE" and m.value and re.fullmatch(r"\d{4}-\d\d-\d\d", m.value):
+            doc.meta.date = m.value
+            doc.meta.fields["date_from"] = "text"
+            return
 
 
 def _read_all(

@@ -144,3 +144,13 @@ def test_a_failed_file_stays_failed_and_is_retried(corpus):
     assert _rows(corpus, "SELECT status, error FROM documents WHERE path = 'empty.md'") == [
         ("failed", "empty file")
     ]
+
+
+def test_a_date_written_at_the_top_becomes_the_document_date(corpus):
+    (corpus / "incident.txt").write_text("Incident report\n\nIncident: 2022-01-19, 14:05 GMT\n")
+    (corpus / "undated.txt").write_text("Notes\n\nNothing dated here; it happened in 2021.\n")
+    index(corpus)
+    dates = dict(_rows(corpus, "SELECT path, doc_date FROM documents"))
+    assert dates["incident.txt"] == "2022-01-19"
+    assert dates["undated.txt"] is None  # a year alone is not the document's date
+    assert dates["notes/cedar.md"] == "2021-03-04"  # metadata first
