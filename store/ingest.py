@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import multiprocessing
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
