@@ -413,10 +413,13 @@ def recognizers(db: DbOption = None, as_json: JsonOption = False) -> None:
 
       kbx recognizers --json
     """
-    rows = list_recognizers(Index.find(db), Registry.load())
+    registry = Registry.load()
+    rows = list_recognizers(Index.find(db), registry)
     if as_json:
         _emit_json([dataclasses.asdict(r) for r in rows])
         return
+    for name, why in registry.broken:
+        err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {why}")
     for r in rows:
         use = "filter" if r.filter else "boost"
         out.print(

@@ -16,6 +16,7 @@ class Registry:
 
     def __init__(self, recognizers: list[Recognizer] | None = None):
         self._by_name: dict[str, Recognizer] = {}
+        self.broken: list[tuple[str, str]] = []  # entry points that failed to load, and why
         for r in recognizers or []:
             self.register(r)
 
@@ -30,11 +31,14 @@ class Registry:
 
     @classmethod
     def load(cls) -> Registry:
-        """Every recognizer installed under the entry-point group."""
+        """Every recognizer installed under the entry-point group; one that fails to load is
+        set aside with its reason rather than stopping the others."""
         registry = cls()
         for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
-            factory = ep.load()
-            registry.register(factory())
+            try:
+                registry.register(ep.load()())
+            except Exception as e:
+                registry.broken.append((ep.name, f"{type(e).__name__}: {e}"))
         return registry
 
     def get(self, name: str) -> Recognizer:

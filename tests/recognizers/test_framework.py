@@ -136,3 +136,20 @@ def test_relative_dates_resolve_against_their_documents_date(corpus):
     assert get("a.md") == ["2021-03-09"]
     assert get("b.md") == ["2021-12-31"]  # the same unit, another document, another date
     assert get("c.md") == [None]  # no document date: unresolved, never today
+
+
+def test_a_plugin_that_fails_to_load_is_set_aside(monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    import kbx.recognizers.registry as registry_module
+
+    eps = [
+        EntryPoint("gone", "kbx_no_such_module:Thing", "kbx.recognizers"),
+        EntryPoint(
+            "identifiers", "kbx.recognizers.identifiers:IdentifierRecognizer", "kbx.recognizers"
+        ),
+    ]
+    monkeypatch.setattr(registry_module, "entry_points", lambda group: eps)
+    registry = Registry.load()
+    assert [r.info.name for r in registry] == ["identifiers"]
+    assert registry.broken[0][0] == "gone" and "ModuleNotFoundError" in registry.broken[0][1]
