@@ -7,10 +7,14 @@ interrupted pass resumes where it stopped, since finished batches have their run
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import repeat
 
 import duckdb
 from kbx.recognizers.base import Recognizer, check_spans
@@ -18,6 +22,7 @@ from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
 
 BATCH_UNITS = 500
+CHUNK_UNITS = 20_000  # read at a time, so memory stays bounded on a large corpus
 
 
 @dataclass
@@ -37,10 +42,11 @@ def missing(
     r: Recognizer,
     limit: int | None = None,
     since: datetime | None = None,
+    keys_only: bool = False,
 ) -> list:
     """Units with no successful run of this recognizer at its current version (and, in a
     pass that started at ``since``, none that failed during it)."""
-    sql = """SELECT u.unit_hash, u.text FROM units u
+    sql = f"""SELECT u.unit_hash{"" if keys_only else ", u.text"} FROM units u
              ANTI JOIN (SELECT unit_hash FROM runs
                         WHERE recognizer = ? AND version = ?
                         AND (error IS NULL OR ran_at >= ?)) x
@@ -109,32 +115,65 @@ def _write(con: duckdb.DuckDBPyConnection, name: str, mentions: list, runs: list
         raise
 
 
+_IN_WORKERS: dict[str, Recognizer] = {}  # set before the pool forks; looked up by name
+
+
+def _recognize_by_name(name: str, batch: list[tuple[str, str]]) -> tuple[list, list]:
+    return _recognize(_IN_WORKERS[name], batch)
+
+
 def recognize(
     index: Index,
     registry: Registry,
     names: list[str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    workers: int | None = None,
 ) -> list[RecognizerReport]:
-    """Run each recognizer (or those named) on every unit that lacks its current run."""
+    """Run each recognizer (or those named) on every unit that lacks its current run.
+
+    Worker processes recognize batches; this process writes each one as it comes."""
     chosen = [registry.get(n) for n in names] if names else list(registry)
-    reports = []
-    for r in chosen:
-        report = RecognizerReport(r.info.name, r.info.version)
-        started, since = time.monotonic(), datetime.now()
-        with index.writer() as con:
-            total = len(missing(con, r, since=since))
-        while True:
-            with index.writer() as con:
-                batch = missing(con, r, BATCH_UNITS, since)
-                if not batch:
+    since = datetime.now()
+    with index.writer() as con:
+        totals = {r.info.name: len(missing(con, r, since=since, keys_only=True)) for r in chosen}
+    reports = {r.info.name: RecognizerReport(r.info.name, r.info.version) for r in chosen}
+    todo = [r for r in chosen if totals[r.info.name]]
+    if not todo:
+        return list(reports.values())
+    _IN_WORKERS.clear()
+    _IN_WORKERS.update({r.info.name: r for r in todo})
+    workers = workers or os.cpu_count() or 1
+    parallel = workers > 1 and sum(totals.values()) > BATCH_UNITS
+    pool = (
+        ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        if (parallel)
+        else None
+    )
+    try:
+        for r in todo:
+            name, report = r.info.name, reports[r.info.name]
+            started = time.monotonic()
+            while True:
+                with index.writer() as con:
+                    chunk = missing(con, r, CHUNK_UNITS, since)
+                if not chunk:
                     break
-                mentions, runs = _recognize(r, batch)
-                _write(con, r.info.name, mentions, runs)
-            report.units += len(runs)
-            report.mentions += len(mentions)
-            report.failures += [(run[0], run[4]) for run in runs if run[4]]
-            if progress:
-                progress(r.info.name, report.units, total)
-        report.seconds = time.monotonic() - started
-        reports.append(report)
-    return reports
+                batches = [chunk[i : i + BATCH_UNITS] for i in range(0, len(chunk), BATCH_UNITS)]
+                results = (
+                    pool.map(_recognize_by_name, repeat(name), batches)
+                    if pool
+                    else (_recognize(r, b) for b in batches)
+                )
+                for mentions, runs in results:
+                    with index.writer() as con:
+                        _write(con, name, mentions, runs)
+                    report.units += len(runs)
+                    report.mentions += len(mentions)
+                    report.failures += [(run[0], run[4]) for run in runs if run[4]]
+                    if progress:
+                        progress(name, report.units, totals[name])
+            report.seconds = time.monotonic() - started
+    finally:
+        if pool:
+            pool.shutdown()
+    return list(reports.values())
