@@ -74,11 +74,6 @@ class Analyzer:
                 f"unknown stemmer {self.stemmer!r}; choose from {', '.join(STEMMERS)}"
             )
 
-    @property
-    def name(self) -> str:
-        """What the index records, so a different chain triggers a rebuild of postings."""
-        return f"{self.stemmer}+{len(self.protected)}p"
-
     def tokens(self, text: str, code: bool = False) -> Iterator[tuple[int, int, str]]:
         """``(start, end, term)`` for every term of ``text``; parts follow their whole."""
         stem = _stem_fn("none" if code else self.stemmer)
