@@ -3,13 +3,17 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint install clean
+.PHONY: demo test lint install install-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
 install: $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+
+# The tests also install a third-party recognizer package, to show plugins are found.
+install-test: $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]' -e tests/plugin
 
 demo: install
@@ -17,12 +21,13 @@ demo: install
 	$(BIN)/kbx index examples
 	cd examples && ../$(BIN)/kbx search "supplier approval" -k 3
 	cd examples && ../$(BIN)/kbx read notes/cedar-supplier-approval.md:8-14 -n
+	cd examples && ../$(BIN)/kbx mentions notes/reading-list.md --type DOI
 
-test: install
+test: install-test
 	$(BIN)/python -m pytest
 	$(BIN)/ruff check .
 
-lint: install
+lint: install-test
 	$(BIN)/ruff check .
 
 clean:
