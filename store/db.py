@@ -104,3 +104,15 @@ def connect(path: Path, read_only: bool, root: str | None = None, wait: float = 
         yield con
     finally:
         con.close()
+
+
+def rows_select(columns: list[str], rows: list[tuple], lists: frozenset[str] = frozenset()):
+    """A ``SELECT`` that turns ``rows`` back into rows from one list parameter per column,
+    and those parameters: DuckDB loads a batch this way in one statement, where
+    ``executemany`` goes row by row. Columns named in ``lists`` hold lists themselves."""
+    params = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in columns]
+    select = ", ".join(
+        f"unnest(${i + 1}{', max_depth := 1' if c in lists else ''}) AS {c}"
+        for i, c in enumerate(columns)
+    )
+    return f"SELECT {select}", params

@@ -26,7 +26,7 @@ from kbx.extract.analysis import Analyzer, analyze_units
 from kbx.extract.textmap import pack
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.registry import Registry
-from kbx.store.db import Index
+from kbx.store.db import Index, rows_select
 from kbx.store.postings import rebuild_postings, resort_postings
 from kbx.store.recognize import RecognizerReport, recognize
 from kbx.store.walk import Found, walk
@@ -327,15 +327,9 @@ def _write_units(con: duckdb.DuckDBPyConnection, outcomes: list[Outcome]) -> int
 
 
 def _stage(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], rows: list[tuple]):
-    """A temporary table of ``rows``, loaded column-wise in one statement."""
-    cols = list(zip(*rows, strict=True)) if rows else [[] for _ in columns]
-    select = ", ".join(
-        f"unnest(${i + 1}, max_depth := 1) AS {c}"
-        if c == "heading_path"
-        else f"unnest(${i + 1}) AS {c}"
-        for i, c in enumerate(columns)
-    )
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {select}", [list(c) for c in cols])
+    """A temporary table of ``rows``, loaded in one statement."""
+    select, params = rows_select(columns, rows, frozenset({"heading_path"}))
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {select}", params)
 
 
 def sweep(con: duckdb.DuckDBPyConnection) -> int:

@@ -19,7 +19,7 @@ from itertools import repeat
 import duckdb
 from kbx.recognizers.base import Recognizer, check_spans
 from kbx.recognizers.registry import Registry
-from kbx.store.db import Index
+from kbx.store.db import Index, rows_select
 
 BATCH_UNITS = 500
 CHUNK_UNITS = 20_000  # read at a time, so memory stays bounded on a large corpus
@@ -89,11 +89,10 @@ def _recognize(r: Recognizer, batch: list[tuple[str, str]]) -> tuple[list, list]
 
 
 def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:
-    """Append rows column-wise in one statement (DuckDB's executemany goes row by row)."""
+    """Append rows in one statement."""
     if rows:
-        cols = [list(c) for c in zip(*rows, strict=True)]
-        select = ", ".join(f"unnest(${i + 1})" for i in range(len(cols)))
-        con.execute(f"INSERT INTO {table} SELECT {select}", cols)
+        select, params = rows_select([f"c{i}" for i in range(len(rows[0]))], rows)
+        con.execute(f"INSERT INTO {table} {select}", params)
 
 
 def _write(con: duckdb.DuckDBPyConnection, name: str, mentions: list, runs: list) -> None:
