@@ -26,6 +26,7 @@ from kbx.extract.analysis import Analyzer, analyze_units
 from kbx.extract.textmap import pack
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.registry import Registry
+from kbx.store.context import refresh as refresh_context
 from kbx.store.db import Index, rows_select
 from kbx.store.postings import rebuild_postings, resort_postings
 from kbx.store.recognize import RecognizerReport, recognize
@@ -418,9 +419,10 @@ def index(
         con.execute(
             "INSERT OR REPLACE INTO kbx_meta VALUES ('indexed_at', ?)", [datetime.now().isoformat()]
         )
-    report.recognizers = recognize(
-        idx, registry if registry is not None else Registry.load(), progress=recognizer_progress
-    )
+    registry = registry if registry is not None else Registry.load()
+    report.recognizers = recognize(idx, registry, progress=recognizer_progress)
+    with idx.writer() as con:
+        refresh_context(con, registry)
     report.seconds = time.monotonic() - started
     return report
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
 
 from kbx.errors import BadArgument
 from kbx.extract.textmap import locate, unpack
@@ -43,41 +42,30 @@ class RecognizerRow:
     failed: int
 
 
-def _doc_date(raw: str | None) -> date | None:
-    try:
-        return date.fromisoformat(raw) if raw and len(raw) == 10 else None
-    except ValueError:
-        return None
-
-
-def mentions(
-    index: Index, spec: str, type_: str | None = None, registry: Registry | None = None
-) -> list[MentionRow]:
+def mentions(index: Index, spec: str, type_: str | None = None) -> list[MentionRow]:
     """Mentions in a document (optionally only lines START-END, only one type). Values
-    that need the document (a relative date) are resolved against its date here, in the
-    document's context, since one unit can sit in documents of different dates."""
+    that need the document (a relative date) come from the document context layer,
+    since one unit can sit in documents of different dates."""
     path, start, end = parse_spec(spec)
     _, rel = resolve(index, path)
     with index.reader() as con:
-        doc = con.execute("SELECT doc_date FROM documents WHERE path = ?", [rel]).fetchone()
-        if not doc:
+        if not con.execute("SELECT 1 FROM documents WHERE path = ?", [rel]).fetchone():
             raise BadArgument(f"{rel} is not in the index; run `kbx index` first")
         rows = con.execute(
             """SELECT pl.ordinal, pl.offsets, u.text, m.start_char, m.end_char, m.type, m.text,
-                      m.value, m.confidence, m.recognizer, m.version, u.unit_hash
+                      CASE WHEN dm.doc_id IS NULL THEN m.value ELSE dm.value END,
+                      m.confidence, m.recognizer, m.version, u.unit_hash
                FROM documents d JOIN placements pl USING (doc_id) JOIN units u USING (unit_id)
                JOIN mentions m ON m.unit_hash = u.unit_hash
+               LEFT JOIN doc_mentions dm ON dm.doc_id = d.doc_id AND dm.unit_hash = m.unit_hash
+                   AND dm.recognizer = m.recognizer AND dm.version = m.version
+                   AND dm.start_char = m.start_char
                WHERE d.path = ? AND (? IS NULL OR m.type = upper(?))
                ORDER BY pl.ordinal, m.start_char, m.recognizer""",
             [rel, type_, type_],
         ).fetchall()
-    registry = registry if registry is not None else Registry.load()
-    resolvers = {r.info.name: r.resolve for r in registry if hasattr(r, "resolve")}
-    when = _doc_date(doc[0])
     out, maps = [], {}
     for ordinal, blob, text, s, e, typ, mtext, value, conf, rec, ver, unit in rows:
-        if rec in resolvers:
-            value = resolvers[rec](value, when)
         segments = maps.setdefault(ordinal, unpack(blob))
         line = locate(segments, text, s).line
         if start is not None and not (start <= line <= end):

@@ -78,6 +78,15 @@ CREATE TABLE mentions (             -- standoff spans over a unit's clean text
     value VARCHAR,
     confidence DOUBLE NOT NULL
 );
+CREATE TABLE doc_mentions (         -- the document context layer: values that need the document
+    doc_id INTEGER NOT NULL,
+    unit_hash VARCHAR NOT NULL,
+    recognizer VARCHAR NOT NULL,
+    version VARCHAR NOT NULL,
+    start_char INTEGER NOT NULL,
+    doc_date VARCHAR,               -- the context it was resolved in
+    value VARCHAR                   -- resolved against that date; NULL if it cannot be
+);
 """
 
 # Each entry upgrades a file from version ``n`` to ``n + 1``.

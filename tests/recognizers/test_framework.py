@@ -132,7 +132,7 @@ def test_relative_dates_resolve_against_their_documents_date(corpus):
     registry = Registry([DateRecognizer()])
     index(corpus, registry=registry)
     idx = Index.for_root(corpus)
-    get = lambda p: [m.value for m in mentions(idx, p, "date", registry) if m.text == "yesterday"]  # noqa: E731
+    get = lambda p: [m.value for m in mentions(idx, p, "date") if m.text == "yesterday"]  # noqa: E731
     assert get("a.md") == ["2021-03-09"]
     assert get("b.md") == ["2021-12-31"]  # the same unit, another document, another date
     assert get("c.md") == [None]  # no document date: unresolved, never today
@@ -153,3 +153,21 @@ def test_a_plugin_that_fails_to_load_is_set_aside(monkeypatch):
     registry = Registry.load()
     assert [r.info.name for r in registry] == ["identifiers"]
     assert registry.broken[0][0] == "gone" and "ModuleNotFoundError" in registry.broken[0][1]
+
+
+def test_the_context_layer_follows_a_changed_document_date(corpus):
+    from kbx.recognizers.dates import DateRecognizer
+
+    registry = Registry([DateRecognizer()])
+    note = corpus / "a.md"
+    note.write_text("---\ndate: 2021-03-10\n---\n# Log\n\nShipped yesterday.\n")
+    index(corpus, registry=registry)
+    note.write_text("---\ndate: 2021-06-02\n---\n# Log\n\nShipped yesterday.\n")
+    index(corpus, registry=registry)
+    idx = Index.for_root(corpus)
+    assert [m.value for m in mentions(idx, "a.md", "date")] == ["2021-06-01"]
+    note.unlink()
+    index(corpus, registry=registry)
+    assert _q(corpus, "SELECT count(*) FROM doc_mentions d ANTI JOIN documents USING (doc_id)") == [
+        (0,)
+    ]
