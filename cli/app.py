@@ -281,7 +281,7 @@ def search(
     for file_path, hits in groups.items():
         out.print(f"[bold]{file_path}[/]  {hits[0].hash[:12]}")
         for h in hits:
-            heading = " › ".join(h.heading_path)
+            heading = " › ".join(h.heading_path) or (f"page {h.page}" if h.page else "")
             out.print(
                 f"  {h.start_line}-{h.end_line}  {heading}  "
                 f"(score {h.score:.2f}, {h.covered}/{h.query_terms} terms)",
