@@ -128,9 +128,15 @@ def index(
         disable=as_json or not err.is_terminal,
     ) as bar:
         task = bar.add_task("", total=None)
+        stages: dict[str, int] = {}
 
         def tick(done: int, total: int, rel: str) -> None:
             bar.update(task, completed=done, total=total, description=rel[-50:])
+
+        def tick_recognizer(name: str, done: int, total: int) -> None:
+            if name not in stages:
+                stages[name] = bar.add_task(f"recognizer {name}", total=total)
+            bar.update(stages[name], completed=done)
 
         report = ingest.index(
             path,
@@ -140,6 +146,7 @@ def index(
             hidden=hidden,
             stemmer=stemmer,
             progress=tick,
+            recognizer_progress=tick_recognizer,
         )
     if as_json:
         _emit_json(dataclasses.asdict(report))
