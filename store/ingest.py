@@ -172,6 +172,26 @@ def _doc_date(raw: str | None) -> str | None:
     return None
 
 
+_DOCUMENT_COLUMNS = [
+    "id",
+    "path",
+    "sha256",
+    "size",
+    "mtime_ns",
+    "format",
+    "encoding",
+    "title",
+    "doc_date",
+    "authors",
+    "meta",
+    "status",
+    "error",
+    "warnings",
+    "n_units",
+    "indexed_at",
+]
+
+
 def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: dict) -> int:
     """Replace the batch's documents in one transaction; returns the number of new units."""
     now = datetime.now()
@@ -211,17 +231,12 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: di
                 )
             )
         if rows:
-            cols = list(zip(*rows, strict=True))
+            select, params = rows_select(
+                _DOCUMENT_COLUMNS, rows, frozenset({"authors", "warnings"})
+            )
             con.execute(
-                """INSERT INTO documents
-                SELECT coalesce(id, nextval('doc_ids')), * EXCLUDE (id) FROM (SELECT
-                    unnest($1) AS id, unnest($2) AS path, unnest($3) AS sha256,
-                    unnest($4) AS size, unnest($5) AS mtime_ns, unnest($6) AS format,
-                    unnest($7) AS encoding, unnest($8) AS title, unnest($9) AS doc_date,
-                    unnest($10, max_depth := 1) AS authors, unnest($11)::JSON AS meta,
-                    unnest($12) AS status, unnest($13) AS error,
-                    unnest($14, max_depth := 1) AS warnings, unnest($15) AS n_units,
-                    unnest($16) AS indexed_at)
+                f"""INSERT INTO documents
+                SELECT coalesce(id, nextval('doc_ids')), * EXCLUDE (id) FROM ({select})
                 ON CONFLICT (doc_id) DO UPDATE SET
                     sha256 = excluded.sha256, size = excluded.size, mtime_ns = excluded.mtime_ns,
                     format = excluded.format, encoding = excluded.encoding,
@@ -229,7 +244,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: di
                     authors = excluded.authors, meta = excluded.meta, status = excluded.status,
                     error = excluded.error, warnings = excluded.warnings,
                     n_units = excluded.n_units, indexed_at = excluded.indexed_at""",
-                [list(c) for c in cols],
+                params,
             )
         added = _write_units(con, [o for o in docs if o.document])
         # Known files that could not be read keep their units; the error is noted.
