@@ -165,7 +165,13 @@ PATTERNS: list[tuple[str, str]] = [
         r"(?:january|february|march|april|june|july|august|september|october|"
         r"november|december)\b",
     ),
-    ("set", rf"\b(?:every|each|per)\s+(?:{_NUM}\s+)?{_UNIT}\b"),
+    ("set", rf"\b(?:every|each|per)\s+(?:{_NUM}\s+)?{_UNIT}\b|\bdaily\b(?!\s+[a-z])"),
+    ("for_units", r"(?<=\bfor\s)(?:years|months|weeks|days|decades|hours)\b"),
+    (
+        "holiday",
+        r"\b(?:thanksgiving(?:\s+day)?|christmas(?:\s+day|\s+eve)?|"
+        r"new\s+year'?s(?:\s+day|\s+eve))\b",
+    ),
     ("age", rf"\b{_NUM}[\s-]+years?[\s-]+old\b"),
     (
         "duration",
@@ -191,7 +197,7 @@ _TRIGGERS = (
     + _WEEKDAY
     + "|"
     + "|".join(w for w in NUMBERS if w not in ("a", "an", "some"))
-    + r"|first|second|third|fourth|today|yesterday|tomorrow|tonight|this|last|next|past|"
+    + r"|first|second|third|fourth|daily|thanksgiving|christmas|new|years|months|weeks|days|decades|hours|today|yesterday|tomorrow|tonight|this|last|next|past|"
     r"previous|coming|current|latest|final|year|every|each|per|fiscal|spring|summer|fall|"
     r"autumn|winter|early|late|mid|now|currently|recently|recent|nowadays|these|formerly|"
     r"quarter)\b"
@@ -324,6 +330,14 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         month = _month(words[-1])
         shift = {"last": "-", "next": "+"}.get(words[0], "~")
         return "DATE", f"REL:MON:{month:02d}:{shift}"
+    if kind == "holiday":
+        if low.startswith("thanksgiving"):
+            return "DATE", "REL:THANKSGIVING"
+        if low.startswith("christmas"):
+            return "DATE", "REL:MD:12-24" if low.endswith("eve") else "REL:MD:12-25"
+        return "DATE", "REL:MD:12-31" if low.endswith("eve") else "REL:MD:01-01"
+    if kind == "for_units":
+        return "DURATION", f"PX{UNITS[low.rstrip('s')][0]}"
     if kind == "set":
         if words[0] in ("every", "each", "per"):
             n = _num(words[1]) if len(words) > 2 else 1
@@ -435,6 +449,9 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
                 else (d.year + 1 if direction == "+" and month <= d.month else d.year)
             )
         return f"{year}-{month:02d}"
+    if code == "THANKSGIVING":  # the fourth Thursday of November, in the document's year
+        first = date(d.year, 11, 1)
+        return (first + timedelta(days=(3 - first.weekday()) % 7 + 21)).isoformat()
     if code.startswith("S:"):
         season, shift = code[2:4], int(code[5:])
         return f"{d.year + shift}-{season}"
