@@ -197,7 +197,8 @@ _TRIGGERS = (
     + _WEEKDAY
     + "|"
     + "|".join(w for w in NUMBERS if w not in ("a", "an", "some"))
-    + r"|first|second|third|fourth|daily|thanksgiving|christmas|new|years|months|weeks|days|decades|hours|today|yesterday|tomorrow|tonight|this|last|next|past|"
+    + r"|first|second|third|fourth|daily|thanksgiving|christmas|new|years|months|weeks|"
+    r"days|decades|hours|today|yesterday|tomorrow|tonight|this|last|next|past|"
     r"previous|coming|current|latest|final|year|every|each|per|fiscal|spring|summer|fall|"
     r"autumn|winter|early|late|mid|now|currently|recently|recent|nowadays|these|formerly|"
     r"quarter)\b"
