@@ -28,7 +28,7 @@ from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.store.context import refresh as refresh_context
 from kbx.store.db import Index, rows_select
-from kbx.store.postings import rebuild_postings, resort_postings
+from kbx.store.postings import rebuild_postings, resort_postings, term_rows
 from kbx.store.recognize import RecognizerReport, recognize
 from kbx.store.walk import Found, walk
 
@@ -305,11 +305,8 @@ def _write_units(con: duckdb.DuckDBPyConnection, outcomes: list[Outcome]) -> int
         placements,
     )
     con.execute(
-        """CREATE OR REPLACE TEMP TABLE staged_postings AS
-        SELECT k, unnest(string_split(terms, ' ')) AS term,
-               unnest(string_split(tfs, ' '))::INTEGER AS tf,
-               unnest(string_split(htfs, ' '))::INTEGER AS htf
-        FROM staged_units s ANTI JOIN units u USING (unit_hash) WHERE terms <> ''"""
+        "CREATE OR REPLACE TEMP TABLE staged_postings AS "
+        + term_rows("staged_units s ANTI JOIN units u USING (unit_hash)", "k")
     )
     new = con.execute(
         "SELECT count(*) FROM staged_units s ANTI JOIN units u USING (unit_hash)"

@@ -11,8 +11,18 @@ from types import SimpleNamespace
 
 import duckdb
 from kbx.extract.analysis import Analyzer, analyze_units
+from kbx.store.db import rows_select
 
 RESORT_FRACTION = 0.1
+
+
+def term_rows(source: str, key: str) -> str:
+    """SQL for one row per term from a relation holding ``analyze_units``' columns
+    (space-separated ``terms``, ``tfs`` and ``htfs``), each row keyed by ``key``."""
+    return f"""SELECT {key}, unnest(string_split(terms, ' ')) AS term,
+                      unnest(string_split(tfs, ' '))::INTEGER AS tf,
+                      unnest(string_split(htfs, ' '))::INTEGER AS htf
+               FROM {source} WHERE terms <> ''"""
 
 
 def rebuild_postings(con: duckdb.DuckDBPyConnection, analyzer: Analyzer) -> int:
@@ -20,20 +30,15 @@ def rebuild_postings(con: duckdb.DuckDBPyConnection, analyzer: Analyzer) -> int:
     rows = con.execute("SELECT unit_id, text, kind, heading_path FROM units").fetchall()
     units = [SimpleNamespace(text=t, kind=k, heading_path=tuple(h)) for _, t, k, h in rows]
     analyzed = analyze_units(units, analyzer)
-    cols = [[r[0] for r in rows], *([a[i] for a in analyzed] for i in range(4))]
+    select, params = rows_select(
+        ["unit_id", "terms", "tfs", "htfs", "n_terms"],
+        [(r[0], *a) for r, a in zip(rows, analyzed, strict=True)],
+    )
     con.execute("BEGIN")
     con.execute("DELETE FROM postings")
     con.execute("DELETE FROM terms")
-    con.execute(
-        """CREATE OR REPLACE TEMP TABLE rebuilt AS
-        SELECT unit_id, unnest(string_split(terms, ' ')) AS term,
-               unnest(string_split(tfs, ' '))::INTEGER AS tf,
-               unnest(string_split(htfs, ' '))::INTEGER AS htf
-        FROM (SELECT unnest(?::INTEGER[]) AS unit_id, unnest(?::VARCHAR[]) AS terms,
-                     unnest(?::VARCHAR[]) AS tfs, unnest(?::VARCHAR[]) AS htfs)
-        WHERE terms <> ''""",
-        cols[:4],
-    )
+    con.execute(f"CREATE OR REPLACE TEMP TABLE analyzed AS {select}", params)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE rebuilt AS {term_rows('analyzed', 'unit_id')}")
     con.execute(
         "INSERT INTO terms SELECT nextval('term_ids'), term "
         "FROM (SELECT DISTINCT term FROM rebuilt)"
@@ -43,12 +48,10 @@ def rebuild_postings(con: duckdb.DuckDBPyConnection, analyzer: Analyzer) -> int:
         "FROM rebuilt r JOIN terms t USING (term) ORDER BY t.term_id, r.unit_id"
     )
     con.execute(
-        "UPDATE units SET n_terms = l.n FROM "
-        "(SELECT unnest(?::INTEGER[]) AS id, unnest(?::INTEGER[]) AS n) l "
-        "WHERE units.unit_id = l.id",
-        [cols[0], cols[4]],
+        "UPDATE units SET n_terms = a.n_terms FROM analyzed a WHERE units.unit_id = a.unit_id"
     )
     con.execute("DROP TABLE rebuilt")
+    con.execute("DROP TABLE analyzed")
     _mark_sorted(con)
     con.execute("COMMIT")
     return len(rows)
@@ -59,12 +62,12 @@ def _mark_sorted(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("INSERT OR REPLACE INTO kbx_meta VALUES ('postings_sorted', ?)", [str(n)])
 
 
-def resort_postings(con: duckdb.DuckDBPyConnection, force: bool = False) -> bool:
+def resort_postings(con: duckdb.DuckDBPyConnection) -> bool:
     """Rewrite the postings in term order if enough unsorted rows were appended."""
     total = con.execute("SELECT count(*) FROM postings").fetchone()[0]
     row = con.execute("SELECT value FROM kbx_meta WHERE key = 'postings_sorted'").fetchone()
     sorted_rows = int(row[0]) if row else 0
-    if not force and abs(total - sorted_rows) <= RESORT_FRACTION * max(total, 1):
+    if abs(total - sorted_rows) <= RESORT_FRACTION * max(total, 1):
         return False
     con.execute("BEGIN")
     con.execute("CREATE TEMP TABLE resorted AS SELECT * FROM postings ORDER BY term_id, unit_id")
