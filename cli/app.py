@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -20,6 +21,7 @@ from kbx.store.grep import grep as grep_clean_text
 from kbx.store.mentions import mentions as list_mentions
 from kbx.store.mentions import recognizers as list_recognizers
 from kbx.store.read import read as read_lines
+from kbx.store.reprocess import reprocess as reprocess_index
 from kbx.store.search import search as search_index
 from kbx.store.status import status as index_status
 from rich.console import Console
@@ -176,7 +178,7 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
 
       kbx status --json
     """
-    s = index_status(Index.find(db))
+    s = index_status(Index.find(db), Registry.load())
     if as_json:
         _emit_json(dataclasses.asdict(s))
         return
@@ -190,6 +192,13 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
     out.print(f"units      {s.units} ({s.placements} placements)")
     out.print(f"postings   {s.postings} ({s.terms} terms, stemmer {s.stemmer})")
     out.print(f"indexed    {s.indexed_at or 'never'}")
+    for r in s.recognizers:
+        behind = ", ".join(f"{r[k]} {k}" for k in ("stale", "missing", "failed", "forced") if r[k])
+        out.print(
+            f"recognizer {r['name']} {r['version']}: {r['current']}/{r['units']} current"
+            + (f" ({behind}; run `kbx reprocess`)" if behind else ""),
+            markup=False,
+        )
     for f in s.failures:
         out.print(f"  [yellow]![/] {f['path']} ({f['status']}): {f['error']}")
 
@@ -435,6 +444,98 @@ def recognizers(db: DbOption = None, as_json: JsonOption = False) -> None:
             + (f", {r.failed} failed" if r.failed else ""),
             markup=False,
         )
+
+
+@app.command()
+def reprocess(
+    recognizer: Annotated[
+        list[str] | None,
+        typer.Option("--recognizer", "-r", help="Only this recognizer (repeatable; default: all)."),
+    ] = None,
+    redo_all: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="Redo every unit of the chosen recognizers, current runs included."
+        ),
+    ] = False,
+    workers: Annotated[int, typer.Option(help="Worker processes (0: one per core).")] = 0,
+    dry_run: Annotated[bool, typer.Option(help="Print the plan; change nothing.")] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Redo recognizer runs that are stale after an upgrade, without re-reading files.
+
+    A run is kept per (unit, recognizer, version). After a recognizer's version,
+    model or configuration changes, its runs are stale: this plans the work
+    (stale, missing and failed units per recognizer, with an estimate), then redoes
+    it in batches across worker processes. Other recognizers are not touched. Each
+    batch swaps its units' mentions in one transaction, so search sees the old
+    mentions or the new, never a mix; interrupted, it continues where it stopped.
+
+    Examples:
+
+      kbx reprocess --dry-run
+
+      kbx reprocess -r dates --workers 2 --json
+    """
+    idx = Index.find(db)
+    registry = Registry.load()
+    for name, why in registry.broken:
+        err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {why}")
+    workers = workers or os.cpu_count() or 1
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+        disable=as_json or not err.is_terminal,
+    ) as bar:
+        tasks: dict[str, int] = {}
+
+        def tick(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(name, total=total)
+            bar.update(tasks[name], completed=done)
+
+        report = reprocess_index(
+            idx, registry, recognizer, redo_all, workers, dry_run, progress=tick
+        )
+    if as_json:
+        _emit_json(
+            {
+                "plan": [dataclasses.asdict(p) | {"todo": p.todo} for p in report.plan],
+                "done": [dataclasses.asdict(d) for d in report.done],
+                "dry_run": report.dry_run,
+                "seconds": report.seconds,
+            }
+        )
+        return
+    if not any(p.todo for p in report.plan):
+        out.print("Nothing to reprocess: every recognizer's runs are current.")
+        return
+    for p in (p for p in report.plan if p.todo):
+        eta = "" if p.estimate_s is None else f", about {p.estimate_s:.1f} s"
+        out.print(
+            f"{p.name} {p.version}: {p.todo} to do of {p.units} units "
+            f"({p.stale} stale, {p.missing} missing, {p.failed} failed"
+            + (f", {p.forced} forced" if p.forced else "")
+            + f"{eta})",
+            markup=False,
+        )
+    if dry_run:
+        return
+    for d in report.done:
+        out.print(
+            f"  {d.name}: {d.units} units in {d.seconds:.1f} s, "
+            f"{d.mentions} mentions added, {d.removed} removed"
+            + (f", {len(d.failures)} failed (retried next run)" if d.failures else ""),
+            markup=False,
+        )
+        for unit, why in d.failures[:10]:
+            out.print(f"  [yellow]![/] unit {unit[:12]}: {why}")
+    out.print(f"Reprocessed in {report.seconds:.1f} s")
 
 
 @app.command()

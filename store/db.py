@@ -70,6 +70,40 @@ class Index:
         return connect(self.db, read_only=False, root=str(self.root))
 
 
+class WriterLease:
+    """The writer connection, kept across short writes but never for longer than ``hold``
+    seconds at a time: opening the file costs ~10 ms, and readers need it free now and then.
+    Each write still commits on its own; this only spares the reopening."""
+
+    def __init__(self, index: Index, hold: float = 1.0):
+        self.index, self.hold = index, hold
+        self._cm = None
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._opened = 0.0
+
+    def con(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            self._cm = self.index.writer()
+            self._con = self._cm.__enter__()
+            self._opened = time.monotonic()
+        return self._con
+
+    @property
+    def expired(self) -> bool:
+        return self._con is not None and time.monotonic() - self._opened > self.hold
+
+    def release(self) -> None:
+        if self._cm is not None:
+            cm, self._cm, self._con = self._cm, None, None
+            cm.__exit__(None, None, None)
+
+    def __enter__(self) -> WriterLease:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
 _LOCK = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 
 

@@ -10,16 +10,15 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import repeat
 
 import duckdb
 from kbx.recognizers.base import Recognizer, check_spans
 from kbx.recognizers.registry import Registry
-from kbx.store.db import Index, rows_select
+from kbx.store.db import Index, WriterLease, rows_select
 
 BATCH_UNITS = 500
 CHUNK_UNITS = 20_000  # read at a time, so memory stays bounded on a large corpus
@@ -33,6 +32,7 @@ class RecognizerReport:
     version: str
     units: int = 0
     mentions: int = 0
+    removed: int = 0  # mentions of earlier runs replaced
     failures: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -43,22 +43,24 @@ def missing(
     limit: int | None = None,
     since: datetime | None = None,
     keys_only: bool = False,
+    redo_from: datetime | None = None,
 ) -> list:
     """Units with no successful run of this recognizer at its current version (and, in a
-    pass that started at ``since``, none that failed during it)."""
+    pass that started at ``since``, none that failed during it). With ``redo_from``, runs
+    older than that count as missing too: a forced pass, resumable like any other."""
     sql = f"""SELECT u.unit_hash{"" if keys_only else ", u.text"} FROM units u
              ANTI JOIN (SELECT unit_hash FROM runs
                         WHERE recognizer = ? AND version = ?
-                        AND (error IS NULL OR ran_at >= ?)) x
+                        AND (error IS NULL OR ran_at >= ?) AND ran_at >= ?) x
              USING (unit_hash)
              ORDER BY u.unit_id"""
-    params = [r.info.name, r.info.version, since or datetime.max]
+    params = [r.info.name, r.info.version, since or datetime.max, redo_from or datetime.min]
     if limit:
         sql += f" LIMIT {int(limit)}"
     return con.execute(sql, params).fetchall()
 
 
-def _recognize(r: Recognizer, batch: list[tuple[str, str]]) -> tuple[list, list]:
+def recognize_batch(r: Recognizer, batch: list[tuple[str, str]]) -> tuple[list, list]:
     """Mentions and run rows for a batch; a unit the recognizer fails on is recorded."""
     texts = [t for _, t in batch]
     try:
@@ -95,14 +97,15 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> No
         con.execute(f"INSERT INTO {table} {select}", params)
 
 
-def _write(con: duckdb.DuckDBPyConnection, name: str, mentions: list, runs: list) -> None:
+def _write(con: duckdb.DuckDBPyConnection, name: str, mentions: list, runs: list) -> int:
+    """Swap the units' mentions and runs in one transaction; returns the mentions removed."""
     hashes = [r[0] for r in runs]
     con.execute("BEGIN")
     try:
-        con.execute(
+        (removed,) = con.execute(
             "DELETE FROM mentions WHERE recognizer = ? AND list_contains(?, unit_hash)",
             [name, hashes],
-        )
+        ).fetchone()
         con.execute(
             "DELETE FROM runs WHERE recognizer = ? AND list_contains(?, unit_hash)", [name, hashes]
         )
@@ -112,13 +115,56 @@ def _write(con: duckdb.DuckDBPyConnection, name: str, mentions: list, runs: list
     except BaseException:
         con.execute("ROLLBACK")
         raise
+    return removed
+
+
+RATE_MIN_UNITS = 200  # a pass shorter than this says little about the rate
+
+
+def measured_rate(con: duckdb.DuckDBPyConnection, r: Recognizer) -> float | None:
+    """Units per second per worker that this recognizer's version reached in its last pass
+    here, or None before one has run."""
+    row = con.execute(
+        "SELECT value FROM kbx_meta WHERE key = ?", [f"rate:{r.info.name}"]
+    ).fetchone()
+    if not row:
+        return None
+    version, rate = row[0].rsplit(" ", 1)
+    return float(rate) if version == r.info.version else None
+
+
+def _record_rate(con: duckdb.DuckDBPyConnection, r: Recognizer, rate: float) -> None:
+    con.execute(
+        "INSERT OR REPLACE INTO kbx_meta VALUES (?, ?)",
+        [f"rate:{r.info.name}", f"{r.info.version} {rate:.1f}"],
+    )
 
 
 _IN_WORKERS: dict[str, Recognizer] = {}  # set before the pool forks; looked up by name
 
 
 def _recognize_by_name(name: str, batch: list[tuple[str, str]]) -> tuple[list, list]:
-    return _recognize(_IN_WORKERS[name], batch)
+    return recognize_batch(_IN_WORKERS[name], batch)
+
+
+def _results(
+    r: Recognizer, chunk: list, pool: ProcessPoolExecutor | None, lease: WriterLease
+) -> Iterator[tuple[list, list]]:
+    """Each batch's results in order. The writer lets the file go whenever this process
+    would wait (for a worker, or to compute a batch itself) after holding it long enough,
+    so readers get in between commits."""
+    batches = [chunk[i : i + BATCH_UNITS] for i in range(0, len(chunk), BATCH_UNITS)]
+    if pool is None:
+        for b in batches:
+            if lease.expired:
+                lease.release()
+            yield recognize_batch(r, b)
+        return
+    futures = [pool.submit(_recognize_by_name, r.info.name, b) for b in batches]
+    for f in futures:
+        if lease.expired or not f.done():
+            lease.release()
+        yield f.result()
 
 
 def recognize(
@@ -127,14 +173,22 @@ def recognize(
     names: list[str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     workers: int | None = None,
+    redo_from: dict[str, datetime] | None = None,
 ) -> list[RecognizerReport]:
-    """Run each recognizer (or those named) on every unit that lacks its current run.
+    """Run each recognizer (or those named) on every unit that lacks its current run, or
+    whose run is older than ``redo_from[name]``.
 
     Worker processes recognize batches; this process writes each one as it comes."""
     chosen = [registry.get(n) for n in names] if names else list(registry)
     since = datetime.now()
+    redo_from = redo_from or {}
     with index.writer() as con:
-        totals = {r.info.name: len(missing(con, r, since=since, keys_only=True)) for r in chosen}
+        totals = {
+            r.info.name: len(
+                missing(con, r, since=since, keys_only=True, redo_from=redo_from.get(r.info.name))
+            )
+            for r in chosen
+        }
     reports = {r.info.name: RecognizerReport(r.info.name, r.info.version) for r in chosen}
     todo = [r for r in chosen if totals[r.info.name]]
     if not todo:
@@ -145,34 +199,32 @@ def recognize(
     parallel = workers > 1 and sum(totals.values()) > BATCH_UNITS
     pool = (
         ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-        if (parallel)
+        if parallel
         else None
     )
     try:
-        for r in todo:
-            name, report = r.info.name, reports[r.info.name]
-            started = time.monotonic()
-            while True:
-                with index.writer() as con:
-                    chunk = missing(con, r, CHUNK_UNITS, since)
-                if not chunk:
-                    break
-                batches = [chunk[i : i + BATCH_UNITS] for i in range(0, len(chunk), BATCH_UNITS)]
-                results = (
-                    pool.map(_recognize_by_name, repeat(name), batches)
-                    if pool
-                    else (_recognize(r, b) for b in batches)
-                )
-                for mentions, runs in results:
-                    with index.writer() as con:
-                        _write(con, name, mentions, runs)
-                    report.units += len(runs)
-                    report.mentions += len(mentions)
-                    report.failures += [(run[0], run[4]) for run in runs if run[4]]
-                    if progress:
-                        progress(name, report.units, totals[name])
-            report.seconds = time.monotonic() - started
+        with WriterLease(index) as lease:
+            for r in todo:
+                report = reports[r.info.name]
+                started = time.monotonic()
+                while True:
+                    chunk = missing(
+                        lease.con(), r, CHUNK_UNITS, since, redo_from=redo_from.get(r.info.name)
+                    )
+                    for mentions, runs in _results(r, chunk, pool, lease):
+                        report.removed += _write(lease.con(), r.info.name, mentions, runs)
+                        report.units += len(runs)
+                        report.mentions += len(mentions)
+                        report.failures += [(run[0], run[4]) for run in runs if run[4]]
+                        if progress:
+                            progress(r.info.name, report.units, totals[r.info.name])
+                    if len(chunk) < CHUNK_UNITS:  # that was the last one
+                        break
+                report.seconds = time.monotonic() - started
+                if report.units >= RATE_MIN_UNITS:
+                    rate = report.units / report.seconds / (workers if pool else 1)
+                    _record_rate(lease.con(), r, rate)
     finally:
         if pool:
-            pool.shutdown()
+            pool.shutdown(cancel_futures=True)
     return list(reports.values())

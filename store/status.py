@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
+from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
+from kbx.store.reprocess import pending_redo, standing
 from kbx.store.schema import SCHEMA_VERSION
 
 
@@ -25,11 +28,15 @@ class Status:
     stemmer: str | None
     indexed_at: str | None
     failures: list[dict] = field(default_factory=list)
+    recognizers: list[dict] = field(default_factory=list)  # see reprocess.PlanRow
 
 
-def status(index: Index) -> Status:
-    """Read the index's counts and failures."""
+def status(index: Index, registry: Registry | None = None) -> Status:
+    """Read the index's counts and failures, and where each recognizer stands."""
     with index.reader() as con:
+        standings = [
+            dataclasses.asdict(standing(con, r, pending_redo(con, r))) for r in registry or []
+        ]
         docs = dict(con.execute("SELECT status, count(*) FROM documents GROUP BY 1").fetchall())
         formats = dict(
             con.execute(
@@ -62,4 +69,5 @@ def status(index: Index) -> Status:
         stemmer=meta.get("stemmer"),
         indexed_at=meta.get("indexed_at"),
         failures=failures,
+        recognizers=standings,
     )

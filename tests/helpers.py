@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from fpdf import FPDF
+from kbx.recognizers.base import Mention, RecognizerInfo
 
 MARKDOWN = """\
 ---
@@ -104,3 +107,24 @@ def run_kbx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "kbx", *args], cwd=cwd, capture_output=True, text=True, timeout=120
     )
+
+
+class Words:
+    """Counts calls; finds the word 'cedar' (any case) as boost-only mentions."""
+
+    def __init__(self, version: str = "1", fail_on: str | None = None, delay: float = 0.0):
+        self.info = RecognizerInfo(name="words", version=version, types=("WORD",), filter=False)
+        self.calls = 0
+        self.fail_on = fail_on
+        self.delay = delay  # seconds per batch, to leave time to interrupt a pass
+
+    def recognize(self, texts):
+        self.calls += len(texts)
+        time.sleep(self.delay)
+        out = []
+        for t in texts:
+            if self.fail_on and self.fail_on in t:
+                raise RuntimeError("cannot read this one")
+            found = re.finditer("cedar", t, re.IGNORECASE)
+            out.append([Mention(m.start(), m.end(), "WORD", m.group()) for m in found])
+        return out

@@ -4,32 +4,14 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+from helpers import Words
 from kbx.errors import BadArgument
-from kbx.recognizers.base import Mention, RecognizerInfo
+from kbx.recognizers.base import RecognizerInfo
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
 from kbx.store.ingest import index
 from kbx.store.mentions import mentions, recognizers
-
-
-class Words:
-    """Counts calls; finds the word 'cedar' (any case) as a boost-only mention."""
-
-    def __init__(self, version: str = "1", fail_on: str | None = None):
-        self.info = RecognizerInfo(name="words", version=version, types=("WORD",), filter=False)
-        self.calls = 0
-        self.fail_on = fail_on
-
-    def recognize(self, texts):
-        self.calls += len(texts)
-        out = []
-        for t in texts:
-            if self.fail_on and self.fail_on in t:
-                raise RuntimeError("cannot read this one")
-            i = t.lower().find("cedar")
-            out.append([Mention(i, i + 5, "WORD", t[i : i + 5])] if i >= 0 else [])
-        return out
 
 
 def _q(corpus, sql, params=()):

@@ -1,0 +1,271 @@
+"""Reprocessing: only stale runs, only the chosen recognizer, atomic per batch, resumable."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from helpers import Words, run_kbx
+from kbx.recognizers.identifiers import IdentifierRecognizer
+from kbx.recognizers.registry import Registry
+from kbx.store import recognize as recognize_module
+from kbx.store.db import Index
+from kbx.store.ingest import index
+from kbx.store.reprocess import plan, reprocess
+from kbx.store.status import status
+
+N_DOCS = 40
+BATCH = 5
+
+
+def _corpus(root: Path) -> Path:
+    """Forty one-unit documents; every one mentions cedar twice, one has a DOI."""
+    root.mkdir()
+    for i in range(N_DOCS):
+        (root / f"doc{i:02}.md").write_text(
+            f"# Doc {i}\n\nCedar note {i}: the cedar grove, row {i * 7}.\n"
+            + ("\nSee doi:10.1145/1629575.1629596.\n" if i == 3 else "")
+        )
+    return root
+
+
+def _q(root: Path, sql: str, params=()):
+    con = duckdb.connect(str(Index.for_root(root).db), read_only=True)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def indexed(tmp_path, monkeypatch):
+    monkeypatch.setattr(recognize_module, "BATCH_UNITS", BATCH)
+    root = _corpus(tmp_path / "docs")
+    index(root, registry=Registry([Words("1"), IdentifierRecognizer()]))
+    return root
+
+
+def test_a_bump_is_planned_then_redone_for_that_recognizer_only(indexed):
+    idx = Index.for_root(indexed)
+    ids_before = _q(indexed, "SELECT unit_hash, ran_at FROM runs WHERE recognizer = 'identifiers'")
+    id_mentions = _q(indexed, "SELECT count(*) FROM mentions WHERE recognizer = 'identifiers'")
+    bumped = Registry([Words("2"), IdentifierRecognizer()])
+    (ids, words) = plan(idx, bumped)  # in name order
+    assert (words.stale, words.missing, words.current, words.todo) == (N_DOCS, 0, 0, N_DOCS)
+    assert ids.todo == 0 and ids.current == N_DOCS
+    assert words.estimate_s is not None and words.estimate_s > 0
+    (row,) = [r for r in status(idx, bumped).recognizers if r["name"] == "words"]
+    assert row["stale"] == N_DOCS
+
+    report = reprocess(idx, bumped, ["words"])
+    (done,) = report.done
+    assert (done.units, done.mentions, done.removed) == (N_DOCS, 2 * N_DOCS, 2 * N_DOCS)
+    assert _q(indexed, "SELECT DISTINCT version FROM mentions WHERE recognizer = 'words'") == [
+        ("2",)
+    ]
+    assert _q(indexed, "SELECT DISTINCT version FROM runs WHERE recognizer = 'words'") == [("2",)]
+    # the other recognizer's runs and mentions are exactly as they were
+    assert (
+        _q(indexed, "SELECT unit_hash, ran_at FROM runs WHERE recognizer = 'identifiers'")
+        == ids_before
+    )
+    assert (
+        _q(indexed, "SELECT count(*) FROM mentions WHERE recognizer = 'identifiers'") == id_mentions
+    )
+    assert all(r.todo == 0 for r in plan(idx, bumped))
+
+
+def test_a_dry_run_changes_nothing(indexed):
+    idx = Index.for_root(indexed)
+    before = _q(indexed, "SELECT * FROM runs ORDER BY ALL")
+    report = reprocess(idx, Registry([Words("2")]), dry_run=True)
+    assert report.plan[0].todo == N_DOCS and report.done == []
+    assert _q(indexed, "SELECT * FROM runs ORDER BY ALL") == before
+
+
+def test_a_failing_unit_is_listed_and_retried_next_run(indexed):
+    idx = Index.for_root(indexed)
+    report = reprocess(idx, Registry([Words("2", fail_on="note 17:")]))
+    (done,) = report.done
+    assert done.units == N_DOCS and len(done.failures) == 1
+    assert "cannot read this one" in done.failures[0][1]
+    (row,) = plan(idx, Registry([Words("2")]))
+    assert (row.failed, row.todo) == (1, 1)
+    fixed = Words("2")
+    reprocess(idx, Registry([fixed]))
+    assert fixed.calls == 1
+
+
+def test_all_redoes_current_runs(indexed):
+    idx = Index.for_root(indexed)
+    (row,) = plan(idx, Registry([Words("1")]), redo_all=True)
+    assert (row.current, row.forced) == (0, N_DOCS)
+    again = Words("1")
+    reprocess(idx, Registry([again]), redo_all=True)
+    assert again.calls == N_DOCS
+    assert plan(idx, Registry([again]))[0].todo == 0
+
+
+def test_two_workers_give_the_same_mentions_as_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(recognize_module, "BATCH_UNITS", BATCH)
+    monkeypatch.setattr("kbx.store.reprocess.BATCH_UNITS", BATCH)
+    results = []
+    for n in (1, 2):
+        root = _corpus(tmp_path / f"w{n}")
+        index(root, registry=Registry([Words("1")]), workers=1)
+        reprocess(Index.for_root(root), Registry([Words("2")]), workers=n)
+        results.append(
+            _q(root, "SELECT unit_hash, start_char, end_char, version FROM mentions ORDER BY ALL")
+        )
+    assert results[0] == results[1] and len(results[0]) == 2 * N_DOCS
+
+
+# A child process reprocesses with a bumped version and kills itself with SIGKILL:
+# after the third batch commits ("after"), or inside the third batch's transaction,
+# its old mentions already deleted ("inside").
+KILLED_PASS = textwrap.dedent(
+    """
+    import os, signal, sys
+    from helpers import Words
+    from kbx.recognizers.registry import Registry
+    from kbx.store import recognize, reprocess
+    from kbx.store.db import Index
+    recognize.BATCH_UNITS = int(sys.argv[3])
+    calls = []
+    real_insert, real_write = recognize._insert, recognize._write
+    def insert(con, table, rows):
+        real_insert(con, table, rows)
+        if sys.argv[2] == "inside" and table == "mentions" and len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+    def write(con, name, mentions, runs):
+        n = real_write(con, name, mentions, runs)
+        calls.append(1)
+        if sys.argv[2] == "after" and len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return n
+    recognize._insert, recognize._write = insert, write
+    forced = sys.argv[4] == "all"
+    words = Words("1" if forced else "2")
+    reprocess.reprocess(Index.for_root(sys.argv[1]), Registry([words]), redo_all=forced)
+    """
+)
+
+
+def _killed(root: Path, where: str, mode: str = "bump") -> None:
+    env = os.environ | {"PYTHONPATH": str(Path(__file__).parents[1])}
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED_PASS, str(root), where, str(BATCH), mode],
+        env=env,
+        timeout=120,
+    )
+    assert child.returncode == -signal.SIGKILL
+
+
+def test_a_killed_pass_resumes_without_redoing_a_finished_batch(indexed):
+    _killed(indexed, "after")
+    assert _q(
+        indexed,
+        "SELECT version, count(*) FROM runs WHERE recognizer = 'words' GROUP BY 1 ORDER BY 1",
+    ) == [
+        ("1", N_DOCS - 3 * BATCH),
+        ("2", 3 * BATCH),
+    ]
+    rest = Words("2")
+    report = reprocess(Index.for_root(indexed), Registry([rest]))
+    assert rest.calls == N_DOCS - 3 * BATCH
+    assert report.done[0].removed == 2 * (N_DOCS - 3 * BATCH)
+    assert _q(
+        indexed, "SELECT version, count(*) FROM mentions WHERE recognizer = 'words' GROUP BY 1"
+    ) == [("2", 2 * N_DOCS)]
+
+
+def test_a_kill_inside_a_batch_leaves_its_units_with_their_old_mentions(indexed):
+    _killed(indexed, "inside")
+    # the two committed batches are new; every other unit keeps both old mentions
+    per_unit = _q(
+        indexed,
+        "SELECT version, count(*) FROM mentions WHERE recognizer = 'words' "
+        "GROUP BY unit_hash, version ORDER BY ALL",
+    )
+    assert sorted(set(per_unit)) == [("1", 2), ("2", 2)]
+    assert sum(1 for v, _ in per_unit if v == "2") == 2 * BATCH
+    assert len(per_unit) == N_DOCS  # no unit lost its mentions, none has both versions
+
+
+def test_an_interrupted_forced_pass_continues_on_the_next_run(indexed):
+    _killed(indexed, "after", "all")
+    idx = Index.for_root(indexed)
+    (row,) = plan(idx, Registry([Words("1")]))  # no --all: the pending pass still counts
+    assert (row.forced, row.current) == (N_DOCS - 3 * BATCH, 3 * BATCH)
+    rest = Words("1")
+    reprocess(idx, Registry([rest]))
+    assert rest.calls == N_DOCS - 3 * BATCH
+    assert plan(idx, Registry([Words("1")]))[0].todo == 0  # the pass is finished
+
+
+SLOW_PASS = textwrap.dedent(
+    """
+    import sys
+    from helpers import Words
+    from kbx.recognizers.registry import Registry
+    from kbx.store import recognize, reprocess
+    from kbx.store.db import Index
+    recognize.BATCH_UNITS = 2
+    print("started", flush=True)
+    reprocess.reprocess(Index.for_root(sys.argv[1]), Registry([Words("2", delay=0.05)]))
+    """
+)
+
+
+def test_readers_see_whole_units_while_a_pass_runs(indexed):
+    env = os.environ | {"PYTHONPATH": str(Path(__file__).parents[1])}
+    child = subprocess.Popen(
+        [sys.executable, "-c", SLOW_PASS, str(indexed)], env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout.readline().strip() == "started"
+    db = str(Index.for_root(indexed).db)
+    answered, busy = 0, 0
+    while child.poll() is None:
+        try:
+            con = duckdb.connect(db, read_only=True)
+        except duckdb.IOException:
+            busy += 1
+            time.sleep(0.01)
+            continue
+        try:
+            rows = con.execute(
+                "SELECT unit_hash, list(DISTINCT version), count(*) FROM mentions "
+                "WHERE recognizer = 'words' GROUP BY 1"
+            ).fetchall()
+        finally:
+            con.close()
+        answered += 1
+        assert len(rows) == N_DOCS
+        assert all(len(versions) == 1 and n == 2 for _, versions, n in rows)
+    assert child.wait() == 0
+    assert answered > 0
+    found = run_kbx("search", "cedar grove", "--json", cwd=indexed)
+    assert found.returncode == 0 and json.loads(found.stdout)["hits"]
+
+
+def test_the_command_plans_runs_and_reports(indexed):
+    dry = run_kbx("reprocess", "--dry-run", "--json", cwd=indexed)
+    assert dry.returncode == 0, dry.stderr
+    body = json.loads(dry.stdout)
+    assert body["dry_run"] and body["done"] == []
+    assert {p["name"] for p in body["plan"]} >= {"identifiers", "dates"}
+    ran = run_kbx("reprocess", "-r", "identifiers", "--all", cwd=indexed)
+    assert ran.returncode == 0, ran.stderr
+    assert (
+        f"identifiers: {N_DOCS} units" in ran.stdout and "1 mentions added, 1 removed" in ran.stdout
+    )
+    unknown = run_kbx("reprocess", "-r", "nope", cwd=indexed)
+    assert unknown.returncode == 2 and "no recognizer named 'nope'" in unknown.stderr
