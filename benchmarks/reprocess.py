@@ -75,9 +75,7 @@ def main() -> None:
                 )
                 phase[workers].append(sum(d.seconds for d in report.done))
                 runs = touched(idx, since)
-                counts = [
-                    [d.name, runs.get(d.name, 0), d.mentions, d.removed] for d in report.done
-                ]
+                counts = [[d.name, runs.get(d.name, 0), d.mentions, d.removed] for d in report.done]
     full = statistics.median(times["full re-index"])
     rows = [
         [name, f"{statistics.median(ts):.2f}", f"{full / statistics.median(ts):.1f}x"]
