@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from pathlib import Path
@@ -12,10 +11,27 @@ from typing import Annotated
 import duckdb
 import typer
 from kbx import __version__
+from kbx.cli import gazetteer as gazetteer_cli
+from kbx.cli.common import (
+    AfterOption,
+    BeforeOption,
+    DateFromOption,
+    DbOption,
+    EntityOption,
+    JsonOption,
+    MetaOption,
+    PathOption,
+    TypeOption,
+    emit_json,
+    err,
+    out,
+)
 from kbx.errors import BadArgument, KbxError
 from kbx.recognizers.registry import Registry
 from kbx.store import ingest
 from kbx.store.db import Index
+from kbx.store.filters import Filters
+from kbx.store.gazetteer import registry_for
 from kbx.store.grep import GrepResult
 from kbx.store.grep import grep as grep_clean_text
 from kbx.store.mentions import mentions as list_mentions
@@ -24,7 +40,6 @@ from kbx.store.read import read as read_lines
 from kbx.store.reprocess import reprocess as reprocess_index
 from kbx.store.search import search as search_index
 from kbx.store.status import status as index_status
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 app = typer.Typer(
@@ -42,22 +57,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-DbOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--db",
-        help="Index file to use (default: the nearest .kbx/index.duckdb).",
-        show_default=False,
-    ),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object for machines.")]
 
 
-def _emit_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+def _filters(path, entity, type_, after, before, date_from, meta) -> Filters:
+    return Filters(entity or [], type_ or [], after, before, date_from, meta or [], path)
 
 
 def _size(text: str) -> int:
@@ -151,7 +154,7 @@ def index(
             recognizer_progress=tick_recognizer,
         )
     if as_json:
-        _emit_json(dataclasses.asdict(report))
+        emit_json(dataclasses.asdict(report))
         return
     out.print(f"Indexed {report.root} in {report.seconds:.1f} s  ({report.db})")
     out.print(
@@ -178,9 +181,10 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
 
       kbx status --json
     """
-    s = index_status(Index.find(db), Registry.load())
+    idx = Index.find(db)
+    s = index_status(idx, registry_for(idx))
     if as_json:
-        _emit_json(dataclasses.asdict(s))
+        emit_json(dataclasses.asdict(s))
         return
     docs = s.documents
     total = sum(docs.values())
@@ -238,7 +242,7 @@ def read(
             f"(now {x.hash[:12]}); the cited lines may have moved. Run `kbx index` to refresh."
         )
     if as_json:
-        _emit_json(dataclasses.asdict(x))
+        emit_json(dataclasses.asdict(x))
         return
     width = len(str(x.end_line))
     for i, line in enumerate(x.lines, start=x.start_line):
@@ -257,13 +261,17 @@ def _grep_lines(g: GrepResult, indent: str = "") -> None:
 def search(
     query: Annotated[str, typer.Argument(help="Words to search for.")],
     k: Annotated[int, typer.Option("-k", help="How many passages to show.")] = 8,
-    path: Annotated[
-        str | None,
-        typer.Option(
-            "--path",
-            help="Only files matching this glob (relative to the root; * crosses folders).",
-        ),
-    ] = None,
+    path: PathOption = None,
+    entity: EntityOption = None,
+    type_: TypeOption = None,
+    after: AfterOption = None,
+    before: BeforeOption = None,
+    date_from: DateFromOption = "any",
+    meta: MetaOption = None,
+    facets: Annotated[
+        bool,
+        typer.Option("--facets", help="Also count entities, types and years among all matches."),
+    ] = False,
     full: Annotated[
         bool, typer.Option("--full", help="Print whole passages, not snippets.")
     ] = False,
@@ -283,11 +291,16 @@ def search(
 
       kbx search "tls handshake" -k 3 --path "security/*" --json
 
+      kbx search "supplier approval" --entity Q312 --after 2021 --facets
+
+      kbx search openssl --meta category=vulnerability --after 2023 --date-from document
+
       kbx read notes/cedar.md:40-58 --hash 3f9a1c0b2d4e   (then read what it cites)
     """
-    r = search_index(Index.find(db), query, k=k, path=path)
+    chosen = _filters(path, entity, type_, after, before, date_from, meta)
+    r = search_index(Index.find(db), query, k=k, filters=chosen, facets=facets or as_json)
     if as_json:
-        _emit_json(dataclasses.asdict(r))
+        emit_json(dataclasses.asdict(r))
         return
     if not r.hits:
         out.print(f"no passage matches {query!r}", markup=False)
@@ -318,6 +331,23 @@ def search(
             f"exact matches of {query!r} ({r.exact_total}; kbx grep shows them all):", markup=False
         )
         _grep_lines(g=_as_grep(r), indent="  ")
+    if r.facets:
+        _print_facets(r.facets)
+
+
+def _print_facets(f) -> None:
+    out.print(f"[bold]facets[/] of {f.passages} matching passages", highlight=False)
+    for title, facet, show in (
+        ("entities", f.entities, lambda v: f"{v['label']} ({v['id']}, {v['type']})"),
+        ("types", f.types, lambda v: v["type"]),
+        ("years", f.years, lambda v: str(v["year"])),
+    ):
+        if facet.values:
+            shown = ", ".join(f"{show(v)} {v['count']}" for v in facet.values)
+            rest = f", other {facet.other}" if facet.other else ""
+            out.print(f"  {title}: {shown}{rest}", markup=False)
+    if f.first_date:
+        out.print(f"  dates: {f.first_date} to {f.last_date}")
 
 
 def _as_grep(r) -> GrepResult:
@@ -339,9 +369,13 @@ def grep(
     ] = 0,
     max_matches: Annotated[int, typer.Option("--max", help="Show at most this many.")] = 20,
     ignore_case: Annotated[bool, typer.Option("-i", "--ignore-case")] = False,
-    path: Annotated[
-        str | None, typer.Option("--path", help="Only files matching this glob.")
-    ] = None,
+    path: PathOption = None,
+    entity: EntityOption = None,
+    type_: TypeOption = None,
+    after: AfterOption = None,
+    before: BeforeOption = None,
+    date_from: DateFromOption = "any",
+    meta: MetaOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -359,6 +393,8 @@ def grep(
       kbx grep "seL4" --rank "verified microkernel" -C 2
 
       kbx grep -i "supplier approval" --json
+
+      kbx grep "CVE-2026-\d+" --meta category=release --after 2026
     """
     g = grep_clean_text(
         Index.find(db),
@@ -367,10 +403,10 @@ def grep(
         context=context,
         max_matches=max_matches,
         ignore_case=ignore_case,
-        path=path,
+        filters=_filters(path, entity, type_, after, before, date_from, meta),
     )
     if as_json:
-        _emit_json(dataclasses.asdict(g))
+        emit_json(dataclasses.asdict(g))
         return
     if not g.matches:
         out.print(f"no match for {pattern!r}", markup=False)
@@ -406,7 +442,7 @@ def mentions(
     rows = list_mentions(Index.find(db), spec, type_)
     if as_json:
         keys = ("path", "line", "text", "type", "value", "confidence", "recognizer", "version")
-        _emit_json([{k: getattr(m, k) for k in keys} for m in rows])
+        emit_json([{k: getattr(m, k) for k in keys} for m in rows])
         return
     for m in rows:
         out.print(
@@ -432,7 +468,7 @@ def recognizers(db: DbOption = None, as_json: JsonOption = False) -> None:
     registry = Registry.load()
     rows = list_recognizers(Index.find(db), registry)
     if as_json:
-        _emit_json([dataclasses.asdict(r) for r in rows])
+        emit_json([dataclasses.asdict(r) for r in rows])
         return
     for name, why in registry.broken:
         err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {why}")
@@ -479,7 +515,7 @@ def reprocess(
       kbx reprocess -r dates --workers 2 --json
     """
     idx = Index.find(db)
-    registry = Registry.load()
+    registry = registry_for(idx)
     for name, why in registry.broken:
         err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {why}")
     workers = workers or os.cpu_count() or 1
@@ -503,7 +539,7 @@ def reprocess(
             idx, registry, recognizer, redo_all, workers, dry_run, progress=tick
         )
     if as_json:
-        _emit_json(
+        emit_json(
             {
                 "plan": [dataclasses.asdict(p) | {"todo": p.todo} for p in report.plan],
                 "done": [dataclasses.asdict(d) for d in report.done],
@@ -536,6 +572,11 @@ def reprocess(
         for unit, why in d.failures[:10]:
             out.print(f"  [yellow]![/] unit {unit[:12]}: {why}")
     out.print(f"Reprocessed in {report.seconds:.1f} s")
+
+
+app.add_typer(gazetteer_cli.app, name="gazetteer")
+app.command()(gazetteer_cli.entities)
+app.command()(gazetteer_cli.entity)
 
 
 @app.command()

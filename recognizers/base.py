@@ -46,6 +46,7 @@ class Mention:
     text: str
     value: str | None = None
     confidence: float = 1.0
+    key: str | None = None  # the entity it names, when the recognizer knows (``doi:10.…``)
 
 
 @runtime_checkable

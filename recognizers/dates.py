@@ -531,3 +531,47 @@ def _year_context(text: str, start: int, end: int) -> bool:
     count, a version or part of another number ("$1999", "2019.5", "1999/2000")."""
     before = text[max(0, start - 8) : start]
     return not (_NOT_YEAR_BEFORE.search(before) or _NOT_YEAR_AFTER.match(text[end : end + 8]))
+
+
+_QUARTER = {"Q1": 1, "Q2": 4, "Q3": 7, "Q4": 10, "H1": 1, "H2": 7}
+_SEASON = {"SP": 3, "SU": 6, "FA": 9, "WI": 12}
+
+
+def _month_after(year: int, month: int, months: int) -> date:
+    n = year * 12 + month - 1 + months
+    return date(n // 12, n % 12 + 1, 1)
+
+
+def interval(value: str | None) -> tuple[date, date] | None:
+    """The days a TIMEX3 calendar value covers, as ``[lo, hi)``: ``2021`` is the year,
+    ``2021-03`` the month, ``2021-W05`` the ISO week, ``197`` the 1970s. Values that are
+    not on the calendar (durations, ``PRESENT_REF``, unresolved relatives) give None."""
+    if not value or not value[:1].isdigit():
+        return None
+    v = value.split("T", 1)[0]
+    try:
+        if re.fullmatch(r"\d{4}-\d\d-\d\d", v):
+            lo = date.fromisoformat(v)
+            return lo, lo + timedelta(days=1)
+        if re.fullmatch(r"\d{4}-\d\d", v):
+            y, m = int(v[:4]), int(v[5:])
+            return date(y, m, 1), _month_after(y, m, 1)
+        if re.fullmatch(r"\d{4}", v):
+            return date(int(v), 1, 1), date(int(v) + 1, 1, 1)
+        if m := re.fullmatch(r"(\d{4})-W(\d\d)", v):
+            lo = date.fromisocalendar(int(m[1]), int(m[2]), 1)
+            return lo, lo + timedelta(days=7)
+        if m := re.fullmatch(r"(\d{4})-([QH][1-4])", v):
+            y, start = int(m[1]), _QUARTER.get(m[2])
+            span = 3 if m[2][0] == "Q" else 6
+            return (date(y, start, 1), _month_after(y, start, span)) if start else None
+        if m := re.fullmatch(r"(\d{4})-(SP|SU|FA|WI)", v):
+            y, start = int(m[1]), _SEASON[m[2]]
+            return date(y, start, 1), _month_after(y, start, 3)
+        if re.fullmatch(r"\d{3}", v):
+            return date(int(v) * 10, 1, 1), date(int(v) * 10 + 10, 1, 1)
+        if re.fullmatch(r"\d{2}", v):
+            return date(max(int(v) * 100, 1), 1, 1), date(int(v) * 100 + 100, 1, 1)
+    except ValueError:
+        return None
+    return None

@@ -1,4 +1,4 @@
-"""Identifiers that work as filters: DOI, ISBN, ISSN, ORCID and arXiv IDs.
+"""Identifiers that work as filters: DOI, ISBN, ISSN, ORCID, arXiv and CVE IDs.
 
 Candidates are found with regular expressions and kept only when they can be
 trusted: check digits are verified with python-stdnum (ISBN, ISSN, ORCID's ISO
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 from kbx.recognizers.base import Mention, RecognizerInfo
 from stdnum import isbn, issn
@@ -37,6 +38,7 @@ _ARCHIVES = (
     "dg-ga|funct-an|q-alg|cmp-lg|mtrl-th|supr-con|acc-phys|ao-sci|atom-ph|bayes-an|chem-ph|plasm-ph"
 )
 _ARXIV_OLD = re.compile(rf"\b(?P<id>(?:{_ARCHIVES})(?:\.[A-Z]{{2}})?/\d{{7}})(?P<v>v\d+)?\b")
+_CVE = re.compile(r"\bCVE-(?:19|20)\d\d-\d{4,7}\b")
 _ARXIV_CONTEXT = re.compile(r"(?i)(arxiv|eprint)[^\n]{0,24}$")
 
 
@@ -103,16 +105,35 @@ def _arxiv(text: str) -> Iterator[Mention]:
             yield Mention(m.start(), m.end(), "ARXIV", m.group(), m.group("id"))
 
 
+def _cve(text: str) -> Iterator[Mention]:
+    """CVE IDs: no check digit, but a shape nothing else has (MITRE's CVE-YYYY-NNNN+)."""
+    for m in _CVE.finditer(text):
+        yield Mention(m.start(), m.end(), "CVE", m.group(), m.group())
+
+
 class IdentifierRecognizer:
-    """DOI, ISBN, ISSN, ORCID and arXiv identifiers, validated; usable as filters."""
+    """DOI, ISBN, ISSN, ORCID, arXiv and CVE identifiers, validated; usable as filters.
+    Each mention's key is its entity: the lower-case type and the value (``doi:10.…``)."""
 
     info = RecognizerInfo(
-        name="identifiers", version="1", types=("DOI", "ISBN", "ISSN", "ORCID", "ARXIV")
+        name="identifiers", version="2", types=("DOI", "ISBN", "ISSN", "ORCID", "ARXIV", "CVE")
     )
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         out = []
         for text in texts:
-            found = [*_doi(text), *_isbn(text), *_issn(text), *_orcid(text), *_arxiv(text)]
-            out.append(sorted(found, key=lambda m: (m.start, m.end)))
+            found = [
+                *_doi(text),
+                *_isbn(text),
+                *_issn(text),
+                *_orcid(text),
+                *_arxiv(text),
+                *_cve(text),
+            ]
+            out.append(
+                [
+                    replace(m, key=f"{m.type.lower()}:{m.value}")
+                    for m in sorted(found, key=lambda m: (m.start, m.end))
+                ]
+            )
         return out

@@ -19,6 +19,7 @@ into allowed units and joined before scoring, so it narrows the work.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import duckdb
@@ -37,28 +38,32 @@ class BM25Params:
 DEFAULT_PARAMS = BM25Params()
 
 
+BOOST = 0.5  # a passage holding a boost-only mention asked for scores this much more
+
+
 @dataclass
 class DocFilter:
-    """Restricts ranking to documents matching every condition (SQL over ``documents d``)."""
+    """Restricts ranking to placements matching every condition (SQL over ``placements pl``
+    and ``documents d``); ``boosts`` are conditions on ``unit_id`` that raise the score."""
 
     clauses: list[str] = field(default_factory=list)
     params: list = field(default_factory=list)
+    boosts: list[tuple[str, list]] = field(default_factory=list)
 
     def where(self) -> str:
         return " AND ".join(self.clauses) if self.clauses else "TRUE"
 
 
-def analyzer_of(con: duckdb.DuckDBPyConnection) -> Analyzer:
-    """The analysis chain the index was built with."""
-    row = con.execute("SELECT value FROM kbx_meta WHERE key = 'stemmer'").fetchone()
-    return Analyzer(row[0] if row else "snowball")
-
-
-def path_filter(glob: str | None) -> DocFilter:
-    """Documents whose root-relative path matches a glob (``*`` crosses folders)."""
-    if not glob:
-        return DocFilter()
-    return DocFilter(["d.path GLOB ?"], [glob])
+def analyzer_of(con: duckdb.DuckDBPyConnection, stemmer: str | None = None) -> Analyzer:
+    """The analysis chain the index was built with (or with another stemmer): its stemmer
+    and the names ``kbx gazetteer check`` protected."""
+    meta = dict(
+        con.execute(
+            "SELECT key, value FROM kbx_meta WHERE key IN ('stemmer', 'protected')"
+        ).fetchall()
+    )
+    protected = frozenset(json.loads(meta.get("protected", "[]")))
+    return Analyzer(stemmer or meta.get("stemmer", "snowball"), protected)
 
 
 def rank(
@@ -95,6 +100,7 @@ def rank(
         else ""
     )
     k1, b, w = float(params.k1), float(params.b), float(params.heading_weight)
+    boost = " + ".join(["1", *(f"{BOOST} * ({sql})::INTEGER" for sql, _ in f.boosts)])
     rows = con.execute(
         f"""WITH p AS ({union}),
         stats AS (SELECT count(*)::DOUBLE AS n, avg(n_terms)::DOUBLE AS avglen FROM units),
@@ -109,10 +115,10 @@ def rank(
             {allowed}
             WHERE p.tf + {w} * p.htf > 0
             GROUP BY p.unit_id, p.grp),
-        scored AS (SELECT unit_id, sum(c) AS score, count(*) AS matched FROM contrib
-                   GROUP BY unit_id)
+        scored AS (SELECT unit_id, sum(c) * ({boost}) AS score, count(*) AS matched
+                   FROM contrib GROUP BY unit_id)
         SELECT unit_id, score, matched, count(*) OVER () AS total FROM scored
         ORDER BY score DESC, unit_id {f"LIMIT {int(limit)}" if limit else ""}""",
-        f.params,
+        [*f.params, *(p for _, ps in f.boosts for p in ps)],
     ).fetchall()
     return [r[:3] for r in rows], (rows[0][3] if rows else 0)

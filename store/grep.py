@@ -10,8 +10,9 @@ import duckdb
 from kbx.errors import BadArgument
 from kbx.extract import source_text
 from kbx.extract.textmap import unpack
-from kbx.store.bm25 import analyzer_of, path_filter, rank
+from kbx.store.bm25 import analyzer_of, rank
 from kbx.store.db import Index
+from kbx.store.filters import Filters, compile_filters
 from kbx.store.passages import line_span
 
 AROUND = 60
@@ -72,7 +73,7 @@ def grep(
     context: int = 0,
     max_matches: int = 20,
     ignore_case: bool = False,
-    path: str | None = None,
+    filters: Filters | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
 ) -> GrepResult:
     """Matches of ``pattern`` in the clean text, files in BM25 order of ``rank_query``
@@ -83,7 +84,6 @@ def grep(
         raise BadArgument(f"bad regular expression {pattern!r}: {e}") from None
     if max_matches < 1:
         raise BadArgument("--max must be at least 1")
-    f = path_filter(path)
     lit = literal(pattern)
     pre, pre_params = "TRUE", []
     if lit:
@@ -93,6 +93,7 @@ def grep(
             else ("contains(u.text, ?)", [lit])
         )
     with nullcontext(con) if con else index.reader() as con:
+        f = compile_filters(con, filters)
         an = analyzer_of(con)
         rows = con.execute(
             f"""SELECT pl.unit_id, pl.ordinal, d.path, d.sha256, u.text, pl.offsets

@@ -26,8 +26,11 @@ from kbx.extract.analysis import Analyzer, analyze_units
 from kbx.extract.textmap import pack
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.registry import Registry
+from kbx.store.bm25 import analyzer_of
 from kbx.store.context import refresh as refresh_context
 from kbx.store.db import Index, rows_select
+from kbx.store.entities import refresh as refresh_entities
+from kbx.store.gazetteer import registry_for
 from kbx.store.postings import rebuild_postings, resort_postings, term_rows
 from kbx.store.recognize import RecognizerReport, recognize
 from kbx.store.walk import Found, walk
@@ -431,10 +434,11 @@ def index(
         con.execute(
             "INSERT OR REPLACE INTO kbx_meta VALUES ('indexed_at', ?)", [datetime.now().isoformat()]
         )
-    registry = registry if registry is not None else Registry.load()
+    registry = registry if registry is not None else registry_for(idx)
     report.recognizers = recognize(idx, registry, progress=recognizer_progress)
     with idx.writer() as con:
         refresh_context(con, registry)
+        refresh_entities(con)
     report.seconds = time.monotonic() - started
     return report
 
@@ -442,7 +446,7 @@ def index(
 def _analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:
     """The index's analysis chain; choosing another stemmer rebuilds the postings."""
     row = con.execute("SELECT value FROM kbx_meta WHERE key = 'stemmer'").fetchone()
-    analyzer = Analyzer(stemmer or (row[0] if row else "snowball"))
+    analyzer = analyzer_of(con, stemmer)
     if row is None or row[0] != analyzer.stemmer:
         rebuild_postings(con, analyzer)
         con.execute("INSERT OR REPLACE INTO kbx_meta VALUES ('stemmer', ?)", [analyzer.stemmer])

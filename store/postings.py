@@ -25,9 +25,16 @@ def term_rows(source: str, key: str) -> str:
                FROM {source} WHERE terms <> ''"""
 
 
-def rebuild_postings(con: duckdb.DuckDBPyConnection, analyzer: Analyzer) -> int:
-    """Re-analyze every stored unit (files are not read again); returns the units done."""
-    rows = con.execute("SELECT unit_id, text, kind, heading_path FROM units").fetchall()
+def rebuild_postings(
+    con: duckdb.DuckDBPyConnection, analyzer: Analyzer, unit_ids: list[int] | None = None
+) -> int:
+    """Re-analyze stored units (all, or those given; files are not read again) and replace
+    their postings in one transaction; returns the units done."""
+    where = "" if unit_ids is None else "WHERE list_contains(?, unit_id)"
+    rows = con.execute(
+        f"SELECT unit_id, text, kind, heading_path FROM units {where}",
+        [] if unit_ids is None else [unit_ids],
+    ).fetchall()
     units = [SimpleNamespace(text=t, kind=k, heading_path=tuple(h)) for _, t, k, h in rows]
     analyzed = analyze_units(units, analyzer)
     select, params = rows_select(
@@ -35,13 +42,16 @@ def rebuild_postings(con: duckdb.DuckDBPyConnection, analyzer: Analyzer) -> int:
         [(r[0], *a) for r, a in zip(rows, analyzed, strict=True)],
     )
     con.execute("BEGIN")
-    con.execute("DELETE FROM postings")
-    con.execute("DELETE FROM terms")
+    if unit_ids is None:
+        con.execute("DELETE FROM postings")
+        con.execute("DELETE FROM terms")
+    else:
+        con.execute("DELETE FROM postings WHERE list_contains(?, unit_id)", [unit_ids])
     con.execute(f"CREATE OR REPLACE TEMP TABLE analyzed AS {select}", params)
     con.execute(f"CREATE OR REPLACE TEMP TABLE rebuilt AS {term_rows('analyzed', 'unit_id')}")
     con.execute(
         "INSERT INTO terms SELECT nextval('term_ids'), term "
-        "FROM (SELECT DISTINCT term FROM rebuilt)"
+        "FROM (SELECT DISTINCT term FROM rebuilt) ANTI JOIN terms USING (term)"
     )
     con.execute(
         "INSERT INTO postings SELECT t.term_id, r.unit_id, r.tf, r.htf "
@@ -52,8 +62,11 @@ def rebuild_postings(con: duckdb.DuckDBPyConnection, analyzer: Analyzer) -> int:
     )
     con.execute("DROP TABLE rebuilt")
     con.execute("DROP TABLE analyzed")
-    _mark_sorted(con)
+    if unit_ids is None:
+        _mark_sorted(con)
     con.execute("COMMIT")
+    if unit_ids is not None:
+        resort_postings(con)
     return len(rows)
 
 

@@ -79,7 +79,7 @@ def recognize_batch(r: Recognizer, batch: list[tuple[str, str]]) -> tuple[list, 
     now = datetime.now()
     name, version = r.info.name, r.info.version
     mentions = [
-        (h, name, version, m.start, m.end, m.type, m.text, m.value, float(m.confidence))
+        (h, name, version, m.start, m.end, m.type, m.text, m.value, float(m.confidence), m.key)
         for (h, _), ms in zip(batch, results, strict=True)
         for m in ms
     ]
@@ -189,6 +189,11 @@ def recognize(
             )
             for r in chosen
         }
+        for r in chosen:
+            con.execute(
+                "INSERT OR REPLACE INTO recognizer_info VALUES (?, ?, ?, ?)",
+                [r.info.name, r.info.version, list(r.info.types), r.info.filter],
+            )
     reports = {r.info.name: RecognizerReport(r.info.name, r.info.version) for r in chosen}
     todo = [r for r in chosen if totals[r.info.name]]
     if not todo:

@@ -19,6 +19,7 @@ from kbx.recognizers.base import Recognizer
 from kbx.recognizers.registry import Registry
 from kbx.store.context import refresh as refresh_context
 from kbx.store.db import Index
+from kbx.store.entities import refresh as refresh_entities
 from kbx.store.recognize import (
     BATCH_UNITS,
     RecognizerReport,
@@ -182,5 +183,6 @@ def reprocess(
         for name in redo_from:
             con.execute("DELETE FROM kbx_meta WHERE key = ?", [_redo_key(name)])
         refresh_context(con, registry)
+        refresh_entities(con)
     report.seconds = time.monotonic() - started
     return report

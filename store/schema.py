@@ -7,7 +7,7 @@ from collections.abc import Callable
 import duckdb
 from kbx.errors import SchemaError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE kbx_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -89,8 +89,68 @@ CREATE TABLE doc_mentions (         -- the document context layer: values that n
 );
 """
 
+_V2 = """
+ALTER TABLE mentions ADD COLUMN key VARCHAR;  -- the entity a mention names, when it knows it
+CREATE TABLE recognizer_info (      -- what search needs to know of each recognizer that ran
+    name VARCHAR PRIMARY KEY,
+    version VARCHAR NOT NULL,
+    types VARCHAR[] NOT NULL,
+    filter BOOLEAN NOT NULL
+);
+CREATE TABLE gazetteer (            -- the current entries; the log below keeps every change
+    entry_id VARCHAR PRIMARY KEY,   -- also the entity ID its mentions link to
+    name VARCHAR NOT NULL,
+    type VARCHAR NOT NULL,
+    aliases VARCHAR[] NOT NULL,     -- the name first
+    ignore_case BOOLEAN NOT NULL,
+    protected BOOLEAN NOT NULL DEFAULT false,
+    added_by VARCHAR NOT NULL,
+    source VARCHAR,                 -- root-relative path of the document it came from
+    note VARCHAR,
+    added_at TIMESTAMP NOT NULL,
+    retracted_at TIMESTAMP,
+    retracted_by VARCHAR,
+    why VARCHAR
+);
+CREATE SEQUENCE gazetteer_seq START 1;
+CREATE TABLE gazetteer_log (        -- append-only: who changed what, when, from which document
+    seq INTEGER NOT NULL,
+    entry_id VARCHAR NOT NULL,
+    action VARCHAR NOT NULL,        -- add | alias | retract | protect
+    actor VARCHAR NOT NULL,         -- who: a person or agent:NAME
+    source VARCHAR,
+    note VARCHAR,
+    data JSON,
+    logged_at TIMESTAMP NOT NULL
+);
+CREATE TABLE entities (             -- derived: rebuilt from gazetteer, mentions and metadata
+    entity_id VARCHAR PRIMARY KEY,
+    type VARCHAR NOT NULL,
+    label VARCHAR NOT NULL,
+    source VARCHAR NOT NULL         -- gazetteer | identifier | author
+);
+CREATE TABLE aliases (entity_id VARCHAR NOT NULL, alias VARCHAR NOT NULL);
+CREATE TABLE links (                -- derived: a passage (or a whole document) names an entity
+    doc_id INTEGER NOT NULL,
+    unit_id INTEGER,                -- NULL: the whole document (its author)
+    entity_id VARCHAR NOT NULL,
+    filter BOOLEAN NOT NULL         -- from a recognizer precise enough to filter on
+);
+CREATE TABLE passage_dates (        -- derived: the dates of a passage, as [lo, hi) intervals
+    doc_id INTEGER NOT NULL,
+    unit_id INTEGER,                -- NULL: the document's own date
+    lo DATE NOT NULL,
+    hi DATE NOT NULL
+);
+"""
+
+
+def _to_v2(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(_V2)
+
+
 # Each entry upgrades a file from version ``n`` to ``n + 1``.
-MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {}
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {1: _to_v2}
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
@@ -118,9 +178,9 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, root: str) -> None:
         con.execute(_V1)
         con.execute(
             "INSERT INTO kbx_meta VALUES ('schema_version', ?), ('root', ?)",
-            [str(SCHEMA_VERSION), root],
+            ["1", root],
         )
-        version = SCHEMA_VERSION
+        version = 1
     while version < SCHEMA_VERSION:
         MIGRATIONS[version](con)
         version += 1

@@ -9,15 +9,10 @@ import duckdb
 from kbx.errors import BadArgument
 from kbx.extract.analysis import Analyzer
 from kbx.extract.textmap import unpack
-from kbx.store.bm25 import (
-    DEFAULT_PARAMS,
-    BM25Params,
-    DocFilter,
-    analyzer_of,
-    path_filter,
-    rank,
-)
+from kbx.store.bm25 import DEFAULT_PARAMS, BM25Params, DocFilter, analyzer_of, rank
 from kbx.store.db import Index
+from kbx.store.facets import Facets, facet_counts
+from kbx.store.filters import Filters, compile_filters
 from kbx.store.grep import grep
 from kbx.store.passages import line_span, mark, matches, snippet_window
 
@@ -53,6 +48,7 @@ class SearchResult:
     left_out: int
     exact: list = field(default_factory=list)
     exact_total: int = 0
+    facets: Facets | None = None
 
 
 def hits_for(
@@ -120,11 +116,13 @@ def search(
     index: Index,
     query: str,
     k: int = 8,
-    path: str | None = None,
+    filters: Filters | None = None,
     params: BM25Params = DEFAULT_PARAMS,
     exact: int = 3,
+    facets: bool = False,
 ) -> SearchResult:
-    """The ``k`` best passages for ``query``, and up to ``exact`` literal matches of it."""
+    """The ``k`` best passages for ``query`` among those ``filters`` allow, up to ``exact``
+    literal matches of it, and (with ``facets``) the facet counts of every match."""
     if not query.strip():
         raise BadArgument("the query is empty; give some words to search for")
     if k < 1:
@@ -132,7 +130,7 @@ def search(
     with index.reader() as con:
         an = analyzer_of(con)
         groups = an.query(query)
-        f = path_filter(path)
+        f = compile_filters(con, filters)
         ranked, total = rank(con, groups, f, params, limit=k)
         hits = hits_for(con, ranked, groups, an, f)
         result = SearchResult(query, groups, hits, total, max(0, total - len(hits)))
@@ -143,8 +141,17 @@ def search(
                 rank_query=query,
                 max_matches=exact,
                 ignore_case=True,
-                path=path,
+                filters=filters,
                 con=con,
             )
             result.exact, result.exact_total = g.matches, g.total
+        if facets:
+            forms = [t for g in groups for t in g]
+            term_ids = [
+                t
+                for (t,) in con.execute(
+                    "SELECT term_id FROM terms WHERE list_contains(?, term)", [forms]
+                ).fetchall()
+            ]
+            result.facets = facet_counts(con, term_ids, f)
     return result

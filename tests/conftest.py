@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import HTML, LATEX, MARKDOWN, TEXT, make_pdf
+from helpers import HTML, LATEX, MARKDOWN, POSTS, TEXT, make_pdf, registry_with_gazetteer
+from kbx.store.db import Index
+from kbx.store.ingest import index
 
 
 @pytest.fixture
@@ -24,3 +26,18 @@ def corpus(tmp_path: Path) -> Path:
     (root / ".hidden").mkdir()
     (root / ".hidden" / "secret.md").write_text("# Secret\n\nhiddenword\n")
     return root
+
+
+@pytest.fixture
+def posts(tmp_path: Path) -> Index:
+    """Dated, authored, categorized posts naming OpenSSL, CVEs, a DOI and Apple; and filler."""
+    root = tmp_path / "posts-root"
+    for rel, text in POSTS.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    for i in range(12):  # filler, so that an edit has units to leave alone
+        (root / "filler" / f"f{i}.md").parent.mkdir(parents=True, exist_ok=True)
+        (root / "filler" / f"f{i}.md").write_text(f"# Filler {i}\n\nNothing named here, {i}.\n")
+    idx = Index.for_root(root)
+    index(root, registry=registry_with_gazetteer(idx))
+    return idx

@@ -10,6 +10,11 @@ from pathlib import Path
 
 from fpdf import FPDF
 from kbx.recognizers.base import Mention, RecognizerInfo
+from kbx.recognizers.dates import DateRecognizer
+from kbx.recognizers.identifiers import IdentifierRecognizer
+from kbx.recognizers.registry import Registry
+from kbx.store import gazetteer as gz
+from kbx.store.db import Index
 
 MARKDOWN = """\
 ---
@@ -128,3 +133,55 @@ class Words:
             found = re.finditer("cedar", t, re.IGNORECASE)
             out.append([Mention(m.start(), m.end(), "WORD", m.group()) for m in found])
         return out
+
+
+POSTS = {
+    "posts/2021-openssl.md": """---
+title: OpenSSL fixes
+date: 2021-05-01
+author: Ann Lee
+category: vulnerability
+---
+# OpenSSL fixes
+
+OpenSSL 1.1.1k fixes CVE-2021-3449. Project Cedar depends on OpenSSL.
+""",
+    "posts/2023-openssl.md": """---
+title: OpenSSL 3 update
+date: 2023-02-01
+author: Bo Chen
+category: vulnerability
+---
+# OpenSSL 3 update
+
+The OpenSSL 3.0.8 update fixes CVE-2023-0286. We first met about OpenSSL on 4 March 2019.
+""",
+    "posts/2023-release.md": """---
+title: Release notes
+date: 2023-06-01
+author: Ann Lee
+category: release
+---
+# Release notes
+
+Cedar ships in this release; see doi:10.1145/1629575.1629596 for the kernel it runs on.
+""",
+    "posts/apple.md": """---
+title: Orchard visit
+date: 2020-01-01
+author: Apple Fan
+category: news
+tags: [fruit, tech]
+---
+# Orchard visit
+
+Apple Inc. sponsored the apple orchard trip. In 2022 we went back.
+""",
+    "notes/io.md": "# io\n\nio.js merged back into node.js in 2015.\n\n"
+    "The io library reads files.\n",
+}
+
+
+def registry_with_gazetteer(idx: Index) -> Registry:
+    """Identifiers, dates and the index's gazetteer (no plugins, whatever is installed)."""
+    return gz.registry_for(idx, Registry([IdentifierRecognizer(), DateRecognizer()]))

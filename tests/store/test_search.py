@@ -7,6 +7,7 @@ import pytest
 from kbx.errors import BadArgument
 from kbx.store.bm25 import BM25Params, analyzer_of, rank
 from kbx.store.db import Index
+from kbx.store.filters import Filters
 from kbx.store.grep import grep
 from kbx.store.ingest import index
 from kbx.store.read import read
@@ -64,7 +65,7 @@ def test_heading_terms_raise_a_passage(indexed):
 def test_left_out_counts_and_path_filter(indexed):
     r = search(indexed, "the", k=1)
     assert len(r.hits) == 1 and r.left_out == r.total - 1 > 0
-    r = search(indexed, "the", k=50, path="notes/*")
+    r = search(indexed, "the", k=50, filters=Filters(path="notes/*"))
     assert r.hits and {h.path for h in r.hits} == {"notes/cedar.md"}
 
 

@@ -1,0 +1,91 @@
+"""What every command shares: the consoles, the common options, JSON output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db",
+        help="Index file to use (default: the nearest .kbx/index.duckdb).",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object for machines.")]
+
+
+PathOption = Annotated[
+    str | None,
+    typer.Option(
+        "--path",
+        help="Only files matching this glob (relative to the root; * crosses folders).",
+        rich_help_panel="Filters",
+    ),
+]
+EntityOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--entity",
+        "-e",
+        help="Passages naming this entity: an ID (Q312, doi:10.…) or a name or alias. "
+        "Repeatable; all must match.",
+        rich_help_panel="Filters",
+    ),
+]
+TypeOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--type",
+        "-t",
+        help="Passages with a mention of this type (DOI, DATE, PERSON, …). Repeatable.",
+        rich_help_panel="Filters",
+    ),
+]
+AfterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--after",
+        help="Passages with a date starting on or after this day (YYYY[-MM[-DD]]).",
+        rich_help_panel="Filters",
+    ),
+]
+BeforeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--before",
+        help="Passages with a date ending on or before this day: --after 2021 --before 2022 "
+        "means during 2021.",
+        rich_help_panel="Filters",
+    ),
+]
+DateFromOption = Annotated[
+    str,
+    typer.Option(
+        "--date-from",
+        help="Which dates count: any (the passage's own and its document's), mentioned, "
+        "or document.",
+        rich_help_panel="Filters",
+    ),
+]
+MetaOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--meta",
+        help="A document metadata field: KEY=VALUE or KEY!=VALUE (e.g. category=news). Repeatable.",
+        rich_help_panel="Filters",
+    ),
+]
+
+
+def emit_json(obj) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")

@@ -1,0 +1,241 @@
+"""``kbx gazetteer …`` and ``kbx entities`` / ``kbx entity``: the names people and agents
+add, and the entities the index knows."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from kbx.cli.common import DbOption, JsonOption, emit_json, out
+from kbx.gazetteer.entries import TYPES
+from kbx.store import gazetteer as gz
+from kbx.store.db import Index
+from kbx.store.entities import entities as list_entities
+from kbx.store.entities import entity as show_entity
+
+app = typer.Typer(
+    help="Names that general models miss, grown by people and agents, with provenance.\n\n"
+    "Every change records who made it, when, and from which document; a retraction is "
+    "recorded, not erased. An edit re-runs the gazetteer only on the units that can "
+    "contain the names it changed.",
+    no_args_is_help=True,
+)
+
+ByOption = Annotated[
+    str | None,
+    typer.Option("--by", help="Who makes the change: a person, or agent:NAME."),
+]
+
+
+def _edit_summary(r: gz.EditReport, verb: str) -> None:
+    out.print(
+        f"{verb} {', '.join(r.entry_ids)}; gazetteer {r.version}: {r.units_rerun} units "
+        f"re-run, {r.units_carried} carried over, {r.mentions} mentions, "
+        f"{r.removed} replaced ({r.seconds:.2f} s)",
+        markup=False,
+    )
+
+
+@app.command()
+def add(
+    name: Annotated[str, typer.Argument(help="The name as it is written.")],
+    type_: Annotated[str, typer.Option("--type", "-t", help=f"One of: {', '.join(TYPES)}.")],
+    alias: Annotated[
+        list[str] | None, typer.Option("--alias", "-a", help="Another way it is written.")
+    ] = None,
+    entry_id: Annotated[
+        str | None,
+        typer.Option(
+            "--id", help="Its entity ID (e.g. a Wikidata Q312); an existing ID gains the aliases."
+        ),
+    ] = None,
+    by: ByOption = None,
+    source: Annotated[
+        str | None, typer.Option("--source", help="The indexed document it came from.")
+    ] = None,
+    note: Annotated[str | None, typer.Option("--note", help="Why, in a few words.")] = None,
+    ignore_case: Annotated[
+        bool,
+        typer.Option("--ignore-case", "-i", help="Match in any case (default: as written)."),
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Add a name (or aliases to an existing entry) and find it at once.
+
+    Examples:
+
+      kbx gazetteer add "Project Cedar" -t PROJECT -a Cedar --by agent:planner
+        --source notes/cedar.md
+
+      kbx gazetteer add Apple --id Q312 --type ORG --alias "Apple Inc."
+    """
+    r = gz.add(Index.find(db), name, type_, alias, entry_id, by, source, note, ignore_case)
+    if as_json:
+        emit_json(dataclasses.asdict(r))
+        return
+    _edit_summary(r, "added")
+
+
+@app.command()
+def retract(
+    entry_id: Annotated[str, typer.Argument(help="The entry's ID (see `kbx gazetteer list`).")],
+    by: Annotated[str, typer.Option("--by", help="Who retracts it.")],
+    why: Annotated[str, typer.Option("--why", help="The reason, kept in the log.")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Retract an entry: its mentions leave search; the entry and its history stay."""
+    r = gz.retract(Index.find(db), entry_id, by, why)
+    if as_json:
+        emit_json(dataclasses.asdict(r))
+        return
+    _edit_summary(r, "retracted")
+
+
+@app.command("list")
+def list_(
+    retracted: Annotated[bool, typer.Option(help="Include retracted entries.")] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List the entries with their aliases and who added them."""
+    rows = gz.listing(Index.find(db), retracted)
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        out.print("the gazetteer is empty; add a name with `kbx gazetteer add NAME --type T`")
+    for r in rows:
+        gone = f"  RETRACTED by {r['retracted_by']}: {r['why']}" if r["retracted_at"] else ""
+        out.print(
+            f"{r['entry_id']}  {r['type']}  {' | '.join(r['aliases'])}"
+            f"{'  (any case)' if r['ignore_case'] else ''}  by {r['added_by']}"
+            f"{'  from ' + r['source'] if r['source'] else ''}{gone}",
+            markup=False,
+        )
+
+
+@app.command()
+def show(
+    entry_id: Annotated[str, typer.Argument(help="The entry's ID.")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one entry and its full history."""
+    e = gz.show(Index.find(db), entry_id)
+    if as_json:
+        emit_json(e)
+        return
+    out.print(f"{e['entry_id']}  {e['type']}  {e['name']}", markup=False)
+    out.print(f"  aliases: {' | '.join(e['aliases'])}", markup=False)
+    for x in e["log"]:
+        where = f" from {x['source']}" if x["source"] else ""
+        note = f": {x['note']}" if x["note"] else ""
+        out.print(f"  {x['at']}  {x['action']} by {x['by']}{where}{note}", markup=False)
+
+
+@app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="A .jsonl or .csv file, as `export` writes.")],
+    by: ByOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Add every entry of a file in one transaction: one bad entry and nothing is added."""
+    r = gz.import_entries(Index.find(db), file, by)
+    if as_json:
+        emit_json(dataclasses.asdict(r))
+        return
+    _edit_summary(r, f"imported {len(r.entry_ids)} entries:")
+
+
+@app.command()
+def export(
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl or csv.")] = "jsonl",
+    db: DbOption = None,
+) -> None:
+    """Write every entry, retracted ones included, to standard output."""
+    sys.stdout.write(gz.export(Index.find(db), fmt))
+
+
+@app.command()
+def check(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Report only; protect nothing.")
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Find names the analysis chain splits or over-stems, and protect them.
+
+    `io.js` is split into io and js, which match everywhere; `Wells` stems to the
+    frequent `well`. A protected word is indexed and searched whole (like Lucene's
+    keyword_marker); the postings of the units holding it are rebuilt.
+    """
+    found = gz.check(Index.find(db), protect=not dry_run)
+    if as_json:
+        emit_json(found)
+        return
+    if not found:
+        out.print("every name passes through the analysis chain whole")
+    for f in found:
+        out.print(f"{f['entry_id']}  {f['name']}: {f['word']} {f['why']}", markup=False)
+    if found and not dry_run:
+        out.print(f"protected {len({f['word'] for f in found})} words; postings rebuilt")
+
+
+def entities(
+    type_: Annotated[str | None, typer.Option("--type", "-t", help="Only this type.")] = None,
+    q: Annotated[
+        str | None, typer.Option("--q", help="Only entities whose label, alias or ID has this.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n")] = 50,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List entities, most widely mentioned first, with passage and document counts.
+
+    Entities come from identifiers (doi:…, orcid:…, cve:…), gazetteer entries and
+    document authors. Pass an ID or a name to `kbx search --entity`.
+
+    Example:
+
+      kbx entities --type PERSON --q dahl
+    """
+    rows = list_entities(Index.find(db), type_, q, limit)
+    if as_json:
+        emit_json([dataclasses.asdict(r) for r in rows])
+        return
+    if not rows:
+        out.print("no entity matches")
+    for r in rows:
+        out.print(
+            f"{r.entity_id}  {r.type}  {r.label}  ({r.passages} passages, {r.documents} docs)",
+            markup=False,
+        )
+
+
+def entity(
+    name: Annotated[str, typer.Argument(help="An entity ID, label or alias.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Mentions to list.")] = 50,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one entity: its aliases, provenance, and where it is mentioned (path:line),
+    most recent documents first."""
+    e = show_entity(Index.find(db), name, limit)
+    if as_json:
+        emit_json(dataclasses.asdict(e))
+        return
+    out.print(f"{e.entity_id}  {e.type}  {e.label}  (from {e.source})", markup=False)
+    if e.aliases:
+        out.print(f"  aliases: {' | '.join(e.aliases)}", markup=False)
+    for p in e.provenance:
+        out.print(f"  {p['at']}  {p['action']} by {p['by']}", markup=False)
+    for m in e.mentions:
+        what = m["text"] if m["as"] == "text" else "(author)"
+        out.print(f"  {m['path']}:{m['line']}  {m['doc_date'] or ''}  {what}", markup=False)

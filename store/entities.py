@@ -1,0 +1,235 @@
+"""The entity layer: who and what the documents name, and when their passages are dated.
+
+Derived, never edited: ``refresh`` rebuilds it in one transaction from the gazetteer,
+the mentions (an identifier's or a gazetteer match's ``key`` is its entity), the
+documents' authors (PERSON entities that the whole document mentions) and dates
+(each passage's mentioned dates, resolved per document, plus its document's date).
+Search filters and facets read only these tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import duckdb
+from kbx.errors import BadArgument
+from kbx.extract.textmap import locate, unpack
+from kbx.recognizers.dates import interval
+from kbx.store.db import Index, rows_select
+
+DATE_TYPES = ("DATE", "TIME")
+
+
+def refresh(con: duckdb.DuckDBPyConnection) -> None:
+    """Rebuild entities, aliases, links and passage dates."""
+    con.execute("BEGIN")
+    try:
+        for table in ("entities", "aliases", "links", "passage_dates"):
+            con.execute(f"DELETE FROM {table}")
+        con.execute(
+            """INSERT INTO entities SELECT entry_id, type, name, 'gazetteer' FROM gazetteer
+               WHERE retracted_at IS NULL"""
+        )
+        con.execute(
+            """INSERT INTO aliases SELECT entry_id, unnest(aliases) FROM gazetteer
+               WHERE retracted_at IS NULL"""
+        )
+        con.execute(
+            """INSERT INTO entities
+               SELECT key, any_value(type), any_value(coalesce(value, text)), 'identifier'
+               FROM mentions WHERE key IS NOT NULL
+                 AND key NOT IN (SELECT entity_id FROM entities)
+               GROUP BY key"""
+        )
+        con.execute(
+            """INSERT INTO aliases SELECT DISTINCT key, text FROM mentions
+               WHERE key IS NOT NULL AND recognizer <> 'gazetteer'"""
+        )
+        # authors: an alias of a gazetteer entry when one matches, else a person of their own
+        con.execute(
+            """CREATE OR REPLACE TEMP TABLE doc_authors AS
+               SELECT DISTINCT d.doc_id, a.author,
+                      coalesce((SELECT min(x.entity_id) FROM aliases x
+                                WHERE lower(x.alias) = lower(a.author)),
+                               'person:' || trim(regexp_replace(lower(strip_accents(a.author)),
+                                                                '[^a-z0-9]+', '-', 'g'), '-'))
+                          AS entity_id
+               FROM documents d, unnest(d.authors) a(author)
+               WHERE d.status = 'ok' AND trim(a.author) <> ''"""
+        )
+        con.execute(
+            """INSERT INTO entities SELECT entity_id, 'PERSON', min(author), 'author'
+               FROM doc_authors WHERE entity_id NOT IN (SELECT entity_id FROM entities)
+               GROUP BY entity_id"""
+        )
+        con.execute(
+            """INSERT INTO aliases SELECT DISTINCT entity_id, author FROM doc_authors
+               WHERE (entity_id, author) NOT IN (SELECT (entity_id, alias) FROM aliases)"""
+        )
+        con.execute("INSERT INTO links SELECT doc_id, NULL, entity_id, true FROM doc_authors")
+        con.execute(
+            """INSERT INTO links
+               SELECT pl.doc_id, pl.unit_id, m.key, bool_or(coalesce(r.filter, false))
+               FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+               LEFT JOIN recognizer_info r ON r.name = m.recognizer
+               WHERE m.key IS NOT NULL
+               GROUP BY ALL"""
+        )
+        _dates(con)
+        con.execute("DROP TABLE doc_authors")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _dates(con: duckdb.DuckDBPyConnection) -> None:
+    """Document dates, and the calendar dates each passage mentions (a relative date as
+    resolved in its document), as day intervals."""
+    rows = con.execute(
+        "SELECT doc_id, NULL, doc_date FROM documents WHERE status = 'ok' AND doc_date IS NOT NULL"
+    ).fetchall()
+    rows += con.execute(
+        f"""SELECT DISTINCT pl.doc_id, pl.unit_id, coalesce(dm.value, m.value)
+            FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+            JOIN recognizer_info r ON r.name = m.recognizer AND r.filter
+            LEFT JOIN doc_mentions dm ON dm.doc_id = pl.doc_id AND dm.unit_hash = m.unit_hash
+                AND dm.recognizer = m.recognizer AND dm.version = m.version
+                AND dm.start_char = m.start_char
+            WHERE m.type IN {DATE_TYPES}"""
+    ).fetchall()
+    spans = {v: interval(v) for v in {r[2] for r in rows}}
+    out = list({(d, u, *spans[v]) for d, u, v in rows if spans[v]})
+    if out:
+        select, params = rows_select(["doc_id", "unit_id", "lo", "hi"], out)
+        con.execute(f"INSERT INTO passage_dates {select}", params)
+
+
+@dataclass
+class EntityRow:
+    """An entity with how often it is mentioned."""
+
+    entity_id: str
+    type: str
+    label: str
+    source: str
+    passages: int
+    documents: int
+    aliases: list[str] = field(default_factory=list)
+
+
+def entities(
+    index: Index, type_: str | None = None, q: str | None = None, limit: int = 50
+) -> list[EntityRow]:
+    """Entities, most mentioned first, optionally of one type or matching ``q`` (in the
+    label, an alias or the ID)."""
+    with index.reader() as con:
+        rows = con.execute(
+            """SELECT e.entity_id, e.type, e.label, e.source,
+                      count(l.doc_id) FILTER (l.unit_id IS NOT NULL)
+                          + count(DISTINCT l.doc_id) FILTER (l.unit_id IS NULL),
+                      count(DISTINCT l.doc_id),
+                      (SELECT list(DISTINCT a.alias ORDER BY a.alias) FROM aliases a
+                       WHERE a.entity_id = e.entity_id)
+               FROM entities e LEFT JOIN links l USING (entity_id)
+               WHERE (? IS NULL OR e.type = upper(?))
+                 AND (? IS NULL OR contains(lower(e.label), lower(?))
+                      OR contains(lower(e.entity_id), lower(?))
+                      OR EXISTS (SELECT 1 FROM aliases a WHERE a.entity_id = e.entity_id
+                                 AND contains(lower(a.alias), lower(?))))
+               GROUP BY ALL ORDER BY 6 DESC, 5 DESC, e.entity_id LIMIT ?""",
+            [type_, type_, q, q, q, q, limit],
+        ).fetchall()
+    return [EntityRow(*r[:6], list(r[6] or [])) for r in rows]
+
+
+def resolve_entity(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    """An entity ID from an ID, a label or an alias; an ambiguous name lists the
+    candidates and an unknown one suggests the nearest, rather than matching nothing."""
+    if con.execute("SELECT 1 FROM entities WHERE entity_id = ?", [name]).fetchone():
+        return name
+    found = con.execute(
+        """SELECT DISTINCT e.entity_id, e.type, e.label FROM entities e
+           LEFT JOIN aliases a USING (entity_id)
+           WHERE lower(e.label) = lower(?) OR lower(a.alias) = lower(?)
+              OR lower(e.entity_id) = lower(?)
+           ORDER BY 1""",
+        [name, name, name],
+    ).fetchall()
+    if len(found) == 1:
+        return found[0][0]
+    if found:
+        listed = "; ".join(f"{i} ({t} {label!r})" for i, t, label in found)
+        raise BadArgument(f"{name!r} names {len(found)} entities: {listed}; give one ID")
+    near = con.execute(
+        """SELECT e.entity_id, any_value(e.label) FROM entities e
+           JOIN (SELECT entity_id, label AS alias FROM entities
+                 UNION ALL SELECT entity_id, alias FROM aliases) a USING (entity_id)
+           GROUP BY e.entity_id
+           ORDER BY max(jaro_winkler_similarity(lower(a.alias), lower(?))) DESC, 1 LIMIT 3""",
+        [name],
+    ).fetchall()
+    hint = "; did you mean " + ", ".join(f"{label!r} ({i})" for i, label in near) if near else ""
+    raise BadArgument(f"no entity named {name!r}{hint}? See `kbx entities --q TEXT`")
+
+
+@dataclass
+class EntityDetail:
+    """One entity: what it is, how it is written, where it came from, where it is named."""
+
+    entity_id: str
+    type: str
+    label: str
+    source: str
+    aliases: list[str]
+    provenance: list[dict]
+    mentions: list[dict]
+
+
+def entity(index: Index, name: str, limit: int = 50) -> EntityDetail:
+    """An entity and its mentions at path:line, most recent documents first."""
+    with index.reader() as con:
+        entity_id = resolve_entity(con, name)
+        e = con.execute(
+            "SELECT entity_id, type, label, source FROM entities WHERE entity_id = ?", [entity_id]
+        ).fetchone()
+        aliases = [
+            a
+            for (a,) in con.execute(
+                "SELECT DISTINCT alias FROM aliases WHERE entity_id = ? ORDER BY 1", [entity_id]
+            ).fetchall()
+        ]
+        provenance = [
+            {"action": a, "by": b, "source": s, "note": n, "at": str(t)}
+            for a, b, s, n, t in con.execute(
+                "SELECT action, actor, source, note, logged_at FROM gazetteer_log "
+                "WHERE entry_id = ? ORDER BY seq",
+                [entity_id],
+            ).fetchall()
+        ]
+        rows = con.execute(
+            """SELECT d.path, d.doc_date, d.sha256, pl.start_line, pl.offsets, u.text,
+                      m.start_char, m.text
+               FROM links l JOIN documents d USING (doc_id)
+               LEFT JOIN placements pl ON pl.doc_id = l.doc_id AND pl.unit_id = l.unit_id
+               LEFT JOIN units u ON u.unit_id = l.unit_id
+               LEFT JOIN mentions m ON m.unit_hash = u.unit_hash AND m.key = l.entity_id
+               WHERE l.entity_id = ?
+               ORDER BY d.doc_date DESC NULLS LAST, d.path, pl.ordinal, m.start_char
+               LIMIT ?""",
+            [entity_id, limit],
+        ).fetchall()
+    mentions = []
+    for path, when, sha, start_line, blob, text, start, mtext in rows:
+        line = locate(unpack(blob), text, start).line if blob and start is not None else None
+        mentions.append(
+            {
+                "path": path,
+                "line": line or start_line,
+                "doc_date": when,
+                "hash": sha,
+                "text": mtext,
+                "as": "text" if mtext else "author",
+            }
+        )
+    return EntityDetail(*e, aliases, provenance, mentions)

@@ -1,0 +1,87 @@
+"""Facet counts: among every passage that matches the query and the filters (not only the
+ones shown), the entities, mention types and years they hold, and their date range.
+
+Counts are of passages (a unit placed in a document). Each facet shows its top values
+and, as Elasticsearch's ``sum_other_doc_count`` does, the count behind the values left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import duckdb
+from kbx.store.bm25 import DocFilter
+
+TOP = 10
+
+
+@dataclass
+class Facet:
+    """One facet's top values with their passage counts, and the count of the rest."""
+
+    values: list[dict] = field(default_factory=list)
+    other: int = 0
+
+
+@dataclass
+class Facets:
+    passages: int
+    entities: Facet
+    types: Facet
+    years: Facet
+    first_date: str | None = None
+    last_date: str | None = None
+
+
+def _facet(rows: list[tuple], keys: list[str]) -> Facet:
+    shown = rows[:TOP]
+    return Facet([dict(zip(keys, r, strict=True)) for r in shown], sum(r[-1] for r in rows[TOP:]))
+
+
+def facet_counts(
+    con: duckdb.DuckDBPyConnection, term_ids: list[int], f: DocFilter | None = None
+) -> Facets:
+    """Facets of the passages holding any of ``term_ids`` that pass ``f``."""
+    f = f or DocFilter()
+    ids = ", ".join(str(int(t)) for t in term_ids) or "NULL"
+    matched = f"""WITH matched AS (
+            SELECT DISTINCT pl.doc_id, pl.unit_id FROM placements pl JOIN documents d USING (doc_id)
+            WHERE pl.unit_id IN (SELECT unit_id FROM postings WHERE term_id IN ({ids}))
+              AND {f.where()})
+        """
+
+    def q(sql: str) -> list[tuple]:
+        return con.execute(matched + sql, f.params).fetchall()
+
+    n = q("SELECT count(*) FROM matched")[0][0]
+    entities = q(
+        """SELECT e.entity_id, e.type, e.label, count(DISTINCT (h.doc_id, h.unit_id)) AS n
+           FROM matched h JOIN links l
+             ON l.doc_id = h.doc_id AND (l.unit_id IS NULL OR l.unit_id = h.unit_id)
+           JOIN entities e USING (entity_id)
+           GROUP BY ALL ORDER BY n DESC, e.entity_id"""
+    )
+    types = q(
+        """SELECT m.type, count(DISTINCT (h.doc_id, h.unit_id)) AS n
+           FROM matched h JOIN units u USING (unit_id) JOIN mentions m USING (unit_hash)
+           GROUP BY ALL ORDER BY n DESC, m.type"""
+    )
+    years = q(
+        """SELECT year(x.lo) AS y, count(DISTINCT (h.doc_id, h.unit_id)) AS n
+           FROM matched h JOIN passage_dates x
+             ON x.doc_id = h.doc_id AND (x.unit_id IS NULL OR x.unit_id = h.unit_id)
+           WHERE year(x.lo) = year(x.hi - INTERVAL 1 DAY)
+           GROUP BY ALL ORDER BY n DESC, y DESC"""
+    )
+    ((first, last),) = q(
+        """SELECT min(x.lo), max(x.hi - INTERVAL 1 DAY)::DATE FROM matched h JOIN passage_dates x
+             ON x.doc_id = h.doc_id AND (x.unit_id IS NULL OR x.unit_id = h.unit_id)"""
+    )
+    return Facets(
+        n,
+        _facet(entities, ["id", "type", "label", "count"]),
+        _facet(types, ["type", "count"]),
+        _facet(years, ["year", "count"]),
+        str(first) if first else None,
+        str(last) if last else None,
+    )

@@ -1,0 +1,191 @@
+"""Facet filters for search and grep: entities, mention types, dates, metadata, paths.
+
+Each filter becomes a SQL condition on a placement (``pl``: a unit in a document)
+and its document (``d``). A passage's dates are the calendar dates it mentions plus
+its document's date; an entity is named by a mention in the passage or, for an
+author, by the whole document. Only mentions from recognizers precise enough to
+filter narrow the results; a boost-only one raises the score of the passages that
+hold it instead. Anything unknown is an error with suggestions, never an empty
+result that looks like "nothing exists".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+
+import duckdb
+from kbx.errors import BadArgument
+from kbx.store.bm25 import DocFilter
+from kbx.store.entities import resolve_entity
+
+DATE_FROM = ("any", "mentioned", "document")
+_META = re.compile(r"^(?P<key>[A-Za-z0-9_.-]+)(?P<op>!?=)(?P<value>.*)$")
+
+
+@dataclass
+class Filters:
+    """What the user asked to narrow by; ``compile`` checks it against the index."""
+
+    entities: list[str] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)
+    after: str | None = None
+    before: str | None = None
+    date_from: str = "any"
+    meta: list[str] = field(default_factory=list)
+    path: str | None = None
+
+
+def parse_day(text: str, flag: str) -> date:
+    """``2021`` → 2021-01-01, ``2021-03`` → 2021-03-01, ``2021-03-04`` as is."""
+    t = text.strip()
+    try:
+        if re.fullmatch(r"\d{4}", t):
+            return date(int(t), 1, 1)
+        if re.fullmatch(r"\d{4}-\d\d", t):
+            return date(int(t[:4]), int(t[5:]), 1)
+        return date.fromisoformat(t)
+    except ValueError:
+        raise BadArgument(
+            f"{flag} {text!r}: give a date as YYYY, YYYY-MM or YYYY-MM-DD (e.g. {flag} 2021-03)"
+        ) from None
+
+
+def _passage_or_document(table: str) -> str:
+    return (
+        f"{table}.doc_id = pl.doc_id AND ({table}.unit_id IS NULL OR {table}.unit_id = pl.unit_id)"
+    )
+
+
+def _entity(con: duckdb.DuckDBPyConnection, name: str, f: DocFilter) -> None:
+    entity_id = resolve_entity(con, name)
+    grades = {
+        g
+        for (g,) in con.execute(
+            "SELECT DISTINCT filter FROM links WHERE entity_id = ?", [entity_id]
+        ).fetchall()
+    }
+    if True in grades or not grades:
+        f.clauses.append(
+            f"EXISTS (SELECT 1 FROM links l WHERE {_passage_or_document('l')} "
+            "AND l.entity_id = ? AND l.filter)"
+        )
+        f.params.append(entity_id)
+    else:  # only boost-only recognizers name it
+        f.boosts.append(("unit_id IN (SELECT unit_id FROM links WHERE entity_id = ?)", [entity_id]))
+
+
+def _type(con: duckdb.DuckDBPyConnection, type_: str, f: DocFilter) -> None:
+    t = type_.strip().upper()
+    grades = {
+        g
+        for (g,) in con.execute(
+            "SELECT filter FROM recognizer_info WHERE list_contains(types, ?) "
+            "UNION SELECT true FROM entities WHERE type = ? AND source = 'author'",
+            [t, t],
+        ).fetchall()
+    }
+    if not grades:
+        known = sorted(
+            {x for (ts,) in con.execute("SELECT types FROM recognizer_info").fetchall() for x in ts}
+        )
+        raise BadArgument(f"unknown mention type {type_!r}; choose from {', '.join(known)}")
+    if True in grades:
+        f.clauses.append(
+            """(EXISTS (SELECT 1 FROM units u2 JOIN mentions m USING (unit_hash)
+                        JOIN recognizer_info r ON r.name = m.recognizer
+                        WHERE u2.unit_id = pl.unit_id AND m.type = ? AND r.filter)
+                OR EXISTS (SELECT 1 FROM links l JOIN entities e USING (entity_id)
+                           WHERE l.doc_id = pl.doc_id AND l.unit_id IS NULL AND e.type = ?))"""
+        )
+        f.params += [t, t]
+    else:
+        f.boosts.append(
+            (
+                "unit_id IN (SELECT u2.unit_id FROM units u2 JOIN mentions m USING (unit_hash) "
+                "WHERE m.type = ?)",
+                [t],
+            )
+        )
+
+
+def _values(key: str) -> str:
+    """SQL for a front-matter field's values as a lower-case list (a list field gives all)."""
+    path = f"'$.\"{key}\"'"
+    return (
+        f"[lower(x) FOR x IN CASE WHEN json_type(d.meta, {path}) = 'ARRAY' "
+        f"THEN json_extract_string(d.meta, '$.\"{key}\"[*]') "
+        f"ELSE [json_extract_string(d.meta, {path})] END]"
+    )
+
+
+def _meta(con: duckdb.DuckDBPyConnection, spec: str, f: DocFilter) -> None:
+    m = _META.match(spec.strip())
+    if not m or not m["value"].strip():
+        raise BadArgument(f"--meta {spec!r}: write KEY=VALUE or KEY!=VALUE (e.g. category=news)")
+    key, op, value = m["key"], m["op"], m["value"].strip()
+    values = dict(
+        con.execute(
+            f"SELECT v, count(*) FROM (SELECT unnest({_values(key)}) AS v FROM documents d) "
+            "WHERE v IS NOT NULL GROUP BY v ORDER BY 2 DESC"
+        ).fetchall()
+    )
+    if not values:
+        keys = sorted(
+            {
+                k
+                for (ks,) in con.execute(
+                    "SELECT DISTINCT json_keys(meta) FROM documents WHERE meta IS NOT NULL"
+                ).fetchall()
+                for k in ks or []
+            }
+        )
+        raise BadArgument(
+            f"no document has the metadata field {key!r}; fields: {', '.join(keys) or 'none'}"
+        )
+    if value.lower() not in values:
+        top = ", ".join(list(values)[:12])
+        raise BadArgument(f"no document has {key}={value!r}; values of {key}: {top}")
+    clause = f"list_contains(coalesce({_values(key)}, []), ?)"
+    f.clauses.append(clause if op == "=" else f"NOT {clause}")
+    f.params.append(value.lower())
+
+
+def _dates(filters: Filters, f: DocFilter) -> None:
+    if filters.date_from not in DATE_FROM:
+        raise BadArgument(f"--date-from {filters.date_from!r}: choose from {', '.join(DATE_FROM)}")
+    after = parse_day(filters.after, "--after") if filters.after else None
+    before = parse_day(filters.before, "--before") if filters.before else None
+    if after is None and before is None:
+        return
+    if after and before and after >= before:
+        raise BadArgument(f"--after {filters.after} is not before --before {filters.before}")
+    source = {
+        "any": _passage_or_document("x"),
+        "mentioned": "x.doc_id = pl.doc_id AND x.unit_id = pl.unit_id",
+        "document": "x.doc_id = pl.doc_id AND x.unit_id IS NULL",
+    }[filters.date_from]
+    f.clauses.append(
+        f"EXISTS (SELECT 1 FROM passage_dates x WHERE {source} "
+        "AND x.lo >= coalesce(?, x.lo) AND x.hi <= coalesce(?, x.hi))"
+    )
+    f.params += [after, before]
+
+
+def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> DocFilter:
+    """The SQL conditions (and boosts) for ``filters``, checked against this index."""
+    f = DocFilter()
+    if filters is None:
+        return f
+    if filters.path:
+        f.clauses.append("d.path GLOB ?")
+        f.params.append(filters.path)
+    for name in filters.entities:
+        _entity(con, name, f)
+    for t in filters.types:
+        _type(con, t, f)
+    _dates(filters, f)
+    for spec in filters.meta:
+        _meta(con, spec, f)
+    return f

@@ -1,0 +1,429 @@
+"""The gazetteer in the store: entries with provenance, an append-only log, and edits that
+re-run the gazetteer recognizer only where they can change what it finds.
+
+The recognizer's version is a digest of the entries, so an edit makes every unit's run
+stale. But a unit whose text contains none of the aliases that changed (compared case-
+insensitively, a superset of any match) would get the same mentions again: its run and
+mentions are carried to the new version in one statement, and only the rest are redone.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+from kbx.errors import BadArgument
+from kbx.extract.analysis import Analyzer
+from kbx.gazetteer.entries import Entry, check_id, check_name, check_type, slug
+from kbx.gazetteer.matcher import GazetteerRecognizer
+from kbx.gazetteer.protect import damage
+from kbx.recognizers.registry import Registry
+from kbx.store.bm25 import analyzer_of
+from kbx.store.db import Index
+from kbx.store.entities import refresh as refresh_entities
+from kbx.store.postings import rebuild_postings
+from kbx.store.read import resolve
+from kbx.store.recognize import recognize
+
+NAME = "gazetteer"
+
+
+@dataclass
+class EditReport:
+    """What an edit changed and what it cost."""
+
+    entry_ids: list[str]
+    version: str
+    units_rerun: int = 0
+    units_carried: int = 0
+    mentions: int = 0
+    removed: int = 0
+    seconds: float = 0.0
+    protected: list[dict] = field(default_factory=list)
+
+
+def default_actor() -> str:
+    return f"user:{os.environ.get('USER') or os.environ.get('USERNAME') or 'unknown'}"
+
+
+def entries(con: duckdb.DuckDBPyConnection, retracted: bool = False) -> list[Entry]:
+    """The current entries (with ``retracted``, the retracted ones too)."""
+    rows = con.execute(
+        "SELECT entry_id, name, type, aliases, ignore_case, protected FROM gazetteer "
+        f"{'' if retracted else 'WHERE retracted_at IS NULL'} ORDER BY entry_id"
+    ).fetchall()
+    return [Entry(r[0], r[1], r[2], tuple(r[3]), r[4], r[5]) for r in rows]
+
+
+def recognizer(con: duckdb.DuckDBPyConnection) -> GazetteerRecognizer:
+    return GazetteerRecognizer(entries(con))
+
+
+def registry_for(index: Index, base: Registry | None = None) -> Registry:
+    """The installed recognizers plus this index's gazetteer."""
+    registry = base if base is not None else Registry.load()
+    with index.writer() as con:
+        registry.register(recognizer(con))
+    return registry
+
+
+def _log(con, entry_id: str, action: str, actor: str, source=None, note=None, data=None):
+    con.execute(
+        "INSERT INTO gazetteer_log VALUES (nextval('gazetteer_seq'), ?, ?, ?, ?, ?, ?, ?)",
+        [entry_id, action, actor, source, note, json.dumps(data or {}), datetime.now()],
+    )
+
+
+def _source(index: Index, con: duckdb.DuckDBPyConnection, source: str | None) -> str | None:
+    """The root-relative path of an indexed document, or an error."""
+    if source is None:
+        return None
+    _, rel = resolve(index, source)
+    if not con.execute("SELECT 1 FROM documents WHERE path = ?", [rel]).fetchone():
+        raise BadArgument(f"--source {source}: not an indexed document; run `kbx index` first")
+    return rel
+
+
+def _bound(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, str]]:
+    """Every current alias (case-folded) → (entry ID, name)."""
+    out = {}
+    for e in entries(con):
+        for a in e.aliases:
+            out[a.casefold()] = (e.entry_id, e.name)
+    return out
+
+
+def _new_id(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    base, n = f"gz:{slug(name)}", 1
+    taken = {r[0] for r in con.execute("SELECT entry_id FROM gazetteer").fetchall()}
+    candidate = base
+    while candidate in taken:
+        n += 1
+        candidate = f"{base}-{n}"
+    return candidate
+
+
+def _stage(
+    index: Index,
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    type_: str,
+    aliases: list[str],
+    entry_id: str | None,
+    actor: str,
+    source: str | None,
+    note: str | None,
+    ignore_case: bool,
+) -> str:
+    """Validate one addition and write it with its log line (inside the caller's
+    transaction); an ID that exists gains the new aliases."""
+    name = check_name(name)
+    type_ = check_type(type_)
+    names = list(dict.fromkeys([name, *(check_name(a, "alias") for a in aliases)]))
+    actor = check_name(actor, "--by")
+    rel = _source(index, con, source)
+    existing = None
+    if entry_id:
+        entry_id = check_id(entry_id)
+        existing = con.execute(
+            "SELECT type, aliases, retracted_at FROM gazetteer WHERE entry_id = ?", [entry_id]
+        ).fetchone()
+        if existing and existing[2] is not None:
+            raise BadArgument(f"{entry_id} was retracted; give a new --id")
+        if existing and existing[0] != type_:
+            raise BadArgument(f"{entry_id} is a {existing[0]}, not a {type_}")
+    bound = _bound(con)
+    for a in names:
+        owner = bound.get(a.casefold())
+        if owner and owner[0] != entry_id:
+            raise BadArgument(f"{a!r} is already an alias of {owner[0]} ({owner[1]})")
+    if existing:
+        merged = list(dict.fromkeys([*existing[1], *names]))
+        con.execute("UPDATE gazetteer SET aliases = ? WHERE entry_id = ?", [merged, entry_id])
+        _log(con, entry_id, "alias", actor, rel, note, {"aliases": names})
+        return entry_id
+    entry_id = entry_id or _new_id(con, name)
+    con.execute(
+        "INSERT INTO gazetteer VALUES (?, ?, ?, ?, ?, false, ?, ?, ?, ?, NULL, NULL, NULL)",
+        [entry_id, name, type_, names, ignore_case, actor, rel, note, datetime.now()],
+    )
+    _log(
+        con,
+        entry_id,
+        "add",
+        actor,
+        rel,
+        note,
+        {"name": name, "type": type_, "aliases": names, "ignore_case": ignore_case},
+    )
+    return entry_id
+
+
+def _edit(index: Index, stage) -> EditReport:
+    """Run ``stage(con) -> entry IDs`` in one transaction, then apply the change."""
+    started = time.monotonic()
+    with index.writer() as con:
+        before = entries(con)
+        con.execute("BEGIN")
+        try:
+            ids = stage(con)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    report = apply(index, before)
+    report.entry_ids = ids
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def add(
+    index: Index,
+    name: str,
+    type_: str,
+    aliases: list[str] | None = None,
+    entry_id: str | None = None,
+    actor: str | None = None,
+    source: str | None = None,
+    note: str | None = None,
+    ignore_case: bool = False,
+) -> EditReport:
+    """Add an entry (or aliases to the entry ``entry_id``), recorded with who and where."""
+    return _edit(
+        index,
+        lambda con: [
+            _stage(
+                index,
+                con,
+                name,
+                type_,
+                aliases or [],
+                entry_id,
+                actor or default_actor(),
+                source,
+                note,
+                ignore_case,
+            )
+        ],
+    )
+
+
+def retract(index: Index, entry_id: str, actor: str, why: str) -> EditReport:
+    """Retract an entry: its mentions leave search; the entry and its log stay."""
+    actor, why = check_name(actor, "--by"), check_name(why, "--why")
+
+    def stage(con):
+        row = con.execute(
+            "SELECT retracted_at FROM gazetteer WHERE entry_id = ?", [entry_id]
+        ).fetchone()
+        if not row:
+            raise BadArgument(f"no gazetteer entry {entry_id!r}; see `kbx gazetteer list`")
+        if row[0] is not None:
+            raise BadArgument(f"{entry_id} is already retracted")
+        con.execute(
+            "UPDATE gazetteer SET retracted_at = ?, retracted_by = ?, why = ? WHERE entry_id = ?",
+            [datetime.now(), actor, why, entry_id],
+        )
+        _log(con, entry_id, "retract", actor, note=why)
+        return [entry_id]
+
+    return _edit(index, stage)
+
+
+def import_entries(index: Index, path: Path, actor: str | None = None) -> EditReport:
+    """Add every entry of a JSONL or CSV file (fields as ``export`` writes them) in one
+    transaction: one bad line and nothing is added, with the line named."""
+    rows = _read_rows(path)
+    actor = actor or default_actor()
+
+    def stage(con):
+        ids = []
+        for n, row in enumerate(rows, start=1):
+            try:
+                aliases = row.get("aliases") or []
+                if isinstance(aliases, str):
+                    aliases = [a for a in aliases.split("|") if a.strip()]
+                ids.append(
+                    _stage(
+                        index,
+                        con,
+                        row.get("name") or "",
+                        row.get("type") or "",
+                        aliases,
+                        row.get("entry_id") or row.get("id") or None,
+                        row.get("added_by") or actor,
+                        row.get("source") or None,
+                        row.get("note") or None,
+                        str(row.get("ignore_case", "")).lower() in ("true", "1", "yes"),
+                    )
+                )
+            except BadArgument as e:
+                raise BadArgument(f"{path.name}, entry {n}: {e}") from None
+        return ids
+
+    return _edit(index, stage)
+
+
+def _read_rows(path: Path) -> list[dict]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise BadArgument(f"cannot read {path}: {e.strerror}") from None
+    if path.suffix.lower() == ".csv":
+        return list(csv.DictReader(io.StringIO(text)))
+    rows = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise BadArgument(f"{path.name}, line {n}: not JSON ({e.msg})") from None
+    return rows
+
+
+EXPORT_FIELDS = [
+    "entry_id",
+    "name",
+    "type",
+    "aliases",
+    "ignore_case",
+    "protected",
+    "added_by",
+    "source",
+    "note",
+    "added_at",
+    "retracted_at",
+    "retracted_by",
+    "why",
+]
+
+
+def listing(index: Index, retracted: bool = False) -> list[dict]:
+    """Entries with their provenance, as ``list`` and ``export`` show them."""
+    with index.reader() as con:
+        rows = con.execute(
+            f"SELECT {', '.join(EXPORT_FIELDS)} FROM gazetteer "
+            f"{'' if retracted else 'WHERE retracted_at IS NULL'} ORDER BY entry_id"
+        ).fetchall()
+    return [dict(zip(EXPORT_FIELDS, r, strict=True)) for r in rows]
+
+
+def export(index: Index, fmt: str = "jsonl") -> str:
+    """Every entry, retracted ones included, as JSONL or CSV."""
+    rows = listing(index, retracted=True)
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, default=str, ensure_ascii=False) + "\n" for r in rows)
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, EXPORT_FIELDS)
+        w.writeheader()
+        for r in rows:
+            w.writerow(r | {"aliases": "|".join(r["aliases"])})
+        return buf.getvalue()
+    raise BadArgument(f"unknown format {fmt!r}; choose jsonl or csv")
+
+
+def show(index: Index, entry_id: str) -> dict:
+    """One entry and its full history."""
+    with index.reader() as con:
+        row = con.execute(
+            f"SELECT {', '.join(EXPORT_FIELDS)} FROM gazetteer WHERE entry_id = ?", [entry_id]
+        ).fetchone()
+        if not row:
+            raise BadArgument(f"no gazetteer entry {entry_id!r}; see `kbx gazetteer list`")
+        log = con.execute(
+            "SELECT seq, action, actor, source, note, data, logged_at FROM gazetteer_log "
+            "WHERE entry_id = ? ORDER BY seq",
+            [entry_id],
+        ).fetchall()
+    keys = ["seq", "action", "by", "source", "note", "data", "at"]
+    return dict(zip(EXPORT_FIELDS, row, strict=True)) | {
+        "log": [dict(zip(keys, r, strict=True)) | {"data": json.loads(r[5])} for r in log]
+    }
+
+
+def _changed_aliases(before: list[Entry], after: list[Entry]) -> set[str]:
+    """Aliases whose matching (entity, type or case rule) differs between the two sets."""
+
+    def keyed(es):
+        return {(a, e.entry_id, e.type, e.ignore_case) for e in es for a in e.aliases}
+
+    return {a for a, *_ in keyed(before) ^ keyed(after)}
+
+
+def apply(index: Index, before: list[Entry]) -> EditReport:
+    """Bring the gazetteer's runs to its new version: carry the units no changed alias can
+    touch, re-run the rest, then refresh the entity layer."""
+    with index.writer() as con:
+        after = recognizer(con)
+        old = GazetteerRecognizer(before).info.version
+        changed = sorted(a.lower() for a in _changed_aliases(before, after.entries))
+        con.execute("BEGIN")
+        carried = con.execute(
+            """UPDATE runs SET version = ? WHERE recognizer = ? AND version = ? AND error IS NULL
+               AND unit_hash IN (SELECT unit_hash FROM units
+                                 WHERE NOT coalesce(
+                                     list_bool_or([contains(lower(text), a) FOR a IN ?]),
+                                     false))""",
+            [after.info.version, NAME, old, changed],
+        ).fetchone()[0]
+        con.execute(
+            """UPDATE mentions SET version = ? WHERE recognizer = ? AND version = ?
+               AND unit_hash IN (SELECT unit_hash FROM runs
+                                 WHERE recognizer = ? AND version = ?)""",
+            [after.info.version, NAME, old, NAME, after.info.version],
+        )
+        con.execute("COMMIT")
+    (done,) = recognize(index, Registry([after]), workers=1)
+    with index.writer() as con:
+        refresh_entities(con)
+    return EditReport([], after.info.version, done.units, carried, done.mentions, done.removed)
+
+
+def check(index: Index, protect: bool = True) -> list[dict]:
+    """Entries whose names the analysis chain damages; with ``protect``, their words are
+    kept whole from now on and the postings of the units that hold them are rebuilt."""
+    with index.writer() as con:
+        analyzer = analyzer_of(con)
+        plain = Analyzer(analyzer.stemmer)
+
+        def df(term: str) -> int:
+            row = con.execute(
+                "SELECT count(*) FROM postings JOIN terms USING (term_id) WHERE term = ?", [term]
+            ).fetchone()
+            return row[0]
+
+        found = []
+        for e in entries(con):
+            for name in e.aliases:
+                for d in damage(name, plain, df):
+                    found.append({"entry_id": e.entry_id, "name": name} | asdict(d))
+        if not protect or not found:
+            return found
+        words = sorted({f["word"] for f in found} | analyzer.protected)
+        con.execute("BEGIN")
+        con.execute("INSERT OR REPLACE INTO kbx_meta VALUES ('protected', ?)", [json.dumps(words)])
+        con.execute(
+            "UPDATE gazetteer SET protected = true WHERE list_contains(?, entry_id)",
+            [sorted({f["entry_id"] for f in found})],
+        )
+        for entry_id in sorted({f["entry_id"] for f in found}):
+            _log(con, entry_id, "protect", "kbx:check", data={"words": words})
+        con.execute("COMMIT")
+        units = [
+            u
+            for (u,) in con.execute(
+                "SELECT unit_id FROM units "
+                "WHERE list_bool_or([contains(lower(text), w) FOR w IN ?])",
+                [[f["word"] for f in found]],
+            ).fetchall()
+        ]
+        rebuild_postings(con, Analyzer(analyzer.stemmer, frozenset(words)), units)
+    return found

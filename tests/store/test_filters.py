@@ -1,0 +1,157 @@
+"""Faceted search: entities, types, dates, metadata and paths narrow search and grep; facet
+counts describe every match; anything unknown is an error with suggestions."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from helpers import Words, registry_with_gazetteer
+from kbx.errors import BadArgument
+from kbx.store import gazetteer as gz
+from kbx.store.db import Index
+from kbx.store.filters import Filters
+from kbx.store.grep import grep
+from kbx.store.ingest import index
+from kbx.store.reprocess import reprocess
+from kbx.store.schema import _V1, SCHEMA_VERSION
+from kbx.store.search import search
+
+
+def _paths(idx: Index, query: str, **filters) -> set[str]:
+    return {h.path for h in search(idx, query, k=100, exact=0, filters=Filters(**filters)).hits}
+
+
+def test_identifier_entities_filter_by_id_and_by_name(posts):
+    assert _paths(posts, "fixes", entities=["cve:CVE-2021-3449"]) == {"posts/2021-openssl.md"}
+    assert _paths(posts, "fixes", entities=["CVE-2023-0286"]) == {"posts/2023-openssl.md"}
+    assert _paths(posts, "kernel", entities=["doi:10.1145/1629575.1629596"]) == {
+        "posts/2023-release.md"
+    }
+    # two entities: both must be named
+    assert _paths(posts, "fixes", entities=["CVE-2021-3449", "CVE-2023-0286"]) == set()
+
+
+def test_authors_are_person_entities_of_the_whole_document(posts):
+    assert _paths(posts, "cedar openssl", entities=["Ann Lee"]) == {
+        "posts/2021-openssl.md",
+        "posts/2023-release.md",
+    }
+    assert _paths(posts, "openssl", entities=["person:bo-chen"]) == {"posts/2023-openssl.md"}
+    assert _paths(posts, "openssl", types=["PERSON"]) == {
+        "posts/2021-openssl.md",
+        "posts/2023-openssl.md",
+    }
+
+
+def test_a_gazetteer_alias_joins_an_author_to_its_entry(posts):
+    gz.add(posts, "Ann Lee", "PERSON", ["A. Lee"], entry_id="Q42")
+    assert _paths(posts, "release", entities=["A. Lee"]) == {"posts/2023-release.md"}
+
+
+def test_unknown_and_ambiguous_names_are_errors_with_suggestions(posts):
+    with pytest.raises(BadArgument, match=r"no entity named 'Ann Le'; did you mean 'Ann Lee'"):
+        _paths(posts, "x", entities=["Ann Le"])
+    gz.add(posts, "Apple Inc.", "ORG", ["Apple"], entry_id="Q312")
+    gz.add(posts, "Apple Records", "ORG", ["Apple Corps"], entry_id="Q213710")
+    gz.add(posts, "Apple Fan", "PERSON", entry_id="Q999")  # the author's name, now an alias
+    with pytest.raises(BadArgument, match="unknown mention type 'planet'; choose from .*DOI"):
+        _paths(posts, "x", types=["planet"])
+    assert _paths(posts, "orchard", entities=["apple"]) == {"posts/apple.md"}
+    con = duckdb.connect(str(posts.db))
+    con.execute("INSERT INTO aliases VALUES ('Q213710', 'Apple')")  # a second owner of "Apple"
+    con.close()
+    with pytest.raises(BadArgument, match=r"'Apple' names 2 entities: Q213710 .*; Q312 "):
+        _paths(posts, "orchard", entities=["Apple"])
+
+
+def test_dates_count_the_passage_and_its_document(posts):
+    # 2023-openssl.md is dated 2023 and mentions 4 March 2019
+    assert _paths(posts, "openssl", after="2023") == {"posts/2023-openssl.md"}
+    assert _paths(posts, "openssl", after="2019", before="2020") == {"posts/2023-openssl.md"}
+    assert _paths(posts, "openssl", after="2019", before="2020", date_from="document") == set()
+    assert _paths(posts, "openssl", before="2022", date_from="document") == {
+        "posts/2021-openssl.md"
+    }
+    assert _paths(posts, "openssl", after="2019-03-04", before="2019-03-05",
+                  date_from="mentioned") == {"posts/2023-openssl.md"}  # fmt: skip
+    # the release note mentions no date; its document's counts
+    assert _paths(posts, "ships", after="2023-06", before="2023-07") == {"posts/2023-release.md"}
+    for bad, message in [
+        ({"after": "21"}, "--after '21': give a date as YYYY"),
+        ({"before": "2021-13"}, "--before '2021-13'"),
+        ({"after": "2022", "before": "2021"}, "is not before"),
+        ({"after": "2021", "date_from": "written"}, "--date-from 'written': choose from"),
+    ]:
+        with pytest.raises(BadArgument, match=message):
+            _paths(posts, "openssl", **bad)
+
+
+def test_metadata_fields_filter_and_unknown_ones_say_what_exists(posts):
+    assert _paths(posts, "openssl cedar", meta=["category=vulnerability"]) == {
+        "posts/2021-openssl.md",
+        "posts/2023-openssl.md",
+    }
+    assert _paths(posts, "openssl cedar", meta=["category!=vulnerability"]) == {
+        "posts/2023-release.md"
+    }
+    assert _paths(posts, "orchard", meta=["tags=TECH"]) == {"posts/apple.md"}  # a list field
+    with pytest.raises(BadArgument, match="no document has the metadata field 'topic'; fields: "):
+        _paths(posts, "x", meta=["topic=a"])
+    with pytest.raises(BadArgument, match="values of category: vulnerability"):
+        _paths(posts, "x", meta=["category=vulnerabilty"])
+    with pytest.raises(BadArgument, match="write KEY=VALUE"):
+        _paths(posts, "x", meta=["category"])
+
+
+def test_grep_takes_the_same_filters(posts):
+    g = grep(posts, r"CVE-\d+-\d+", filters=Filters(after="2023", date_from="document"))
+    assert [m.match for m in g.matches] == ["CVE-2023-0286"]
+    g = grep(posts, "OpenSSL", filters=Filters(entities=["Bo Chen"], path="posts/*"))
+    assert {m.path for m in g.matches} == {"posts/2023-openssl.md"}
+
+
+def test_boost_only_mentions_raise_scores_instead_of_filtering(posts):
+    reg = registry_with_gazetteer(posts)
+    reg.register(Words())  # boost-only WORD mentions of "cedar"
+    reprocess(posts, reg)
+    plain = search(posts, "release ships", k=10, exact=0).hits
+    boosted = search(posts, "release ships", k=10, exact=0, filters=Filters(types=["WORD"])).hits
+    assert {h.path for h in boosted} == {h.path for h in plain}  # nothing filtered out
+    score = {h.path: h.score for h in plain}
+    (cedar,) = [h for h in boosted if "Cedar" in h.text]
+    assert cedar.score == pytest.approx(score[cedar.path] * 1.5, rel=1e-3)
+
+
+def test_facets_count_every_match_not_only_those_shown(posts):
+    gz.add(posts, "OpenSSL", "SOFTWARE")
+    r = search(posts, "openssl", k=1, facets=True)
+    f = r.facets
+    assert len(r.hits) == 1 and f.passages == 2
+    by_id = {v["id"]: v["count"] for v in f.entities.values}
+    assert by_id["gz:openssl"] == 2
+    assert by_id["person:ann-lee"] == 1 and by_id["person:bo-chen"] == 1
+    types = {v["type"]: v["count"] for v in f.types.values}
+    assert types["SOFTWARE"] == 2 and types["CVE"] == 2 and types["DATE"] == 1
+    years = {v["year"]: v["count"] for v in f.years.values}
+    assert years == {2021: 1, 2023: 1, 2019: 1}
+    assert (f.first_date, f.last_date) == ("2019-03-04", "2023-02-01")
+    narrowed = search(posts, "openssl", facets=True, filters=Filters(after="2023")).facets
+    assert narrowed.passages == 1
+
+
+def test_a_version_1_index_is_migrated(tmp_path):
+    root = tmp_path / "old"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nSee doi:10.1145/1629575.1629596.\n")
+    (root / ".kbx").mkdir()
+    con = duckdb.connect(str(root / ".kbx" / "index.duckdb"))
+    con.execute(_V1)
+    con.execute("INSERT INTO kbx_meta VALUES ('schema_version', '1'), ('root', ?)", [str(root)])
+    con.close()
+    index(root)
+    assert _paths(Index.for_root(root), "see", entities=["doi:10.1145/1629575.1629596"]) == {"a.md"}
+    con = duckdb.connect(str(root / ".kbx" / "index.duckdb"), read_only=True)
+    assert con.execute("SELECT value FROM kbx_meta WHERE key = 'schema_version'").fetchone() == (
+        str(SCHEMA_VERSION),
+    )
+    con.close()
