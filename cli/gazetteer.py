@@ -88,7 +88,12 @@ def retract(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Retract an entry: its mentions leave search; the entry and its history stay."""
+    """Retract an entry: its mentions leave search; the entry and its history stay.
+
+    Example:
+
+      kbx gazetteer retract gz:project-cedar --by ann --why "merged into Q312"
+    """
     r = gz.retract(Index.find(db), entry_id, by, why)
     if as_json:
         emit_json(dataclasses.asdict(r))
@@ -226,7 +231,14 @@ def entity(
     as_json: JsonOption = False,
 ) -> None:
     """Show one entity: its aliases, provenance, and where it is mentioned (path:line),
-    most recent documents first."""
+    most recent documents first.
+
+    Examples:
+
+      kbx entity doi:10.1145/1629575.1629596
+
+      kbx entity "Ann Lee" --json
+    """
     e = show_entity(Index.find(db), name, limit)
     if as_json:
         emit_json(dataclasses.asdict(e))

@@ -44,8 +44,9 @@ def test_errors_are_one_line_and_non_zero(tmp_path, corpus):
 
 
 def test_every_command_teaches_by_example():
-    for command in ("index", "status", "read", "search", "grep"):
-        r = run_kbx(command, "--help")
+    for command in ("index", "status", "read", "search", "grep", "reprocess", "entities",
+                    "entity", "gazetteer add", "gazetteer retract"):  # fmt: skip
+        r = run_kbx(*command.split(), "--help")
         assert r.returncode == 0 and "Example" in r.stdout, command
 
 
@@ -63,3 +64,32 @@ def test_search_and_grep_from_the_command_line(corpus):
     assert json.loads(r.stdout)["matches"][0]["path"] == "web.html"
     r = run_kbx("grep", "(", cwd=corpus)
     assert r.returncode == 2 and r.stderr.startswith("error: bad regular expression")
+
+
+def test_gazetteer_entities_and_facets_from_the_command_line(corpus):
+    run_kbx("index", str(corpus))
+    r = run_kbx(
+        "gazetteer", "add", "Project Cedar", "-t", "PROJECT", "-a", "Cedar",
+        "--by", "agent:planner", "--source", "notes/cedar.md", "--json", cwd=corpus,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["entry_ids"] == ["gz:project-cedar"]
+    r = run_kbx("gazetteer", "add", "Cedar Inc", "-t", "ORG", "-a", "cedar", cwd=corpus)
+    assert r.returncode == 2
+    assert r.stderr.strip() == (
+        "error: 'cedar' is already an alias of gz:project-cedar (Project Cedar)"
+    )
+    r = run_kbx("entities", "--type", "PROJECT", "--json", cwd=corpus)
+    (cedar,) = json.loads(r.stdout)
+    assert cedar["entity_id"] == "gz:project-cedar" and cedar["documents"] >= 1
+    r = run_kbx("entity", "Cedar", cwd=corpus)
+    assert r.returncode == 0 and "add by agent:planner" in r.stdout
+    assert "notes/cedar.md:" in r.stdout
+    r = run_kbx("search", "supplier", "--entity", "Cedar", "--after", "2021", "--json", cwd=corpus)
+    body = json.loads(r.stdout)
+    assert {h["path"] for h in body["hits"]} == {"notes/cedar.md"}
+    assert body["facets"]["passages"] >= 1  # always in --json
+    r = run_kbx("search", "supplier", "--entity", "Cedr", cwd=corpus)
+    assert r.returncode == 2 and "did you mean 'Project Cedar'" in r.stderr
+    r = run_kbx("gazetteer", "export", "-f", "csv", cwd=corpus)
+    assert r.stdout.splitlines()[1].startswith("gz:project-cedar,Project Cedar,PROJECT")
