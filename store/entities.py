@@ -46,16 +46,21 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
                WHERE key IS NOT NULL AND recognizer <> 'gazetteer'"""
         )
         # authors: an alias of a gazetteer entry when one matches, else a person of their own
+        # "Yosuke Furukawa (@yosuke-furukawa)" is Yosuke Furukawa; the handle stays an alias
         con.execute(
-            """CREATE OR REPLACE TEMP TABLE doc_authors AS
-               SELECT DISTINCT d.doc_id, a.author,
+            r"""CREATE OR REPLACE TEMP TABLE doc_authors AS
+               WITH named AS (
+                   SELECT DISTINCT d.doc_id, a.written,
+                          trim(regexp_replace(a.written, '\s*\([^)]*\)\s*$', '')) AS author
+                   FROM documents d, unnest(d.authors) a(written)
+                   WHERE d.status = 'ok' AND trim(a.written) <> '')
+               SELECT doc_id, written, author,
                       coalesce((SELECT min(x.entity_id) FROM aliases x
-                                WHERE lower(x.alias) = lower(a.author)),
-                               'person:' || trim(regexp_replace(lower(strip_accents(a.author)),
+                                WHERE lower(x.alias) IN (lower(author), lower(written))),
+                               'person:' || trim(regexp_replace(lower(strip_accents(author)),
                                                                 '[^a-z0-9]+', '-', 'g'), '-'))
                           AS entity_id
-               FROM documents d, unnest(d.authors) a(author)
-               WHERE d.status = 'ok' AND trim(a.author) <> ''"""
+               FROM named"""
         )
         con.execute(
             """INSERT INTO entities SELECT entity_id, 'PERSON', min(author), 'author'
@@ -63,10 +68,13 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
                GROUP BY entity_id"""
         )
         con.execute(
-            """INSERT INTO aliases SELECT DISTINCT entity_id, author FROM doc_authors
-               WHERE (entity_id, author) NOT IN (SELECT (entity_id, alias) FROM aliases)"""
+            """INSERT INTO aliases
+               SELECT DISTINCT entity_id, unnest([author, written]) AS alias FROM doc_authors
+               EXCEPT SELECT entity_id, alias FROM aliases"""
         )
-        con.execute("INSERT INTO links SELECT doc_id, NULL, entity_id, true FROM doc_authors")
+        con.execute(
+            "INSERT INTO links SELECT DISTINCT doc_id, NULL, entity_id, true FROM doc_authors"
+        )
         con.execute(
             """INSERT INTO links
                SELECT pl.doc_id, pl.unit_id, m.key, bool_or(coalesce(r.filter, false))

@@ -26,7 +26,7 @@ from kbx.gazetteer.matcher import GazetteerRecognizer
 from kbx.gazetteer.protect import damage
 from kbx.recognizers.registry import Registry
 from kbx.store.bm25 import analyzer_of
-from kbx.store.db import Index
+from kbx.store.db import Index, WriterLease
 from kbx.store.entities import refresh as refresh_entities
 from kbx.store.postings import rebuild_postings
 from kbx.store.read import resolve
@@ -167,9 +167,11 @@ def _stage(
 
 
 def _edit(index: Index, stage) -> EditReport:
-    """Run ``stage(con) -> entry IDs`` in one transaction, then apply the change."""
+    """Run ``stage(con) -> entry IDs`` in one transaction, then apply the change; the file
+    is opened once for both."""
     started = time.monotonic()
-    with index.writer() as con:
+    with WriterLease(index) as lease:
+        con = lease.con()
         before = entries(con)
         con.execute("BEGIN")
         try:
@@ -178,7 +180,7 @@ def _edit(index: Index, stage) -> EditReport:
         except BaseException:
             con.execute("ROLLBACK")
             raise
-    report = apply(index, before)
+        report = apply(index, before, lease)
     report.entry_ids = ids
     report.seconds = time.monotonic() - started
     return report
@@ -349,41 +351,45 @@ def show(index: Index, entry_id: str) -> dict:
     }
 
 
-def _changed_aliases(before: list[Entry], after: list[Entry]) -> set[str]:
-    """Aliases whose matching (entity, type or case rule) differs between the two sets."""
+def _changed_aliases(before: list[Entry], after: list[Entry]) -> tuple[list[str], list[str]]:
+    """Aliases whose matching (entity, type or case rule) differs between the two sets:
+    those matched as written, and those matched in any case (lower-cased)."""
 
     def keyed(es):
         return {(a, e.entry_id, e.type, e.ignore_case) for e in es for a in e.aliases}
 
-    return {a for a, *_ in keyed(before) ^ keyed(after)}
+    changed = keyed(before) ^ keyed(after)
+    exact = sorted({a for a, _, _, folded in changed if not folded})
+    folded = sorted({a.lower() for a, _, _, folded in changed if folded})
+    return exact, folded
 
 
-def apply(index: Index, before: list[Entry]) -> EditReport:
+def apply(index: Index, before: list[Entry], lease: WriterLease) -> EditReport:
     """Bring the gazetteer's runs to its new version: carry the units no changed alias can
     touch, re-run the rest, then refresh the entity layer."""
-    with index.writer() as con:
-        after = recognizer(con)
-        old = GazetteerRecognizer(before).info.version
-        changed = sorted(a.lower() for a in _changed_aliases(before, after.entries))
-        con.execute("BEGIN")
-        carried = con.execute(
-            """UPDATE runs SET version = ? WHERE recognizer = ? AND version = ? AND error IS NULL
-               AND unit_hash IN (SELECT unit_hash FROM units
-                                 WHERE NOT coalesce(
-                                     list_bool_or([contains(lower(text), a) FOR a IN ?]),
-                                     false))""",
-            [after.info.version, NAME, old, changed],
-        ).fetchone()[0]
-        con.execute(
-            """UPDATE mentions SET version = ? WHERE recognizer = ? AND version = ?
-               AND unit_hash IN (SELECT unit_hash FROM runs
-                                 WHERE recognizer = ? AND version = ?)""",
-            [after.info.version, NAME, old, NAME, after.info.version],
-        )
-        con.execute("COMMIT")
-    (done,) = recognize(index, Registry([after]), workers=1)
-    with index.writer() as con:
-        refresh_entities(con)
+    con = lease.con()
+    after = recognizer(con)
+    old = GazetteerRecognizer(before).info.version
+    exact, folded = _changed_aliases(before, after.entries)
+    con.execute("BEGIN")
+    carried = con.execute(
+        """UPDATE runs SET version = ? WHERE recognizer = ? AND version = ? AND error IS NULL
+           AND unit_hash IN (
+               SELECT unit_hash FROM units
+               WHERE NOT coalesce(list_bool_or([contains(text, a) FOR a IN ?]), false)
+                 AND NOT coalesce(
+                     list_bool_or([contains(lower(text), a) FOR a IN ?]), false))""",
+        [after.info.version, NAME, old, exact, folded],
+    ).fetchone()[0]
+    con.execute(
+        """UPDATE mentions SET version = ? WHERE recognizer = ? AND version = ?
+           AND unit_hash IN (SELECT unit_hash FROM runs
+                             WHERE recognizer = ? AND version = ?)""",
+        [after.info.version, NAME, old, NAME, after.info.version],
+    )
+    con.execute("COMMIT")
+    (done,) = recognize(index, Registry([after]), workers=1, lease=lease)
+    refresh_entities(lease.con())
     return EditReport([], after.info.version, done.units, carried, done.mentions, done.removed)
 
 

@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -174,26 +175,40 @@ def recognize(
     progress: Callable[[str, int, int], None] | None = None,
     workers: int | None = None,
     redo_from: dict[str, datetime] | None = None,
+    lease: WriterLease | None = None,
 ) -> list[RecognizerReport]:
     """Run each recognizer (or those named) on every unit that lacks its current run, or
     whose run is older than ``redo_from[name]``.
 
-    Worker processes recognize batches; this process writes each one as it comes."""
+    Worker processes recognize batches; this process writes each one as it comes, on
+    ``lease`` when the caller holds one (a short edit then opens the file once)."""
+    with nullcontext(lease) if lease else WriterLease(index) as lease:
+        return _recognize_all(index, registry, names, progress, workers, redo_from or {}, lease)
+
+
+def _recognize_all(
+    index: Index,
+    registry: Registry,
+    names: list[str] | None,
+    progress: Callable[[str, int, int], None] | None,
+    workers: int | None,
+    redo_from: dict[str, datetime],
+    lease: WriterLease,
+) -> list[RecognizerReport]:
     chosen = [registry.get(n) for n in names] if names else list(registry)
     since = datetime.now()
-    redo_from = redo_from or {}
-    with index.writer() as con:
-        totals = {
-            r.info.name: len(
-                missing(con, r, since=since, keys_only=True, redo_from=redo_from.get(r.info.name))
-            )
-            for r in chosen
-        }
-        for r in chosen:
-            con.execute(
-                "INSERT OR REPLACE INTO recognizer_info VALUES (?, ?, ?, ?)",
-                [r.info.name, r.info.version, list(r.info.types), r.info.filter],
-            )
+    con = lease.con()
+    totals = {
+        r.info.name: len(
+            missing(con, r, since=since, keys_only=True, redo_from=redo_from.get(r.info.name))
+        )
+        for r in chosen
+    }
+    for r in chosen:
+        con.execute(
+            "INSERT OR REPLACE INTO recognizer_info VALUES (?, ?, ?, ?)",
+            [r.info.name, r.info.version, list(r.info.types), r.info.filter],
+        )
     reports = {r.info.name: RecognizerReport(r.info.name, r.info.version) for r in chosen}
     todo = [r for r in chosen if totals[r.info.name]]
     if not todo:
@@ -208,27 +223,26 @@ def recognize(
         else None
     )
     try:
-        with WriterLease(index) as lease:
-            for r in todo:
-                report = reports[r.info.name]
-                started = time.monotonic()
-                while True:
-                    chunk = missing(
-                        lease.con(), r, CHUNK_UNITS, since, redo_from=redo_from.get(r.info.name)
-                    )
-                    for mentions, runs in _results(r, chunk, pool, lease):
-                        report.removed += _write(lease.con(), r.info.name, mentions, runs)
-                        report.units += len(runs)
-                        report.mentions += len(mentions)
-                        report.failures += [(run[0], run[4]) for run in runs if run[4]]
-                        if progress:
-                            progress(r.info.name, report.units, totals[r.info.name])
-                    if len(chunk) < CHUNK_UNITS:  # that was the last one
-                        break
-                report.seconds = time.monotonic() - started
-                if report.units >= RATE_MIN_UNITS:
-                    rate = report.units / report.seconds / (workers if pool else 1)
-                    _record_rate(lease.con(), r, rate)
+        for r in todo:
+            report = reports[r.info.name]
+            started = time.monotonic()
+            while True:
+                chunk = missing(
+                    lease.con(), r, CHUNK_UNITS, since, redo_from=redo_from.get(r.info.name)
+                )
+                for mentions, runs in _results(r, chunk, pool, lease):
+                    report.removed += _write(lease.con(), r.info.name, mentions, runs)
+                    report.units += len(runs)
+                    report.mentions += len(mentions)
+                    report.failures += [(run[0], run[4]) for run in runs if run[4]]
+                    if progress:
+                        progress(r.info.name, report.units, totals[r.info.name])
+                if len(chunk) < CHUNK_UNITS:  # that was the last one
+                    break
+            report.seconds = time.monotonic() - started
+            if report.units >= RATE_MIN_UNITS:
+                rate = report.units / report.seconds / (workers if pool else 1)
+                _record_rate(lease.con(), r, rate)
     finally:
         if pool:
             pool.shutdown(cancel_futures=True)

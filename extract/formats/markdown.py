@@ -170,7 +170,7 @@ def _as_list(value) -> list[str]:
         for v in value:
             out.append(str(v.get("name", v)) if isinstance(v, dict) else str(v))
         return out
-    return [s.strip() for s in re.split(r",| and ", str(value)) if s.strip()]
+    return [s.strip() for s in re.split(r",|;|&| and ", str(value)) if s.strip()]
 
 
 def parse(
