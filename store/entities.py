@@ -9,6 +9,7 @@ Search filters and facets read only these tables.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import duckdb
@@ -83,12 +84,66 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
                WHERE m.key IS NOT NULL
                GROUP BY ALL"""
         )
+        _carried(con)
         _dates(con)
         con.execute("DROP TABLE doc_authors")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+SHORT_FORM_TYPES = ("ORG", "PERSON", "GPE", "FAC", "PRODUCT", "PROJECT", "SOFTWARE", "EVENT")
+_SUFFIX = re.compile(
+    r"(?:,?\s+(?:Inc\.?|Incorporated|Corp\.?|Corporation|Ltd\.?|Limited|LLC|L\.L\.C\.|GmbH|AG|"
+    r"S\.A\.|plc|PLC|Co\.))+$"
+)
+
+
+def short_form(name: str, type_: str) -> str | None:
+    """How a document refers to a named thing after naming it in full: ``Apple`` after
+    ``Apple Inc.``, ``Dahl`` after ``Ryan Dahl``; None when there is no safe one."""
+    if type_ == "PERSON":
+        words = name.split()
+        last = words[-1] if len(words) > 1 else ""
+        return last if len(last) > 2 and last[0].isupper() and last.isalpha() else None
+    short = _SUFFIX.sub("", name).strip()
+    return short if short and short != name and any(c.isupper() for c in short) else None
+
+
+def _carried(con: duckdb.DuckDBPyConnection) -> None:
+    """Link the short forms of a name to its entity in the passages of the same document
+    from its first full mention on (one sense per discourse), unless the short form is
+    another entity's alias."""
+    rows = con.execute(
+        f"""SELECT pl.doc_id, min(pl.ordinal), m.key, e.type, m.text
+            FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+            JOIN entities e ON e.entity_id = m.key
+            WHERE e.type IN {SHORT_FORM_TYPES} AND contains(m.text, ' ')
+            GROUP BY ALL"""
+    ).fetchall()
+    wanted: dict[int, list[tuple[int, str, re.Pattern]]] = {}
+    owners = dict(con.execute("SELECT alias, min(entity_id) FROM aliases GROUP BY 1").fetchall())
+    for doc_id, first, key, type_, text in rows:
+        short = short_form(text, type_)
+        if short and owners.get(short, key) == key:
+            rx = re.compile(rf"(?<!\w){re.escape(short)}(?!\w)")
+            wanted.setdefault(doc_id, []).append((first, key, rx))
+    if not wanted:
+        return
+    found = set()
+    for doc_id, ordinal, unit_id, text in con.execute(
+        """SELECT pl.doc_id, pl.ordinal, pl.unit_id, u.text FROM placements pl
+           JOIN units u USING (unit_id) WHERE list_contains(?, pl.doc_id)""",
+        [list(wanted)],
+    ).fetchall():
+        for first, key, rx in wanted[doc_id]:
+            if ordinal >= first and rx.search(text):
+                found.add((doc_id, unit_id, key, True))
+    found -= set(con.execute("SELECT doc_id, unit_id, entity_id, filter FROM links").fetchall())
+    if found:
+        select, params = rows_select(["doc_id", "unit_id", "entity_id", "filter"], list(found))
+        con.execute(f"INSERT INTO links {select}", params)
 
 
 def _dates(con: duckdb.DuckDBPyConnection) -> None:

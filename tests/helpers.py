@@ -176,6 +176,10 @@ tags: [fruit, tech]
 # Orchard visit
 
 Apple Inc. sponsored the apple orchard trip. In 2022 we went back.
+
+## The bus
+
+Apple paid for the bus; Dahl drove it.
 """,
     "notes/io.md": "# io\n\nio.js merged back into node.js in 2015.\n\n"
     "The io library reads files.\n",

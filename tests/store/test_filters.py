@@ -64,6 +64,18 @@ def test_unknown_and_ambiguous_names_are_errors_with_suggestions(posts):
         _paths(posts, "orchard", entities=["Apple"])
 
 
+def test_a_short_form_carries_its_entity_within_the_document(posts, tmp_path):
+    gz.add(posts, "Apple Inc.", "ORG", entry_id="Q312")  # "Apple" alone is no alias
+    assert _paths(posts, "bus", entities=["Q312"]) == {"posts/apple.md"}
+    hits = search(posts, "bus", filters=Filters(entities=["Q312"])).hits
+    assert [h.heading_path[-1] for h in hits] == ["The bus"]
+    # another document that says only "Apple" is not linked
+    other = tmp_path / "posts-root" / "posts" / "pie.md"
+    other.write_text("# Pie\n\nApple pie for the bus ride.\n")
+    index(other.parents[1], registry=registry_with_gazetteer(posts))
+    assert _paths(posts, "bus", entities=["Q312"]) == {"posts/apple.md"}
+
+
 def test_dates_count_the_passage_and_its_document(posts):
     # 2023-openssl.md is dated 2023 and mentions 4 March 2019
     assert _paths(posts, "openssl", after="2023") == {"posts/2023-openssl.md"}
