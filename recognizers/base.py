@@ -13,9 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from kbx.errors import BadArgument
+from kbx.errors import BadArgument, KbxError
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
+
+
+class Off(KbxError):
+    """Raised by a recognizer's constructor when it is not set up for this index (no model
+    configured): it is left out quietly, unlike one that fails."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,9 @@ class RecognizerInfo:
     languages: tuple[str, ...] = ("en",)
     needs_context: bool = False
     filter: bool = True  # precise enough to filter on; False: its mentions only boost
+    boost_types: tuple[str, ...] = ()  # types too imprecise to filter on, even if filter
+    fork_safe: bool = True  # False: never run in forked workers (e.g. torch thread pools)
+    names: bool = False  # its mentions are names: linked to entities by alias or surface form
 
     def __post_init__(self):
         if not _NAME.match(self.name):
@@ -51,7 +59,9 @@ class Mention:
 
 @runtime_checkable
 class Recognizer(Protocol):
-    """Anything with ``info`` and a batched ``recognize`` is a recognizer."""
+    """Anything with ``info`` and a batched ``recognize`` is a recognizer. One that loads a
+    model may also have ``load()``: kbx calls it before forking workers, so the model is
+    loaded once and shared."""
 
     info: RecognizerInfo
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from kbx.errors import BadArgument
-from kbx.recognizers.base import Recognizer
+from kbx.config import Config
+from kbx.errors import BadArgument, KbxError
+from kbx.recognizers.base import Off, Recognizer
 
 GROUP = "kbx.recognizers"
 
@@ -17,6 +18,7 @@ class Registry:
     def __init__(self, recognizers: list[Recognizer] | None = None):
         self._by_name: dict[str, Recognizer] = {}
         self.broken: list[tuple[str, str]] = []  # entry points that failed to load, and why
+        self.off: list[tuple[str, str]] = []  # not set up for this index (no model configured)
         for r in recognizers or []:
             self.register(r)
 
@@ -30,15 +32,22 @@ class Registry:
         self._by_name[name] = recognizer
 
     @classmethod
-    def load(cls) -> Registry:
-        """Every recognizer installed under the entry-point group; one that fails to load is
-        set aside with its reason rather than stopping the others."""
+    def load(cls, config: Config | None = None) -> Registry:
+        """Every recognizer installed under the entry-point group, built with its options
+        from ``kbx.toml``, except those it disables; one that cannot be built (a missing
+        model, a bad option) is set aside with its reason rather than stopping the others."""
+        config = config or Config()
         registry = cls()
         for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+            if ep.name in config.disabled:
+                continue
             try:
-                registry.register(ep.load()())
+                registry.register(ep.load()(**config.options.get(ep.name, {})))
+            except Off as e:
+                registry.off.append((ep.name, str(e)))
             except Exception as e:
-                registry.broken.append((ep.name, f"{type(e).__name__}: {e}"))
+                why = str(e) if isinstance(e, KbxError) else f"{type(e).__name__}: {e}"
+                registry.broken.append((ep.name, why))
         return registry
 
     def get(self, name: str) -> Recognizer:

@@ -78,19 +78,66 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         )
         con.execute(
             """INSERT INTO links
-               SELECT pl.doc_id, pl.unit_id, m.key, bool_or(coalesce(r.filter, false))
+               SELECT pl.doc_id, pl.unit_id, m.key,
+                      bool_or(coalesce(r.filter AND NOT list_contains(r.boost_types, m.type),
+                                       false))
                FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
                LEFT JOIN recognizer_info r ON r.name = m.recognizer
                WHERE m.key IS NOT NULL
                GROUP BY ALL"""
         )
+        _names(con)
         _carried(con)
+        con.execute(  # one row per passage and entity, filtering if any source can
+            """CREATE OR REPLACE TEMP TABLE merged AS
+               SELECT doc_id, unit_id, entity_id, bool_or(filter) AS filter FROM links
+               GROUP BY ALL"""
+        )
+        con.execute("DELETE FROM links")
+        con.execute("INSERT INTO links SELECT * FROM merged")
+        con.execute("DROP TABLE merged")
         _dates(con)
         con.execute("DROP TABLE doc_authors")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+def _names(con: duckdb.DuckDBPyConnection) -> None:
+    """Names from NER (mentions with no key from recognizers that find names): an alias of
+    a known entity links to it (a gazetteer entry, an author); any other name is a facet
+    value of its own, ``name:TYPE:surface``."""
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE named AS
+           WITH m AS (
+               SELECT m.unit_hash, m.type, m.text, coalesce(m.value, m.text) AS surface,
+                      r.filter AND NOT list_contains(r.boost_types, m.type) AS grade
+               FROM mentions m JOIN recognizer_info r ON r.name = m.recognizer AND r.names
+               WHERE m.key IS NULL)
+           SELECT m.*,
+                  coalesce((SELECT min(a.entity_id) FROM aliases a
+                            WHERE lower(a.alias) IN (lower(m.surface), lower(m.text))),
+                           'name:' || lower(m.type) || ':'
+                           || trim(regexp_replace(lower(strip_accents(m.surface)),
+                                                  '[^a-z0-9]+', '-', 'g'), '-')) AS entity_id
+           FROM m"""
+    )
+    con.execute(
+        """INSERT INTO entities SELECT entity_id, any_value(type), mode(surface), 'name'
+           FROM named WHERE entity_id NOT IN (SELECT entity_id FROM entities)
+           GROUP BY entity_id"""
+    )
+    con.execute(
+        """INSERT INTO aliases SELECT DISTINCT entity_id, surface FROM named
+           WHERE starts_with(entity_id, 'name:')"""
+    )
+    con.execute(
+        """INSERT INTO links SELECT pl.doc_id, pl.unit_id, n.entity_id, bool_or(n.grade)
+           FROM named n JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+           GROUP BY ALL"""
+    )
+    con.execute("DROP TABLE named")
 
 
 SHORT_FORM_TYPES = ("ORG", "PERSON", "GPE", "FAC", "PRODUCT", "PROJECT", "SOFTWARE", "EVENT")
@@ -156,6 +203,7 @@ def _dates(con: duckdb.DuckDBPyConnection) -> None:
         f"""SELECT DISTINCT pl.doc_id, pl.unit_id, coalesce(dm.value, m.value)
             FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
             JOIN recognizer_info r ON r.name = m.recognizer AND r.filter
+                AND NOT list_contains(r.boost_types, m.type)
             LEFT JOIN doc_mentions dm ON dm.doc_id = pl.doc_id AND dm.unit_hash = m.unit_hash
                 AND dm.recognizer = m.recognizer AND dm.version = m.version
                 AND dm.start_char = m.start_char

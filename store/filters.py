@@ -81,9 +81,10 @@ def _type(con: duckdb.DuckDBPyConnection, type_: str, f: DocFilter) -> None:
     grades = {
         g
         for (g,) in con.execute(
-            "SELECT filter FROM recognizer_info WHERE list_contains(types, ?) "
+            "SELECT filter AND NOT list_contains(boost_types, ?) FROM recognizer_info "
+            "WHERE list_contains(types, ?) "
             "UNION SELECT true FROM entities WHERE type = ? AND source = 'author'",
-            [t, t],
+            [t, t, t],
         ).fetchall()
     }
     if not grades:
@@ -95,7 +96,8 @@ def _type(con: duckdb.DuckDBPyConnection, type_: str, f: DocFilter) -> None:
         f.clauses.append(
             """(EXISTS (SELECT 1 FROM units u2 JOIN mentions m USING (unit_hash)
                         JOIN recognizer_info r ON r.name = m.recognizer
-                        WHERE u2.unit_id = pl.unit_id AND m.type = ? AND r.filter)
+                        WHERE u2.unit_id = pl.unit_id AND m.type = ? AND r.filter
+                          AND NOT list_contains(r.boost_types, m.type))
                 OR EXISTS (SELECT 1 FROM links l JOIN entities e USING (entity_id)
                            WHERE l.doc_id = pl.doc_id AND l.unit_id IS NULL AND e.type = ?))"""
         )

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 import duckdb
+from kbx.config import load_config
 from kbx.errors import BadArgument
 from kbx.extract.analysis import Analyzer
 from kbx.gazetteer.entries import Entry, check_id, check_name, check_type, slug
@@ -67,8 +68,12 @@ def recognizer(con: duckdb.DuckDBPyConnection) -> GazetteerRecognizer:
 
 
 def registry_for(index: Index, base: Registry | None = None) -> Registry:
-    """The installed recognizers plus this index's gazetteer."""
-    registry = base if base is not None else Registry.load()
+    """The installed recognizers as the root's ``kbx.toml`` sets them up, plus this index's
+    gazetteer (unless ``kbx.toml`` disables it)."""
+    config = load_config(index.root)
+    registry = base if base is not None else Registry.load(config)
+    if NAME in config.disabled:
+        return registry
     with index.writer() as con:
         registry.register(recognizer(con))
     return registry

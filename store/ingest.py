@@ -71,6 +71,7 @@ class IndexReport:
     units_swept: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
     recognizers: list[RecognizerReport] = field(default_factory=list)
+    unavailable: list[tuple[str, str]] = field(default_factory=list)  # recognizers not run
     seconds: float = 0.0
 
 
@@ -435,6 +436,7 @@ def index(
             "INSERT OR REPLACE INTO kbx_meta VALUES ('indexed_at', ?)", [datetime.now().isoformat()]
         )
     registry = registry if registry is not None else registry_for(idx)
+    report.unavailable = list(registry.broken)
     report.recognizers = recognize(idx, registry, progress=recognizer_progress)
     with idx.writer() as con:
         refresh_context(con, registry)

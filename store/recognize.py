@@ -206,13 +206,23 @@ def _recognize_all(
     }
     for r in chosen:
         con.execute(
-            "INSERT OR REPLACE INTO recognizer_info VALUES (?, ?, ?, ?)",
-            [r.info.name, r.info.version, list(r.info.types), r.info.filter],
+            "INSERT OR REPLACE INTO recognizer_info VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                r.info.name,
+                r.info.version,
+                list(r.info.types),
+                r.info.filter,
+                list(r.info.boost_types),
+                r.info.names,
+            ],
         )
     reports = {r.info.name: RecognizerReport(r.info.name, r.info.version) for r in chosen}
     todo = [r for r in chosen if totals[r.info.name]]
     if not todo:
         return list(reports.values())
+    for r in todo:
+        if hasattr(r, "load"):
+            r.load()  # before forking: one copy of the model, shared by every worker
     _IN_WORKERS.clear()
     _IN_WORKERS.update({r.info.name: r for r in todo})
     workers = workers or os.cpu_count() or 1
@@ -230,7 +240,8 @@ def _recognize_all(
                 chunk = missing(
                     lease.con(), r, CHUNK_UNITS, since, redo_from=redo_from.get(r.info.name)
                 )
-                for mentions, runs in _results(r, chunk, pool, lease):
+                own = pool if r.info.fork_safe else None
+                for mentions, runs in _results(r, chunk, own, lease):
                     report.removed += _write(lease.con(), r.info.name, mentions, runs)
                     report.units += len(runs)
                     report.mentions += len(mentions)
@@ -241,7 +252,7 @@ def _recognize_all(
                     break
             report.seconds = time.monotonic() - started
             if report.units >= RATE_MIN_UNITS:
-                rate = report.units / report.seconds / (workers if pool else 1)
+                rate = report.units / report.seconds / (workers if own else 1)
                 _record_rate(lease.con(), r, rate)
     finally:
         if pool:

@@ -95,7 +95,9 @@ CREATE TABLE recognizer_info (      -- what search needs to know of each recogni
     name VARCHAR PRIMARY KEY,
     version VARCHAR NOT NULL,
     types VARCHAR[] NOT NULL,
-    filter BOOLEAN NOT NULL
+    filter BOOLEAN NOT NULL,
+    boost_types VARCHAR[] NOT NULL, -- its types too imprecise to filter on
+    names BOOLEAN NOT NULL          -- its mentions are names, linked by alias or surface
 );
 CREATE TABLE gazetteer (            -- the current entries; the log below keeps every change
     entry_id VARCHAR PRIMARY KEY,   -- also the entity ID its mentions link to

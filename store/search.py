@@ -49,6 +49,7 @@ class SearchResult:
     exact: list = field(default_factory=list)
     exact_total: int = 0
     facets: Facets | None = None
+    notes: list[str] = field(default_factory=list)  # e.g. NER that has not run everywhere
 
 
 def hits_for(
@@ -112,6 +113,23 @@ def hits_for(
     return hits
 
 
+def pending_names(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """A line for each name recognizer (NER) that has not yet run on every unit: until it
+    has, entity and type filters and facets see only part of the corpus."""
+    rows = con.execute(
+        """SELECT r.name, (SELECT count(*) FROM runs x WHERE x.recognizer = r.name
+                           AND x.version = r.version AND x.error IS NULL),
+                  (SELECT count(*) FROM units)
+           FROM recognizer_info r WHERE r.names ORDER BY r.name"""
+    ).fetchall()
+    return [
+        f"{name} has run on {done} of {total} passages; names in the rest are not "
+        "searchable yet (run `kbx reprocess`)"
+        for name, done, total in rows
+        if done < total
+    ]
+
+
 def search(
     index: Index,
     query: str,
@@ -145,6 +163,8 @@ def search(
                 con=con,
             )
             result.exact, result.exact_total = g.matches, g.total
+        if facets or (filters and (filters.entities or filters.types)):
+            result.notes = pending_names(con)
         if facets:
             forms = [t for g in groups for t in g]
             term_ids = [

@@ -5,7 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import HTML, LATEX, MARKDOWN, POSTS, TEXT, make_pdf, registry_with_gazetteer
+from helpers import (
+    HTML,
+    LATEX,
+    MARKDOWN,
+    POSTS,
+    TEXT,
+    make_pdf,
+    make_tiny_gliner,
+    registry_with_gazetteer,
+)
 from kbx.store.db import Index
 from kbx.store.ingest import index
 
@@ -41,3 +50,9 @@ def posts(tmp_path: Path) -> Index:
     idx = Index.for_root(root)
     index(root, registry=registry_with_gazetteer(idx))
     return idx
+
+
+@pytest.fixture(scope="session")
+def tiny_gliner(tmp_path_factory) -> Path:
+    """A tiny GLiNER model folder, built once per run (nothing large is committed)."""
+    return make_tiny_gliner(tmp_path_factory.mktemp("gliner"))

@@ -1,0 +1,127 @@
+"""Zero-shot named entities of any label ("dataset", "software", "book title") with GLiNER.
+
+The model is loaded from a local folder named in ``kbx.toml`` and never downloaded
+(``local_files_only``, and the Hugging Face hub is set offline while loading). The
+version digests the model's config and weights, the labels and the threshold, so a
+change to any of them marks the runs stale. Units longer than the model's window are
+cut at word boundaries and the spans mapped back. Its mentions only boost: zero-shot
+labels are not precise enough to filter on. torch's thread pools do not survive a
+fork, so it runs in the writing process (``fork_safe=False``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from kbx.errors import KbxError
+from kbx.recognizers.base import Mention, Off, RecognizerInfo
+
+VERSION = "1"
+INSTALL = "pip install 'kbx[gliner]'"
+_WORD = re.compile(r"\w+(?:[-_]\w+)*|\S")  # GLiNER's own word splitting
+
+
+class GlinerUnavailable(KbxError):
+    """The configured model cannot be read or run; the message says what to do."""
+
+
+class GlinerOff(Off):
+    """No model configured: GLiNER is off for this index, which is the default."""
+
+
+def _digest(model_dir: Path) -> str:
+    h = hashlib.sha256()
+    for f in sorted(model_dir.iterdir()):
+        if f.is_file():
+            h.update(f.name.encode())
+            h.update(f.read_bytes() if f.suffix == ".json" else str(f.stat().st_size).encode())
+    return h.hexdigest()[:10]
+
+
+def _label_type(label: str) -> str:
+    return re.sub(r"[^A-Z0-9]+", "_", label.upper()).strip("_")
+
+
+class GlinerRecognizer:
+    """GLiNER over units, for the labels configured in ``kbx.toml``."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        labels: Sequence[str] = ("person", "organization", "software", "dataset"),
+        threshold: float = 0.5,
+        batch_size: int = 8,
+    ):
+        if not model:
+            raise GlinerOff(
+                "no GLiNER model configured; set [recognizers.gliner] model = PATH (a local "
+                "folder) in kbx.toml"
+            )
+        path = Path(model)
+        if not (path / "gliner_config.json").is_file():
+            raise GlinerUnavailable(f"{model} is not a GLiNER model folder (no gliner_config.json)")
+        labels = [str(x).strip() for x in labels if str(x).strip()]
+        if not labels:
+            raise GlinerUnavailable("give at least one GLiNER label in kbx.toml")
+        self.path, self.labels = path, labels
+        self.threshold, self.batch_size = float(threshold), int(batch_size)
+        config = f"{_digest(path)}:{'|'.join(labels)}:{self.threshold}"
+        self.info = RecognizerInfo(
+            name="gliner",
+            version=f"{VERSION}+{hashlib.sha256(config.encode()).hexdigest()[:12]}",
+            types=tuple(dict.fromkeys(_label_type(x) for x in labels)),
+            filter=False,
+            fork_safe=False,
+            names=True,
+        )
+        self._model = None
+
+    def load(self):
+        if self._model is None:
+            try:
+                from gliner import GLiNER
+            except ImportError:
+                raise GlinerUnavailable(f"GLiNER is not installed; {INSTALL}") from None
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            self._model = GLiNER.from_pretrained(str(self.path), local_files_only=True)
+            self._model.eval()
+        return self._model
+
+    def _windows(self, text: str) -> list[tuple[int, int]]:
+        """``[start, end)`` character ranges holding at most the model's window of words."""
+        limit = max(8, int(getattr(self.load().config, "max_len", 384) * 0.75))
+        words = [m.span() for m in _WORD.finditer(text)]
+        out = []
+        for i in range(0, len(words), limit):
+            chunk = words[i : i + limit]
+            out.append((chunk[0][0], chunk[-1][1]))
+        return out or [(0, len(text))]
+
+    def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
+        model = self.load()
+        pieces = [(i, a, b) for i, t in enumerate(texts) for a, b in self._windows(t)]
+        found = model.inference(
+            [texts[i][a:b] for i, a, b in pieces],
+            self.labels,
+            threshold=self.threshold,
+            batch_size=self.batch_size,
+        )
+        out: list[list[Mention]] = [[] for _ in texts]
+        for (i, a, _), ents in zip(pieces, found, strict=True):
+            for e in ents:
+                start, end = a + e["start"], a + e["end"]
+                out[i].append(
+                    Mention(
+                        start,
+                        end,
+                        _label_type(e["label"]),
+                        texts[i][start:end],
+                        e["label"],
+                        round(float(e["score"]), 4),
+                    )
+                )
+        return out

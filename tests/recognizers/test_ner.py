@@ -1,0 +1,177 @@
+"""Named entities: spaCy (the real en_core_web_sm pipeline) and GLiNER (a tiny model built
+here, whose predictions are random: spans, offsets, batching, versions and storage are
+checked, not accuracy); configuration through kbx.toml; names linked to entities."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from helpers import run_kbx
+from kbx.config import load_config
+from kbx.errors import BadArgument
+from kbx.recognizers.base import check_spans
+from kbx.recognizers.gliner_ner import GlinerRecognizer, GlinerUnavailable
+from kbx.recognizers.registry import Registry
+from kbx.recognizers.spacy_ner import BOOST_ONLY, ModelMissing, SpacyRecognizer
+from kbx.store import gazetteer as gz
+from kbx.store.db import Index
+from kbx.store.filters import Filters
+from kbx.store.ingest import index
+from kbx.store.reprocess import plan, reprocess
+from kbx.store.search import search
+
+TEXTS = [
+    "Apple Inc. hired Ryan Dahl in San Francisco last spring.",
+    "",
+    "Nothing to see here.",
+    "The Linux Foundation met in Berlin; Microsoft sent two engineers.",
+]
+
+
+@pytest.fixture(scope="module")
+def spacy_ner() -> SpacyRecognizer:
+    return SpacyRecognizer()
+
+
+def test_spacy_finds_names_with_exact_spans(spacy_ner):
+    found = spacy_ner.recognize(TEXTS)
+    assert len(found) == len(TEXTS) and found[1] == [] and found[2] == []
+    for text, ms in zip(TEXTS, found, strict=True):
+        check_spans(text, ms, "spacy")
+    first = {(m.text, m.type) for m in found[0]}
+    assert {("Apple Inc.", "ORG"), ("Ryan Dahl", "PERSON"), ("San Francisco", "GPE")} <= first
+    assert all(m.type != "DATE" for ms in found for m in ms)  # left to the date recognizer
+    assert {m.value for m in found[3]} >= {"Linux Foundation", "Berlin"}  # "The" dropped
+
+
+def test_spacy_declares_its_model_and_what_only_boosts(spacy_ner):
+    info = spacy_ner.info
+    assert info.version.startswith("1+en_core_web_sm") and info.version.endswith("3.8.0")
+    assert set(info.boost_types) == set(BOOST_ONLY) and info.filter and info.names
+    assert spacy_ner.load().pipe_names == ["ner"]  # tagger, parser and the rest do not run
+
+
+def test_a_missing_spacy_model_names_what_to_install():
+    with pytest.raises(ModelMissing, match="en_core_web_xl.*not installed.*kbx\\[ner\\]"):
+        SpacyRecognizer("en_core_web_xl")
+
+
+def test_kbx_toml_disables_and_configures_recognizers(tmp_path):
+    (tmp_path / "kbx.toml").write_text(
+        '[recognizers]\ndisable = ["quantities"]\n\n[recognizers.spacy]\nmodel = "nope_sm"\n'
+    )
+    registry = Registry.load(load_config(tmp_path))
+    names = {r.info.name for r in registry}
+    assert "quantities" not in names and "spacy" not in names
+    (why,) = [w for n, w in registry.broken if n == "spacy"]
+    assert "'nope_sm' (kbx.toml) is not installed" in why
+    assert [n for n, _ in registry.off] == ["gliner"]  # no model configured: quietly off
+    (tmp_path / "kbx.toml").write_text("[recognizers\n")
+    with pytest.raises(BadArgument, match="kbx.toml: not valid TOML"):
+        load_config(tmp_path)
+
+
+def test_names_link_to_authors_and_gazetteer_entries_or_stand_alone(tmp_path, spacy_ner):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text(
+        "---\nauthor: Ryan Dahl\n---\nRyan Dahl wrote Node.js. He met Microsoft engineers "
+        "in Berlin.\n"
+    )
+    (root / "b.md").write_text("# Other\n\nMicrosoft opened an office in Berlin.\n")
+    idx = Index.for_root(root)
+    registry = gz.registry_for(idx, Registry([spacy_ner]))
+    index(root, registry=registry)
+    gz.add(idx, "Microsoft Corporation", "ORG", ["Microsoft"], entry_id="Q2283")
+    con = duckdb.connect(str(idx.db), read_only=True)
+    links = con.execute(
+        "SELECT d.path, l.entity_id FROM links l JOIN documents d USING (doc_id) "
+        "WHERE l.unit_id IS NOT NULL ORDER BY ALL"
+    ).fetchall()
+    con.close()
+    assert ("a.md", "person:ryan-dahl") in links  # the text's name is the author
+    assert ("a.md", "name:gpe:berlin") in links and ("b.md", "name:gpe:berlin") in links
+    # "Microsoft" is now a gazetteer alias: the gazetteer's own mention and spaCy's agree
+    assert ("b.md", "Q2283") in links
+    assert not any(e.startswith("name:org:microsoft") for _, e in links)
+    hits = search(idx, "office", filters=Filters(entities=["Berlin"])).hits
+    assert [h.path for h in hits] == ["b.md"]
+    persons = search(idx, "engineers office", filters=Filters(types=["PERSON"])).hits
+    assert [h.path for h in persons] == ["a.md"]
+
+
+def test_search_says_when_ner_has_not_run_everywhere(tmp_path, spacy_ner):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(3):
+        (root / f"d{i}.md").write_text(f"# D{i}\n\nBerlin office number {i}.\n")
+    idx = Index.for_root(root)
+    index(root, registry=Registry([spacy_ner]))
+    con = duckdb.connect(str(idx.db))
+    con.execute("DELETE FROM runs WHERE unit_hash IN (SELECT unit_hash FROM runs LIMIT 1)")
+    con.close()
+    r = search(idx, "office", facets=True)
+    assert r.hits and r.notes == [
+        "spacy has run on 2 of 3 passages; names in the rest are not searchable yet "
+        "(run `kbx reprocess`)"
+    ]
+    reprocess(idx, Registry([spacy_ner]))
+    assert search(idx, "office", facets=True).notes == []
+
+
+def test_gliner_spans_batches_and_windows(tiny_gliner):
+    g = GlinerRecognizer(str(tiny_gliner), labels=["dataset", "software"], threshold=0.0)
+    long = "the kernel dataset " * 400  # longer than the model's window
+    texts = ["the kernel dataset is software", "", long]
+    found = g.recognize(texts)
+    assert len(found) == 3 and found[1] == []
+    for text, ms in zip(texts, found, strict=True):
+        check_spans(text, ms, "gliner")
+        assert {m.type for m in ms} <= {"DATASET", "SOFTWARE"}
+        assert all(0.0 <= m.confidence <= 1.0 for m in ms)
+    assert max(m.end for m in found[2]) > len(long) - 40  # the last window was read too
+    one_by_one = [g.recognize([t])[0] for t in texts[:2]]
+    assert one_by_one == found[:2]  # batching changes nothing
+
+
+def test_gliner_version_follows_model_labels_and_threshold(tiny_gliner):
+    base = GlinerRecognizer(str(tiny_gliner), labels=["dataset"]).info
+    assert not base.filter and not base.fork_safe and base.names
+    assert GlinerRecognizer(str(tiny_gliner), labels=["dataset"]).info.version == base.version
+    assert GlinerRecognizer(str(tiny_gliner), labels=["software"]).info.version != base.version
+    other = GlinerRecognizer(str(tiny_gliner), labels=["dataset"], threshold=0.7)
+    assert other.info.version != base.version
+    with pytest.raises(GlinerUnavailable, match="not a GLiNER model folder"):
+        GlinerRecognizer(str(tiny_gliner.parent))
+
+
+def test_gliner_from_kbx_toml_is_stored_and_a_label_change_reruns_only_it(tmp_path, tiny_gliner):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(4):
+        (root / f"d{i}.md").write_text(f"# D{i}\n\nthe kernel dataset {i} is software.\n")
+    toml = root / "kbx.toml"
+    settings = '[recognizers]\ndisable = ["spacy", "acronyms"]\n\n[recognizers.gliner]\n'
+    toml.write_text(settings + f'model = "{tiny_gliner}"\nlabels = ["dataset"]\nthreshold = 0.0\n')
+    r = run_kbx("index", str(root), "--json")
+    assert r.returncode == 0, r.stderr
+    idx = Index.for_root(root)
+    con = duckdb.connect(str(idx.db), read_only=True)
+    gliner_runs = con.execute("SELECT count(*) FROM runs WHERE recognizer = 'gliner'").fetchone()
+    types = con.execute("SELECT DISTINCT type FROM mentions WHERE recognizer = 'gliner'").fetchall()
+    dates = con.execute("SELECT max(ran_at) FROM runs WHERE recognizer = 'dates'").fetchone()
+    con.close()
+    assert gliner_runs == (4,) and types == [("DATASET",)]
+    toml.write_text(settings + f'model = "{tiny_gliner}"\nlabels = ["software"]\nthreshold = 0.0\n')
+    registry = gz.registry_for(idx)
+    stale = {p.name: p.todo for p in plan(idx, registry)}
+    assert stale["gliner"] == 4 and stale["dates"] == 0 and stale["identifiers"] == 0
+    reprocess(idx, registry)
+    con = duckdb.connect(str(idx.db), read_only=True)
+    assert con.execute(
+        "SELECT DISTINCT type FROM mentions WHERE recognizer = 'gliner'"
+    ).fetchall() == [("SOFTWARE",)]
+    assert con.execute("SELECT max(ran_at) FROM runs WHERE recognizer = 'dates'").fetchone() == (
+        dates
+    )
+    con.close()
