@@ -92,14 +92,26 @@ class GlinerRecognizer:
         return self._model
 
     def _windows(self, text: str) -> list[tuple[int, int]]:
-        """``[start, end)`` character ranges holding at most the model's window of words."""
-        limit = max(8, int(getattr(self.load().config, "max_len", 384) * 0.75))
+        """``[start, end)`` character ranges that fit the model: at most its ``max_len``
+        words, and at most 512 subword positions with the label prompt (counted with the
+        model's own tokenizer, so a vocabulary that cuts words finely still fits)."""
+        model = self.load()
         words = [m.span() for m in _WORD.finditer(text)]
-        out = []
-        for i in range(0, len(words), limit):
-            chunk = words[i : i + limit]
-            out.append((chunk[0][0], chunk[-1][1]))
-        return out or [(0, len(text))]
+        if not words:
+            return [(0, len(text))]
+        tokenizer = model.data_processor.transformer_tokenizer
+        prompt = sum(len(tokenizer.tokenize(x)) + 1 for x in self.labels) + 8
+        budget = min(512, tokenizer.model_max_length) - prompt
+        max_words = int(getattr(model.config, "max_len", 384))
+        sizes = [len(tokenizer.tokenize(text[a:b])) or 1 for a, b in words]
+        out, first, used = [], 0, 0
+        for i, n in enumerate(sizes):
+            if i > first and (used + n > budget or i - first >= max_words):
+                out.append((words[first][0], words[i - 1][1]))
+                first, used = i, 0
+            used += n
+        out.append((words[first][0], words[-1][1]))
+        return out
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         model = self.load()
