@@ -11,6 +11,10 @@ their options. Optional: without the file every installed recognizer runs with d
     model = "models/gliner-small"     # a local folder (relative to the root)
     labels = ["dataset", "software"]
     threshold = 0.5
+
+    [resolve]                         # kbx resolve: Crossref and OpenAlex
+    mailto = "you@example.org"
+    rate = 5                          # requests per second
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ class Config:
 
     disabled: frozenset[str] = frozenset()
     options: dict[str, dict] = field(default_factory=dict)  # recognizer name → keyword options
+    resolve: dict = field(default_factory=dict)  # [resolve]: mailto, rate, URLs, timeout
 
 
 def load_config(root: Path) -> Config:
@@ -52,4 +57,7 @@ def load_config(root: Path) -> Config:
         model = opts.get("model")
         if isinstance(model, str) and (model.startswith(".") or "/" in model):
             opts["model"] = str((root / model).resolve())
-    return Config(frozenset(disabled), options)
+    resolve = data.get("resolve", {})
+    if not isinstance(resolve, dict):
+        raise BadArgument(f"{path}: [resolve] must be a table")
+    return Config(frozenset(disabled), options, resolve)

@@ -37,6 +37,7 @@ from kbx.store.mentions import mentions as list_mentions
 from kbx.store.mentions import recognizers as list_recognizers
 from kbx.store.read import read as read_lines
 from kbx.store.reprocess import reprocess as reprocess_index
+from kbx.store.resolve import resolve as resolve_identifiers
 from kbx.store.search import search as search_index
 from kbx.store.status import status as index_status
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -103,6 +104,10 @@ def index(
             "rebuilds the postings from stored text."
         ),
     ] = None,
+    then_resolve: Annotated[
+        bool,
+        typer.Option("--resolve", help="Then fetch identifier metadata (see `kbx resolve`)."),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Build or refresh the index of a folder.
@@ -152,8 +157,12 @@ def index(
             progress=tick,
             recognizer_progress=tick_recognizer,
         )
+    resolved = resolve_identifiers(Index.for_root(path, db)) if then_resolve else None
     if as_json:
-        emit_json(dataclasses.asdict(report))
+        emit_json(
+            dataclasses.asdict(report)
+            | ({"resolve": dataclasses.asdict(resolved)} if resolved else {})
+        )
         return
     out.print(f"Indexed {report.root} in {report.seconds:.1f} s  ({report.db})")
     out.print(
@@ -172,6 +181,13 @@ def index(
         out.print(f"  [yellow]![/] {rel}: {why}")
     for name, why in report.unavailable:
         out.print(f"  recognizer {name} not run: {why}", markup=False)
+    if resolved:
+        out.print(
+            f"  resolved: {resolved.found} found, {resolved.not_found} not found, "
+            f"{len(resolved.failures)} failed, {resolved.cached} cached"
+            + (f"; offline: {resolved.offline}" if resolved.offline else ""),
+            markup=False,
+        )
 
 
 @app.command()
@@ -484,6 +500,68 @@ def recognizers(db: DbOption = None, as_json: JsonOption = False) -> None:
             + (f", {r.failed} failed" if r.failed else ""),
             markup=False,
         )
+
+
+@app.command()
+def resolve(
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Only this kind: doi or orcid.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Ask at most N.")] = None,
+    refresh: Annotated[
+        bool, typer.Option("--refresh", help="Ask again for answers already cached.")
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Fetch metadata for identifiers: DOIs from Crossref and OpenAlex, ORCIDs from OpenAlex.
+
+    Titles, years, venues and authors (by ORCID when given) become entities and facets;
+    a passage citing a DOI names its authors too. Answers are cached in the index: a work
+    found is not asked for again unless --refresh; a 404 is recorded as not found. Polite
+    by default: set `mailto` in kbx.toml [resolve] (or KBX_MAILTO); 5 requests/s
+    (`rate`), timeouts, retries with backoff on 429 and 5xx honouring Retry-After. Base
+    URLs: KBX_CROSSREF_URL, KBX_OPENALEX_URL. Offline, it says so and changes nothing.
+
+    Examples:
+
+      kbx resolve --only doi --limit 50
+
+      KBX_MAILTO=you@example.org kbx resolve --json
+    """
+    idx = Index.find(db)
+    with Progress(
+        TextColumn("[bold]resolving"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+        disable=as_json or not err.is_terminal,
+    ) as bar:
+        task = bar.add_task("", total=None)
+        r = resolve_identifiers(
+            idx,
+            only,
+            limit,
+            refresh,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+    if as_json:
+        emit_json(dataclasses.asdict(r))
+        return
+    if r.offline:
+        out.print(
+            f"offline: {r.offline}; nothing more fetched. Indexing and search work as before."
+        )
+    out.print(
+        f"{r.found} found, {r.not_found} not found, {len(r.failures)} failed, "
+        f"{r.cached} cached; {r.retried} retries ({r.seconds:.1f} s)"
+    )
+    for entity_id, service, why in r.failures[:10]:
+        out.print(f"  [yellow]![/] {entity_id} ({service}): {why}", markup=False)
+    if len(r.failures) > 10:
+        out.print(f"  … and {len(r.failures) - 10} more; run again to retry them")
 
 
 @app.command()

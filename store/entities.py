@@ -9,12 +9,14 @@ Search filters and facets read only these tables.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
 import duckdb
 from kbx.errors import BadArgument
 from kbx.extract.textmap import locate, unpack
+from kbx.gazetteer.entries import slug
 from kbx.recognizers.dates import interval
 from kbx.store.db import Index, rows_select
 
@@ -28,7 +30,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         for table in ("entities", "aliases", "links", "passage_dates"):
             con.execute(f"DELETE FROM {table}")
         con.execute(
-            """INSERT INTO entities SELECT entry_id, type, name, 'gazetteer' FROM gazetteer
+            """INSERT INTO entities SELECT entry_id, type, name, 'gazetteer', NULL FROM gazetteer
                WHERE retracted_at IS NULL"""
         )
         con.execute(
@@ -37,7 +39,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         )
         con.execute(
             """INSERT INTO entities
-               SELECT key, any_value(type), any_value(coalesce(value, text)), 'identifier'
+               SELECT key, any_value(type), any_value(coalesce(value, text)), 'identifier', NULL
                FROM mentions WHERE key IS NOT NULL
                  AND key NOT IN (SELECT entity_id FROM entities)
                GROUP BY key"""
@@ -46,6 +48,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
             """INSERT INTO aliases SELECT DISTINCT key, text FROM mentions
                WHERE key IS NOT NULL AND recognizer <> 'gazetteer'"""
         )
+        cited = _resolved(con)
         # authors: an alias of a gazetteer entry when one matches, else a person of their own
         # "Yosuke Furukawa (@yosuke-furukawa)" is Yosuke Furukawa; the handle stays an alias
         con.execute(
@@ -64,7 +67,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
                FROM named"""
         )
         con.execute(
-            """INSERT INTO entities SELECT entity_id, 'PERSON', min(author), 'author'
+            """INSERT INTO entities SELECT entity_id, 'PERSON', min(author), 'author', NULL
                FROM doc_authors WHERE entity_id NOT IN (SELECT entity_id FROM entities)
                GROUP BY entity_id"""
         )
@@ -86,6 +89,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
                WHERE m.key IS NOT NULL
                GROUP BY ALL"""
         )
+        _cited_by(con, cited)
         _names(con)
         _carried(con)
         con.execute(  # one row per passage and entity, filtering if any source can
@@ -102,6 +106,97 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
     except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+def _work(crossref: dict | None, openalex: dict | None) -> dict:
+    """A resolved work's title, year, venue, authors and OpenAlex ID, Crossref first."""
+    c, o = crossref or {}, openalex or {}
+    year = (c.get("issued", {}).get("date-parts") or [[None]])[0][0] or o.get("publication_year")
+    venue = (c.get("container-title") or [None])[0] or (
+        ((o.get("primary_location") or {}).get("source") or {}).get("display_name")
+    )
+    authors = [
+        {
+            "name": " ".join(x for x in (a.get("given"), a.get("family")) if x) or a.get("name"),
+            "orcid": (a.get("ORCID") or "").rsplit("/", 1)[-1] or None,
+        }
+        for a in c.get("author", [])
+    ] or [
+        {
+            "name": a["author"].get("display_name"),
+            "orcid": (a["author"].get("orcid") or "").rsplit("/", 1)[-1] or None,
+        }
+        for a in o.get("authorships", [])
+    ]
+    return {
+        "title": (c.get("title") or [None])[0] or o.get("title"),
+        "year": year,
+        "venue": venue,
+        "authors": [a for a in authors if a["name"]],
+        "openalex": (o.get("id") or "").rsplit("/", 1)[-1] or None,
+    }
+
+
+def _resolved(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Titles, years and venues onto resolved DOI entities, their OpenAlex IDs as aliases,
+    their authors (by ORCID when given) and venues as entities; returns, per DOI entity,
+    the entities its citing passages also name."""
+    answers: dict[str, dict] = {}
+    for entity_id, service, data in con.execute(
+        "SELECT entity_id, service, data FROM resolutions WHERE status = 'ok' "
+        "AND entity_id IN (SELECT entity_id FROM entities)"
+    ).fetchall():
+        answers.setdefault(entity_id, {})[service] = json.loads(data)
+    cited: dict[str, list[str]] = {}
+    new_entities, new_aliases = {}, set()
+    for entity_id, got in answers.items():
+        if entity_id.startswith("orcid:"):
+            name = (got.get("openalex") or {}).get("display_name")
+            if name:
+                con.execute("UPDATE entities SET label = ? WHERE entity_id = ?", [name, entity_id])
+                new_aliases.add((entity_id, name))
+            continue
+        work = _work(got.get("crossref"), got.get("openalex"))
+        con.execute(
+            "UPDATE entities SET label = coalesce(?, label), meta = ? WHERE entity_id = ?",
+            [work["title"], json.dumps(work), entity_id],
+        )
+        if work["openalex"]:
+            new_aliases.add((entity_id, work["openalex"]))
+        related = []
+        for a in work["authors"]:
+            person = f"orcid:{a['orcid']}" if a["orcid"] else f"person:{slug(a['name'])}"
+            new_entities.setdefault(person, ("PERSON", a["name"]))
+            new_aliases.add((person, a["name"]))
+            related.append(person)
+        if work["venue"]:
+            venue = f"venue:{slug(work['venue'])}"
+            new_entities.setdefault(venue, ("VENUE", work["venue"]))
+            related.append(venue)
+        cited[entity_id] = related
+    known = {e for (e,) in con.execute("SELECT entity_id FROM entities").fetchall()}
+    rows = [(e, t, label, "crossref", None) for e, (t, label) in new_entities.items()
+            if e not in known]  # fmt: skip
+    if rows:
+        select, params = rows_select(["entity_id", "type", "label", "source", "meta"], rows)
+        con.execute(f"INSERT INTO entities {select}", params)
+    if new_aliases:
+        select, params = rows_select(["entity_id", "alias"], sorted(new_aliases))
+        con.execute(f"INSERT INTO aliases {select}", params)
+    return cited
+
+
+def _cited_by(con: duckdb.DuckDBPyConnection, cited: dict[str, list[str]]) -> None:
+    """A passage citing a resolved work names its authors and venue too."""
+    pairs = [(work, other) for work, others in cited.items() for other in others]
+    if not pairs:
+        return
+    select, params = rows_select(["work", "other"], pairs)
+    con.execute(
+        f"""INSERT INTO links SELECT l.doc_id, l.unit_id, p.other, l.filter
+            FROM links l JOIN ({select}) p ON p.work = l.entity_id""",
+        params,
+    )
 
 
 def _names(con: duckdb.DuckDBPyConnection) -> None:
@@ -124,7 +219,7 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
            FROM m"""
     )
     con.execute(
-        """INSERT INTO entities SELECT entity_id, any_value(type), mode(surface), 'name'
+        """INSERT INTO entities SELECT entity_id, any_value(type), mode(surface), 'name', NULL
            FROM named WHERE entity_id NOT IN (SELECT entity_id FROM entities)
            GROUP BY entity_id"""
     )
@@ -295,6 +390,7 @@ class EntityDetail:
     aliases: list[str]
     provenance: list[dict]
     mentions: list[dict]
+    meta: dict | None = None  # a resolved work's title, year, venue, authors
 
 
 def entity(index: Index, name: str, limit: int = 50) -> EntityDetail:
@@ -302,7 +398,8 @@ def entity(index: Index, name: str, limit: int = 50) -> EntityDetail:
     with index.reader() as con:
         entity_id = resolve_entity(con, name)
         e = con.execute(
-            "SELECT entity_id, type, label, source FROM entities WHERE entity_id = ?", [entity_id]
+            "SELECT entity_id, type, label, source, meta FROM entities WHERE entity_id = ?",
+            [entity_id],
         ).fetchone()
         aliases = [
             a
@@ -343,4 +440,5 @@ def entity(index: Index, name: str, limit: int = 50) -> EntityDetail:
                 "as": "text" if mtext else "author",
             }
         )
-    return EntityDetail(*e, aliases, provenance, mentions)
+    meta = json.loads(e[4]) if e[4] else None
+    return EntityDetail(*e[:4], aliases, provenance, mentions, meta)

@@ -129,7 +129,17 @@ CREATE TABLE entities (             -- derived: rebuilt from gazetteer, mentions
     entity_id VARCHAR PRIMARY KEY,
     type VARCHAR NOT NULL,
     label VARCHAR NOT NULL,
-    source VARCHAR NOT NULL         -- gazetteer | identifier | author
+    source VARCHAR NOT NULL,        -- gazetteer | identifier | author | name | crossref
+    meta JSON                       -- a resolved work's year, venue, authors, OpenAlex ID
+);
+CREATE TABLE resolutions (          -- answers from Crossref and OpenAlex, kept until --refresh
+    entity_id VARCHAR NOT NULL,     -- doi:… or orcid:…, or ref:<sha> for a reference string
+    service VARCHAR NOT NULL,       -- crossref | openalex | crossref-bibliographic
+    status VARCHAR NOT NULL,        -- ok | not_found | failed
+    fetched_at TIMESTAMP NOT NULL,
+    data JSON,
+    error VARCHAR,
+    PRIMARY KEY (entity_id, service)
 );
 CREATE TABLE aliases (entity_id VARCHAR NOT NULL, alias VARCHAR NOT NULL);
 CREATE TABLE links (                -- derived: a passage (or a whole document) names an entity

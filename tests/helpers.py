@@ -220,3 +220,71 @@ def make_tiny_gliner(folder: Path) -> Path:
     )
     model.save_pretrained(folder / "model")
     return folder / "model"
+
+
+class Loopback:
+    """A loopback HTTP server standing in for Crossref and OpenAlex: each path prefix
+    answers from a list of canned replies (the last one repeats), and every request is
+    recorded. A reply is ``(status, body, headers)``; a body of ``"HANG"`` waits first."""
+
+    def __init__(self, routes: dict[str, list[tuple[int, object, dict]]], hang: float = 2.0):
+        import http.server
+        import json as _json
+        import threading
+
+        self.routes, self.requests, self.hang = routes, [], hang
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - the http.server API
+                from urllib.parse import unquote
+
+                path = unquote(self.path)
+                server.requests.append((path, dict(self.headers)))
+                key = max((k for k in server.routes if path.startswith(k)), key=len, default=None)
+                replies = server.routes.get(key) or [(404, {"message": "not found"}, {})]
+                status, body, headers = replies.pop(0) if len(replies) > 1 else replies[0]
+                if body == "HANG":
+                    time.sleep(server.hang)
+                    status, body = 200, {}
+                data = body if isinstance(body, bytes) else _json.dumps(body).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def crossref_work(doi: str, title: str, year: int, authors: list[tuple], venue: str) -> dict:
+    """A Crossref /works/DOI answer with the fields kbx reads."""
+    return {
+        "status": "ok",
+        "message-type": "work",
+        "message": {
+            "DOI": doi,
+            "title": [title],
+            "issued": {"date-parts": [[year]]},
+            "container-title": [venue],
+            "author": [
+                {"given": g, "family": f, **({"ORCID": f"https://orcid.org/{o}"} if o else {})}
+                for g, f, o in authors
+            ],
+        },
+    }
