@@ -24,6 +24,7 @@ FORMATS = {
     ".txt": "text",
     ".text": "text",
     ".rst": "text",
+    ".bib": "text",  # BibTeX: read as text; the references recognizer reads its records
 }
 
 

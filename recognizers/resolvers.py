@@ -35,6 +35,7 @@ class Settings:
     retries: int = 4
     backoff: float = 1.0  # seconds, doubled each retry
     max_wait: float = 60.0  # the longest Retry-After honoured
+    min_score: float = 0.0  # a reference match needs this Crossref score (and must agree)
 
     @classmethod
     def load(cls, options: dict | None = None) -> Settings:
@@ -48,6 +49,7 @@ class Settings:
             retries=int(o.get("retries", 4)),
             backoff=float(o.get("backoff", 1.0)),
             max_wait=float(o.get("max_wait", 60.0)),
+            min_score=float(o.get("min_score", 0.0)),
         )
 
 

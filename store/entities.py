@@ -9,6 +9,7 @@ Search filters and facets read only these tables.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -21,6 +22,36 @@ from kbx.recognizers.dates import interval
 from kbx.store.db import Index, rows_select
 
 DATE_TYPES = ("DATE", "TIME")
+ID_KINDS = ("doi", "orcid", "isbn", "issn", "arxiv", "cve")
+
+
+def reference_id(text: str) -> str:
+    """The resolution key of a reference string."""
+    return "ref:" + hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def _matched_references(con: duckdb.DuckDBPyConnection) -> None:
+    """A reference string that ``kbx resolve`` matched to a DOI names that DOI: the
+    passages holding it link to the DOI's entity (the mentions stay as recognized)."""
+    matched = con.execute(
+        """SELECT entity_id, json_extract_string(data, '$.doi') FROM resolutions
+           WHERE service = 'crossref-bibliographic' AND status = 'ok'"""
+    ).fetchall()
+    if not matched:
+        return
+    select, params = rows_select(["ref", "doi"], [(r, f"doi:{d.lower()}") for r, d in matched])
+    con.execute(f"CREATE OR REPLACE TEMP TABLE matched_refs AS {select}", params)
+    con.execute(
+        """INSERT INTO links SELECT DISTINCT pl.doc_id, pl.unit_id, r.doi, true
+           FROM mentions m JOIN matched_refs r ON 'ref:' || left(sha256(m.value), 20) = r.ref
+           JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+           WHERE m.type = 'REFERENCE' AND m.key IS NULL"""
+    )
+    con.execute(
+        """INSERT INTO entities SELECT DISTINCT doi, 'DOI', substr(doi, 5), 'identifier', NULL
+           FROM matched_refs WHERE doi NOT IN (SELECT entity_id FROM entities)"""
+    )
+    con.execute("DROP TABLE matched_refs")
 
 
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
@@ -37,16 +68,23 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
             """INSERT INTO aliases SELECT entry_id, unnest(aliases) FROM gazetteer
                WHERE retracted_at IS NULL"""
         )
-        con.execute(
-            """INSERT INTO entities
-               SELECT key, any_value(type), any_value(coalesce(value, text)), 'identifier', NULL
+        con.execute(  # an identifier's type and label come from its key (doi:10.…)
+            f"""INSERT INTO entities
+               SELECT key,
+                      CASE WHEN split_part(key, ':', 1) IN {ID_KINDS}
+                           THEN upper(split_part(key, ':', 1)) ELSE any_value(type) END,
+                      CASE WHEN split_part(key, ':', 1) IN {ID_KINDS}
+                           THEN substr(key, strpos(key, ':') + 1)
+                           ELSE any_value(coalesce(value, text)) END,
+                      'identifier', NULL
                FROM mentions WHERE key IS NOT NULL
                  AND key NOT IN (SELECT entity_id FROM entities)
                GROUP BY key"""
         )
+        _matched_references(con)
         con.execute(
             """INSERT INTO aliases SELECT DISTINCT key, text FROM mentions
-               WHERE key IS NOT NULL AND recognizer <> 'gazetteer'"""
+               WHERE key IS NOT NULL AND recognizer NOT IN ('gazetteer', 'references')"""
         )
         cited = _resolved(con)
         # authors: an alias of a gazetteer entry when one matches, else a person of their own

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from kbx.config import load_config
 from kbx.errors import BadArgument
+from kbx.recognizers.references import agrees
 from kbx.recognizers.resolvers import (
     Crossref,
     Failed,
@@ -26,9 +27,11 @@ from kbx.recognizers.resolvers import (
     Settings,
 )
 from kbx.store.db import Index, WriterLease
+from kbx.store.entities import reference_id
 from kbx.store.entities import refresh as refresh_entities
 
-SERVICES = {"doi": ("crossref", "openalex"), "orcid": ("openalex",)}
+SERVICES = {"doi": ("crossref", "openalex"), "orcid": ("openalex",), "reference": ("crossref",)}
+MATCH = "crossref-bibliographic"
 
 
 @dataclass
@@ -45,14 +48,43 @@ class ResolveReport:
     seconds: float = 0.0
 
 
-def pending(
-    index: Index, only: list[str] | None = None, refresh: bool = False
-) -> tuple[list[tuple[str, str, str]], int]:
-    """(entity ID, value, service) still to ask, and how many answers are cached."""
+def _kinds(only: list[str] | None) -> list[str]:
     kinds = only or list(SERVICES)
     unknown = [k for k in kinds if k not in SERVICES]
     if unknown:
         raise BadArgument(f"--only {unknown[0]!r}: choose from {', '.join(SERVICES)}")
+    return kinds
+
+
+def _done(con) -> set[tuple[str, str]]:
+    return set(
+        con.execute(
+            "SELECT entity_id, service FROM resolutions WHERE status IN ('ok', 'not_found')"
+        ).fetchall()
+    )
+
+
+def pending_references(index: Index, refresh: bool = False) -> tuple[list[tuple[str, str]], int]:
+    """(resolution key, text) of reference strings with no DOI yet, and how many are cached."""
+    with index.reader() as con:
+        texts = [
+            t
+            for (t,) in con.execute(
+                "SELECT DISTINCT value FROM mentions WHERE type = 'REFERENCE' AND key IS NULL "
+                "ORDER BY 1"
+            ).fetchall()
+        ]
+        done = _done(con)
+    todo = [(reference_id(t), t) for t in texts]
+    fresh = [(k, t) for k, t in todo if refresh or (k, MATCH) not in done]
+    return fresh, len(todo) - len(fresh)
+
+
+def pending(
+    index: Index, only: list[str] | None = None, refresh: bool = False
+) -> tuple[list[tuple[str, str, str]], int]:
+    """(entity ID, value, service) still to ask, and how many answers are cached."""
+    kinds = [k for k in _kinds(only) if k != "reference"]
     with index.reader() as con:
         rows = con.execute(
             """SELECT e.entity_id, lower(e.type) FROM entities e
@@ -60,12 +92,7 @@ def pending(
                ORDER BY e.entity_id""",
             [kinds],
         ).fetchall()
-        done = {
-            (eid, svc)
-            for eid, svc in con.execute(
-                "SELECT entity_id, service FROM resolutions WHERE status IN ('ok', 'not_found')"
-            ).fetchall()
-        }
+        done = _done(con)
     todo, cached = [], 0
     for entity_id, kind in rows:
         for service in SERVICES[kind]:
@@ -85,6 +112,32 @@ def _record(lease: WriterLease, entity_id, service, status, data=None, error=Non
     lease.release()  # the next answer may be seconds away: readers get the file meanwhile
 
 
+def _match(crossref: Crossref, text: str, settings: Settings) -> tuple[str, dict]:
+    """The first candidate above the score threshold whose title and year agree with the
+    reference string; "not_found" with the best candidate and why, when none does."""
+    best = None
+    for rank, item in enumerate(crossref.bibliographic(text), start=1):
+        title = (item.get("title") or [None])[0]
+        year = _year(item)
+        info = {"doi": item.get("DOI"), "score": item.get("score"), "title": title, "year": year,
+                "rank": rank}  # fmt: skip
+        ok, why = agrees(text, title, year)
+        if (item.get("score") or 0) < settings.min_score:
+            ok, why = False, f"score {item.get('score')} is below {settings.min_score:g}"
+        if ok and info["doi"]:
+            return "ok", info | {"why": why}
+        best = best or info | {"why": why}
+    return "not_found", best or {"why": "no candidates"}
+
+
+def _year(item: dict) -> int | None:
+    for key in ("issued", "published-print", "published-online", "created"):
+        parts = (item.get(key) or {}).get("date-parts") or [[None]]
+        if parts[0] and parts[0][0]:
+            return int(parts[0][0])
+    return None
+
+
 def resolve(
     index: Index,
     only: list[str] | None = None,
@@ -98,9 +151,9 @@ def resolve(
     layer so titles, years, venues and authors become facets."""
     started = time.monotonic()
     settings = settings or Settings.load(load_config(index.root).resolve)
-    todo, cached = pending(index, only, refresh)
-    todo = todo[:limit] if limit else todo
-    report = ResolveReport(todo=len(todo), cached=cached)
+    kinds = _kinds(only)
+    refs, refs_cached = pending_references(index, refresh) if "reference" in kinds else ([], 0)
+    report = ResolveReport()
     polite = Polite(settings, sleep)
     clients: dict = {}
 
@@ -109,21 +162,53 @@ def resolve(
             clients[service] = (Crossref if service == "crossref" else OpenAlex)(settings, polite)
         return clients[service]
 
-    with WriterLease(index) as lease:
-        for n, (entity_id, value, service) in enumerate(todo, start=1):
-            try:
-                c = client(service)
-                data = c.work(value) if entity_id.startswith("doi:") else c.author(value)
-                _record(lease, entity_id, service, "ok", data)
+    def ask(lease, entity_id: str, service: str, fetch: Callable[[], tuple[str, dict]]) -> bool:
+        """One question, its answer committed on its own; False when offline."""
+        try:
+            status, data = fetch()
+            _record(lease, entity_id, service, status, data)
+            if status == "ok":
                 report.found += 1
-            except NotFound:
-                _record(lease, entity_id, service, "not_found")
+            else:
                 report.not_found += 1
-            except Failed as e:
-                _record(lease, entity_id, service, "failed", error=str(e))
-                report.failures.append((entity_id, service, str(e)))
-            except Offline as e:
-                report.offline = f"{service} cannot be reached ({e})"
+        except NotFound:
+            _record(lease, entity_id, service, "not_found")
+            report.not_found += 1
+        except Failed as e:
+            _record(lease, entity_id, service, "failed", error=str(e))
+            report.failures.append((entity_id, service, str(e)))
+        except Offline as e:
+            report.offline = f"{service} cannot be reached ({e})"
+            return False
+        return True
+
+    with WriterLease(index) as lease:
+        refs = refs[:limit] if limit else refs
+        online = True
+        for n, (ref, text) in enumerate(refs, start=1):
+            online = ask(lease, ref, MATCH, lambda t=text: _match(client("crossref"), t, settings))
+            if not online:
+                break
+            if progress:
+                progress(n, len(refs))
+        if refs:
+            refresh_entities(lease.con())  # matched DOIs become entities, resolved below
+            lease.release()
+        todo, cached = pending(index, only, refresh) if online else ([], 0)
+        room = None if limit is None else max(limit - len(refs), 0)
+        todo = todo[:room] if room is not None else todo
+        report.todo, report.cached = len(refs) + len(todo), cached + refs_cached
+        for n, (entity_id, value, service) in enumerate(todo, start=1):
+            c = client(service)
+            if not ask(
+                lease,
+                entity_id,
+                service,
+                lambda c=c, e=entity_id, v=value: (
+                    "ok",
+                    c.work(v) if e.startswith("doi:") else c.author(v),
+                ),
+            ):
                 break
             if progress:
                 progress(n, len(todo))

@@ -17,6 +17,7 @@ import duckdb
 import pytest
 from helpers import Loopback, crossref_work, run_kbx
 from kbx.recognizers.identifiers import IdentifierRecognizer
+from kbx.recognizers.references import ReferenceRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.recognizers.resolvers import Settings
 from kbx.store.db import Index
@@ -232,6 +233,67 @@ def test_the_command_reports_and_index_can_resolve(tmp_path, server):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["resolve"]["found"] == 2
     r = run_kbx("resolve", "--only", "isbn", cwd=root)
-    assert r.returncode == 2 and "--only 'isbn': choose from doi, orcid" in r.stderr
+    assert r.returncode == 2 and "--only 'isbn': choose from doi, orcid, reference" in r.stderr
     r = run_kbx("entity", SEL4, "--json", cwd=root)
     assert json.loads(r.stdout)["meta"]["year"] == 2009
+
+
+def _candidate(doi: str, title: str, year: int, score: float) -> dict:
+    return {"DOI": doi, "title": [title], "issued": {"date-parts": [[year]]}, "score": score}
+
+
+def _found(*items: dict) -> tuple[int, dict, dict]:
+    """A Crossref work-list answer."""
+    return 200, {"message": {"total-results": len(items), "items": list(items)}}, {}
+
+
+def test_reference_strings_link_to_a_doi_only_when_title_and_year_agree(tmp_path):
+    refs = (  # a Markdown list: one item per reference
+        "1. Klein, G., Elphinstone, K. (2009). seL4: formal verification of an OS kernel. SOSP.\n"
+        "2. Smith, J., Jones, K. (2001). A study of small things. Journal of Things.\n"
+        "3. Vaswani, A., et al. (2017). Attention is all you need. NeurIPS.\n"
+    )
+    answers = [  # one answer per query, in the order kbx asks (sorted strings)
+        _found(_candidate(SEL4, WORK["message"]["title"][0], 2009, 91)),
+        _found(_candidate("10.5555/old", "A study of small things", 1995, 80)),
+        _found(_candidate("10.5555/att", "Attention in networks", 2017, 60)),
+    ]
+    server = Loopback(
+        {
+            "/works?": answers,
+            f"/works/{SEL4}": [(200, WORK, {})],
+            "/works/https://doi.org/": [(404, {}, {})],
+        }
+    )
+    try:
+        root = tmp_path / "docs"
+        root.mkdir()
+        (root / "paper.md").write_text(f"# Paper\n\nOur kernel.\n\n## References\n\n{refs}")
+        idx = Index.for_root(root)
+        index(root, registry=Registry([IdentifierRecognizer(), ReferenceRecognizer()]))
+        r = resolve(idx, settings=_settings(server))
+        queries = [p for p, _ in server.requests if p.startswith("/works?")]
+        assert len(queries) == 3 and "query.bibliographic=Klein" in queries[0]
+        rows = {e: (s, st) for e, s, st, _ in _rows(idx)}
+        assert sorted(st for s, st in rows.values() if s == "crossref-bibliographic") == [
+            "not_found",
+            "not_found",
+            "ok",
+        ]
+        con = duckdb.connect(str(idx.db), read_only=True)
+        why = dict(
+            con.execute(
+                "SELECT json_extract_string(data, '$.title'), json_extract_string(data, '$.why') "
+                "FROM resolutions WHERE service = 'crossref-bibliographic'"
+            ).fetchall()
+        )
+        con.close()
+        assert why["A study of small things"] == "the year does not agree"
+        assert why["Attention in networks"] == "the title does not agree"
+        # the matched DOI is an entity, was resolved in the same run, and filters search
+        assert r.found == 2  # the match, and then the DOI's Crossref record
+        hits = search(idx, "verification", filters=Filters(entities=[f"doi:{SEL4}"])).hits
+        assert [h.heading_path[-1] for h in hits] == ["References"]
+        assert entity(idx, f"doi:{SEL4}").meta["venue"] == "SOSP"
+    finally:
+        server.close()

@@ -1,0 +1,117 @@
+"""Bibliography entries: BibTeX records, and reference-list lines written out in full
+("Vaswani et al. 2017. Attention is all you need…"), found by shape.
+
+A BibTeX record with a ``doi`` field is linked to that DOI at once (its key). Any other
+entry is a candidate for ``kbx resolve``, which matches the whole string against
+Crossref (``query.bibliographic``) and keeps a match only when its title and year agree
+with the string (:func:`agrees`). The value of a line entry is the line without its list
+marker; of a BibTeX record, "Authors. Year. Title. Venue."
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from kbx.recognizers.base import Mention, RecognizerInfo
+
+_ENTRY = re.compile(r"@(\w+)\s*\{\s*[^,\s]+\s*,", re.IGNORECASE)
+_FIELD = re.compile(r"(\w+)\s*=\s*(?:\{((?:[^{}]|\{[^{}]*\})*)\}|\"([^\"]*)\"|(\d+))", re.DOTALL)
+_HEADING = re.compile(r"(?im)^\s*(references|bibliography|works cited|literature cited)\s*$")
+_MARKER = re.compile(r"^\s*(?:\[\d{1,4}\]|\d{1,4}\.|[-*•])\s+")
+_YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)[a-z]?\b")
+_AUTHORISH = re.compile(
+    r"\bet al\.|\b[A-Z][a-z'’-]+,\s+(?:[A-Z]\.\s*)+|\b(?:[A-Z]\.\s+)+[A-Z][a-z'’-]+"
+)
+_DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]+")
+_SKIP_TYPES = {"comment", "string", "preamble"}
+
+
+def _braces_end(text: str, start: int) -> int:
+    """The index after the brace that closes the one at ``start``."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return len(text)
+
+
+def _bibtex(text: str) -> Iterator[Mention]:
+    for m in _ENTRY.finditer(text):
+        if m.group(1).lower() in _SKIP_TYPES:
+            continue
+        end = _braces_end(text, text.index("{", m.start()))
+        fields = {
+            k.lower(): " ".join((a or b or c).replace("{", "").replace("}", "").split())
+            for k, a, b, c in _FIELD.findall(text[m.end() : end])
+        }
+        if "title" not in fields:
+            continue
+        authors = " and ".join(fields.get("author", "").split(" and ")[:6])
+        venue = fields.get("journal") or fields.get("booktitle") or fields.get("publisher", "")
+        value = ". ".join(x for x in (authors, fields.get("year"), fields["title"], venue) if x)
+        doi = fields.get("doi", "").removeprefix("https://doi.org/").lower() or None
+        yield Mention(m.start(), end, "REFERENCE", text[m.start() : end], value, 1.0,
+                      f"doi:{doi}" if doi else None)  # fmt: skip
+
+
+def looks_like_reference(line: str) -> bool:
+    """A line long enough, with a year and author-like names (``Surname, A.``, ``A. Surname``
+    or ``et al.``)."""
+    return 40 <= len(line) <= 1500 and bool(_YEAR.search(line)) and bool(_AUTHORISH.search(line))
+
+
+def _lines(text: str) -> Iterator[Mention]:
+    in_list = False
+    pos = 0
+    for line in text.split("\n"):
+        start, pos = pos, pos + len(line) + 1
+        if _HEADING.match(line):
+            in_list = True
+            continue
+        marker = _MARKER.match(line)
+        body = line[marker.end() :] if marker else line.lstrip()
+        if (in_list or marker) and looks_like_reference(body):
+            a = start + len(line) - len(line.lstrip()) if not marker else start + marker.end()
+            b = start + len(line.rstrip())
+            doi = _DOI.search(text, a, b)
+            key = f"doi:{doi.group().rstrip('.,;').lower()}" if doi else None
+            yield Mention(a, b, "REFERENCE", text[a:b], text[a:b], 0.8, key)
+
+
+class ReferenceRecognizer:
+    """Bibliography entries, for linking to their works."""
+
+    info = RecognizerInfo(name="references", version="1", types=("REFERENCE",))
+
+    def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
+        out = []
+        for text in texts:
+            found = list(_bibtex(text)) if "@" in text else []
+            taken = [(m.start, m.end) for m in found]
+            found += [m for m in _lines(text) if not any(a <= m.start < b for a, b in taken)]
+            out.append(sorted(found, key=lambda m: m.start))
+        return out
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]{3,}", text.casefold())
+
+
+def agrees(reference: str, title: str | None, year: int | None) -> tuple[bool, str]:
+    """Whether a candidate work is the one a reference string names: most words of its
+    title appear in the string, and its year is one the string gives (or one off, for
+    online-first and print years)."""
+    if not title:
+        return False, "the candidate has no title"
+    words, have = _words(title), set(_words(reference))
+    if not words or sum(w in have for w in words) / len(words) < 0.8:
+        return False, "the title does not agree"
+    years = {int(y) for y in _YEAR.findall(reference)}
+    if year and years and not any(abs(year - y) <= 1 for y in years):
+        return False, "the year does not agree"
+    return True, "title and year agree"
