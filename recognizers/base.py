@@ -36,6 +36,7 @@ class RecognizerInfo:
     boost_types: tuple[str, ...] = ()  # types too imprecise to filter on, even if filter
     fork_safe: bool = True  # False: never run in forked workers (e.g. torch thread pools)
     names: bool = False  # its mentions are names: linked to entities by alias or surface form
+    headings: bool = False  # recognize() also takes headings=[each unit's heading path]
 
     def __post_init__(self):
         if not _NAME.match(self.name):

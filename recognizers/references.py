@@ -20,8 +20,10 @@ _FIELD = re.compile(r"(\w+)\s*=\s*(?:\{((?:[^{}]|\{[^{}]*\})*)\}|\"([^\"]*)\"|(\
 _HEADING = re.compile(r"(?im)^\s*(references|bibliography|works cited|literature cited)\s*$")
 _MARKER = re.compile(r"^\s*(?:\[\d{1,4}\]|\d{1,4}\.|[-*•])\s+")
 _YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)[a-z]?\b")
-_AUTHORISH = re.compile(
-    r"\bet al\.|\b[A-Z][a-z'’-]+,\s+(?:[A-Z]\.\s*)+|\b(?:[A-Z]\.\s+)+[A-Z][a-z'’-]+"
+_NAME = r"[A-Z][a-z'’-]+(?:[- ][A-Z][a-z'’-]+)?"
+_AUTHORISH = re.compile(  # et al.; Surname, A.; A. Surname; Surname AB (Vancouver); Surname, First
+    rf"\bet al\b|\b{_NAME},\s+(?:[A-Z]\.\s*)+|\b(?:[A-Z]\.\s*)+{_NAME}"
+    rf"|\b{_NAME}\s+[A-Z]{{1,3}}\b(?![a-z])|\b{_NAME},\s+[A-Z][a-z]+"
 )
 _DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]+")
 _SKIP_TYPES = {"comment", "string", "preamble"}
@@ -59,23 +61,27 @@ def _bibtex(text: str) -> Iterator[Mention]:
                       f"doi:{doi}" if doi else None)  # fmt: skip
 
 
-def looks_like_reference(line: str) -> bool:
-    """A line long enough, with a year and author-like names (``Surname, A.``, ``A. Surname``
-    or ``et al.``)."""
-    return 40 <= len(line) <= 1500 and bool(_YEAR.search(line)) and bool(_AUTHORISH.search(line))
+def looks_like_reference(line: str, in_section: bool = False) -> bool:
+    """A line long enough, with a year and author-like names (``Surname, A.``, ``A.
+    Surname``, ``Surname AB``, ``Surname, First`` or ``et al.``); under a References
+    heading, a year and five words are enough."""
+    if not (40 <= len(line) <= 1500 and _YEAR.search(line)):
+        return False
+    return bool(_AUTHORISH.search(line)) or (in_section and len(line.split()) >= 5)
 
 
-def _lines(text: str) -> Iterator[Mention]:
-    in_list = False
+def _lines(text: str, in_list: bool = False) -> Iterator[Mention]:
     pos = 0
     for line in text.split("\n"):
         start, pos = pos, pos + len(line) + 1
         if _HEADING.match(line):
             in_list = True
             continue
+        if in_list and line.strip() and len(line.split()) <= 4 and not _YEAR.search(line):
+            in_list = False  # another heading ended the list
         marker = _MARKER.match(line)
         body = line[marker.end() :] if marker else line.lstrip()
-        if (in_list or marker) and looks_like_reference(body):
+        if (in_list or marker) and looks_like_reference(body, in_list):
             a = start + len(line) - len(line.lstrip()) if not marker else start + marker.end()
             b = start + len(line.rstrip())
             doi = _DOI.search(text, a, b)
@@ -86,14 +92,19 @@ def _lines(text: str) -> Iterator[Mention]:
 class ReferenceRecognizer:
     """Bibliography entries, for linking to their works."""
 
-    info = RecognizerInfo(name="references", version="1", types=("REFERENCE",))
+    info = RecognizerInfo(name="references", version="1", types=("REFERENCE",), headings=True)
 
-    def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
+    def recognize(
+        self, texts: Sequence[str], headings: Sequence[Sequence[str]] | None = None
+    ) -> list[list[Mention]]:
         out = []
-        for text in texts:
+        for i, text in enumerate(texts):
+            section = any(_HEADING.match(h) for h in (headings[i] if headings else ()))
             found = list(_bibtex(text)) if "@" in text else []
             taken = [(m.start, m.end) for m in found]
-            found += [m for m in _lines(text) if not any(a <= m.start < b for a, b in taken)]
+            found += [
+                m for m in _lines(text, section) if not any(a <= m.start < b for a, b in taken)
+            ]
             out.append(sorted(found, key=lambda m: m.start))
         return out
 

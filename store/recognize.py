@@ -49,7 +49,7 @@ def missing(
     """Units with no successful run of this recognizer at its current version (and, in a
     pass that started at ``since``, none that failed during it). With ``redo_from``, runs
     older than that count as missing too: a forced pass, resumable like any other."""
-    sql = f"""SELECT u.unit_hash{"" if keys_only else ", u.text"} FROM units u
+    sql = f"""SELECT u.unit_hash{"" if keys_only else ", u.text, u.heading_path"} FROM units u
              ANTI JOIN (SELECT unit_hash FROM runs
                         WHERE recognizer = ? AND version = ?
                         AND (error IS NULL OR ran_at >= ?) AND ran_at >= ?) x
@@ -61,18 +61,26 @@ def missing(
     return con.execute(sql, params).fetchall()
 
 
-def recognize_batch(r: Recognizer, batch: list[tuple[str, str]]) -> tuple[list, list]:
-    """Mentions and run rows for a batch; a unit the recognizer fails on is recorded."""
-    texts = [t for _, t in batch]
+def _call(r: Recognizer, texts: list[str], headings: list[tuple]) -> list:
+    if r.info.headings:
+        return r.recognize(texts, headings=headings)
+    return r.recognize(texts)
+
+
+def recognize_batch(r: Recognizer, batch: list[tuple]) -> tuple[list, list]:
+    """Mentions and run rows for a batch of ``(unit hash, text, heading path)``; a unit
+    the recognizer fails on is recorded."""
+    texts = [row[1] for row in batch]
+    headings = [tuple(row[2] or ()) if len(row) > 2 else () for row in batch]
     try:
-        found = r.recognize(texts)
+        found = _call(r, texts, headings)
         results = [check_spans(t, ms, r.info.name) for t, ms in zip(texts, found, strict=True)]
         errors = [None] * len(batch)
     except Exception:  # find the units it fails on, one at a time
         results, errors = [], []
-        for t in texts:
+        for t, h in zip(texts, headings, strict=True):
             try:
-                results.append(check_spans(t, r.recognize([t])[0], r.info.name))
+                results.append(check_spans(t, _call(r, [t], [h])[0], r.info.name))
                 errors.append(None)
             except Exception as e:
                 results.append([])
@@ -81,12 +89,12 @@ def recognize_batch(r: Recognizer, batch: list[tuple[str, str]]) -> tuple[list, 
     name, version = r.info.name, r.info.version
     mentions = [
         (h, name, version, m.start, m.end, m.type, m.text, m.value, float(m.confidence), m.key)
-        for (h, _), ms in zip(batch, results, strict=True)
+        for (h, *_), ms in zip(batch, results, strict=True)
         for m in ms
     ]
     runs = [
         (h, name, version, len(ms), err, now)
-        for (h, _), ms, err in zip(batch, results, errors, strict=True)
+        for (h, *_), ms, err in zip(batch, results, errors, strict=True)
     ]
     return mentions, runs
 
@@ -144,7 +152,7 @@ def _record_rate(con: duckdb.DuckDBPyConnection, r: Recognizer, rate: float) -> 
 _IN_WORKERS: dict[str, Recognizer] = {}  # set before the pool forks; looked up by name
 
 
-def _recognize_by_name(name: str, batch: list[tuple[str, str]]) -> tuple[list, list]:
+def _recognize_by_name(name: str, batch: list[tuple]) -> tuple[list, list]:
     return recognize_batch(_IN_WORKERS[name], batch)
 
 

@@ -109,7 +109,8 @@ def _estimate(
             []
             if rate or not sample
             else con.execute(
-                "SELECT unit_hash, text FROM units ORDER BY unit_id LIMIT ?", [SAMPLE_UNITS]
+                "SELECT unit_hash, text, heading_path FROM units ORDER BY unit_id LIMIT ?",
+                [SAMPLE_UNITS],
             ).fetchall()
         )
     if not rate and sample:

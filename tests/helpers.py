@@ -224,8 +224,9 @@ def make_tiny_gliner(folder: Path) -> Path:
 
 class Loopback:
     """A loopback HTTP server standing in for Crossref and OpenAlex: each path prefix
-    answers from a list of canned replies (the last one repeats), and every request is
-    recorded. A reply is ``(status, body, headers)``; a body of ``"HANG"`` waits first."""
+    answers from a list of canned replies (the last one repeats) or a function of the
+    request path, and every request is recorded. A reply is ``(status, body, headers)``;
+    a body of ``"HANG"`` waits first."""
 
     def __init__(self, routes: dict[str, list[tuple[int, object, dict]]], hang: float = 2.0):
         import http.server
@@ -243,6 +244,8 @@ class Loopback:
                 server.requests.append((path, dict(self.headers)))
                 key = max((k for k in server.routes if path.startswith(k)), key=len, default=None)
                 replies = server.routes.get(key) or [(404, {"message": "not found"}, {})]
+                if callable(replies):  # an answer computed from the request
+                    replies = [replies(path)]
                 status, body, headers = replies.pop(0) if len(replies) > 1 else replies[0]
                 if body == "HANG":
                     time.sleep(server.hang)

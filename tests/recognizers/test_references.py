@@ -59,3 +59,11 @@ def test_a_match_must_agree_in_title_and_year():
         "the title does not agree",
     )
     assert agrees(ref, None, 2017) == (False, "the candidate has no title")
+
+
+def test_a_unit_under_a_references_heading_needs_no_author_pattern():
+    text = "Abu (2013). Biodiversity image retrieval framework for monogeneans. Syst Biodiv."
+    r = ReferenceRecognizer()
+    assert r.recognize([text]) == [[]]  # a surname alone is no author pattern
+    (found,) = r.recognize([text], headings=[("A paper", "References")])
+    assert [m.text for m in found] == [text]
