@@ -49,6 +49,7 @@ from pathlib import Path
 
 import duckdb
 import psutil
+from common import rule_registry
 from kbx.store import ingest
 from kbx.store.ingest import IndexReport, index
 
@@ -83,8 +84,10 @@ CONTENTION_WARN = 0.1  # cores used by other processes worth a warning
 # (large) benchmark process would report at least the parent's RSS.
 CHILD = """
 import json, resource, sys
+sys.path.insert(0, sys.argv[4])
+from common import rule_registry
 from kbx.store.ingest import index
-r = index(sys.argv[1], db=sys.argv[2], workers=int(sys.argv[3]))
+r = index(sys.argv[1], db=sys.argv[2], workers=int(sys.argv[3]), registry=rule_registry())
 peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
     with open("/proc/self/status") as f:
@@ -290,7 +293,7 @@ def single_worker_run(root: Path, db: Path) -> tuple[float, dict[str, float]]:
     """A workers=1 first index, with its time split."""
     totals: dict[str, float] = {}
     with instrumented(totals):
-        seconds, _ = timed(lambda: index(root, db=db, workers=1))
+        seconds, _ = timed(lambda: index(root, db=db, workers=1, registry=rule_registry()))
     totals["other"] = seconds - sum(totals.values())
     return seconds, totals
 
@@ -306,8 +309,12 @@ def bench_speed(corpus: Corpus, workers: int, repeat: int, single: bool) -> Spee
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="kbx-bench-") as tmp:
             db = Path(tmp) / "index.duckdb"
-            first, report = timed(lambda db=db: index(corpus.root, db=db, workers=workers))
-            rerun, _ = timed(lambda db=db: index(corpus.root, db=db, workers=workers))
+            first, report = timed(
+                lambda db=db: index(corpus.root, db=db, workers=workers, registry=rule_registry())
+            )
+            rerun, _ = timed(
+                lambda db=db: index(corpus.root, db=db, workers=workers, registry=rule_registry())
+            )
             if result is None:
                 check_report(corpus, report)
                 result = SpeedResult(corpus.name, workers, contents_of(db))
@@ -368,7 +375,7 @@ def tree_sample(proc: psutil.Process) -> tuple[float, float]:
 def index_in_child(root: Path, db: Path, workers: int) -> tuple[dict, float, float]:
     """Index in a child process; its JSON report, peak tree RSS and peak worker RSS (bytes)."""
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(root), str(db), str(workers)],
+        [sys.executable, "-c", CHILD, str(root), str(db), str(workers), str(Path(__file__).parent)],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -25,6 +25,7 @@ from kbx.cli.common import (
     emit_json,
     err,
     out,
+    progress_bar,
 )
 from kbx.errors import BadArgument, KbxError
 from kbx.store import ingest
@@ -40,7 +41,6 @@ from kbx.store.reprocess import reprocess as reprocess_index
 from kbx.store.resolve import resolve as resolve_identifiers
 from kbx.store.search import search as search_index
 from kbx.store.status import status as index_status
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 app = typer.Typer(
     help=(
@@ -126,16 +126,7 @@ def index(
       kbx index . --max-size 10MB --json
     """
     cap = _size(max_size)
-    with Progress(
-        TextColumn("[bold]indexing"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        TextColumn("{task.description}"),
-        console=err,
-        transient=True,
-        disable=as_json or not err.is_terminal,
-    ) as bar:
+    with progress_bar("[bold]indexing", as_json, detail=True) as bar:
         task = bar.add_task("", total=None)
         stages: dict[str, int] = {}
 
@@ -492,6 +483,8 @@ def recognizers(db: DbOption = None, as_json: JsonOption = False) -> None:
         return
     for name, why in registry.broken:
         err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {why}")
+    for name, why in registry.off:
+        out.print(f"{name}  off: {why}", markup=False)
     for r in rows:
         use = "filter" if r.filter else "boost"
         out.print(
@@ -530,15 +523,7 @@ def resolve(
       KBX_MAILTO=you@example.org kbx resolve --json
     """
     idx = Index.find(db)
-    with Progress(
-        TextColumn("[bold]resolving"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-        disable=as_json or not err.is_terminal,
-    ) as bar:
+    with progress_bar("[bold]resolving", as_json) as bar:
         task = bar.add_task("", total=None)
         r = resolve_identifiers(
             idx,
@@ -601,15 +586,7 @@ def reprocess(
     for name, why in registry.broken:
         err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {why}")
     workers = workers or os.cpu_count() or 1
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-        disable=as_json or not err.is_terminal,
-    ) as bar:
+    with progress_bar("[bold]{task.description}", as_json) as bar:
         tasks: dict[str, int] = {}
 
         def tick(name: str, done: int, total: int) -> None:

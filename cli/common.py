@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -89,3 +90,19 @@ MetaOption = Annotated[
 
 def emit_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+
+
+def progress_bar(title: str, quiet: bool, detail: bool = False) -> Progress:
+    """A bar on stderr for long work: ``title`` (markup; ``{task.description}`` allowed),
+    done of total, time left, and with ``detail`` each task's description after it.
+    Silent for ``--json`` and when stderr is not a terminal."""
+    return Progress(
+        TextColumn(title),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        *([TextColumn("{task.description}")] if detail else []),
+        console=err,
+        transient=True,
+        disable=quiet or not err.is_terminal,
+    )

@@ -62,7 +62,8 @@ class Mention:
 class Recognizer(Protocol):
     """Anything with ``info`` and a batched ``recognize`` is a recognizer. One that loads a
     model may also have ``load()``: kbx calls it before forking workers, so the model is
-    loaded once and shared."""
+    loaded once and shared. One whose ``info.headings`` is set is called as
+    ``recognize(texts, headings=...)`` with each unit's heading path."""
 
     info: RecognizerInfo
 
