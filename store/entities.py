@@ -130,6 +130,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         _cited_by(con, cited)
         _names(con)
         _carried(con)
+        con.execute("DROP TABLE named")
         con.execute(  # one row per passage and entity, filtering if any source can
             """CREATE OR REPLACE TEMP TABLE merged AS
                SELECT doc_id, unit_id, entity_id, bool_or(filter) AS filter FROM links
@@ -270,7 +271,6 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
            FROM named n JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
            GROUP BY ALL"""
     )
-    con.execute("DROP TABLE named")
 
 
 SHORT_FORM_TYPES = ("ORG", "PERSON", "GPE", "FAC", "PRODUCT", "PROJECT", "SOFTWARE", "EVENT")
@@ -295,15 +295,23 @@ def _carried(con: duckdb.DuckDBPyConnection) -> None:
     """Link the short forms of a name to its entity in the passages of the same document
     from its first full mention on (one sense per discourse), unless the short form is
     another entity's alias."""
-    rows = con.execute(
-        f"""SELECT pl.doc_id, min(pl.ordinal), m.key, e.type, m.text
-            FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
-            JOIN entities e ON e.entity_id = m.key
+    rows = con.execute(  # long forms: keyed mentions, and the names NER found (``named``)
+        f"""WITH long AS (
+                SELECT unit_hash, key AS entity_id, text FROM mentions WHERE key IS NOT NULL
+                UNION ALL SELECT unit_hash, entity_id, text FROM named)
+            SELECT pl.doc_id, min(pl.ordinal), m.entity_id, e.type, m.text
+            FROM long m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+            JOIN entities e USING (entity_id)
             WHERE e.type IN {SHORT_FORM_TYPES} AND contains(m.text, ' ')
             GROUP BY ALL"""
     ).fetchall()
     wanted: dict[int, list[tuple[int, str, re.Pattern]]] = {}
-    owners = dict(con.execute("SELECT alias, min(entity_id) FROM aliases GROUP BY 1").fetchall())
+    owners = dict(  # a bare NER name ("Apple", unlinked) does not own its surface
+        con.execute(
+            "SELECT alias, min(entity_id) FROM aliases WHERE NOT starts_with(entity_id, 'name:') "
+            "GROUP BY 1"
+        ).fetchall()
+    )
     for doc_id, first, key, type_, text in rows:
         short = short_form(text, type_)
         if short and owners.get(short, key) == key:

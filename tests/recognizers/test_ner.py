@@ -175,3 +175,16 @@ def test_gliner_from_kbx_toml_is_stored_and_a_label_change_reruns_only_it(tmp_pa
         dates
     )
     con.close()
+
+
+def test_a_short_form_carries_an_ner_name_within_the_document(tmp_path, spacy_ner):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text(
+        "# News\n\nOn Monday, Apple Inc. opened a store in Berlin.\n\n"
+        "## Later\n\nThe queue at the store was long, and Apple hired more staff.\n"
+    )
+    idx = Index.for_root(root)
+    index(root, registry=Registry([spacy_ner]))
+    hits = search(idx, "store", filters=Filters(entities=["name:org:apple-inc"])).hits
+    assert {h.heading_path[-1] for h in hits} == {"News", "Later"}
