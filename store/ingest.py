@@ -438,9 +438,14 @@ def index(
     registry = registry if registry is not None else registry_for(idx)
     report.unavailable = list(registry.broken)
     report.recognizers = recognize(idx, registry, progress=recognizer_progress)
+    changed = report.new or report.updated or report.removed or report.units_swept
     with idx.writer() as con:
         refresh_context(con, registry)
-        refresh_entities(con)
+        stale = con.execute(  # e.g. just migrated: mentions, but no entity layer yet
+            "SELECT NOT EXISTS (SELECT 1 FROM links) AND EXISTS (SELECT 1 FROM mentions)"
+        ).fetchone()[0]
+        if changed or stale or any(r.units for r in report.recognizers):
+            refresh_entities(con)
     report.seconds = time.monotonic() - started
     return report
 
