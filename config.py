@@ -53,9 +53,9 @@ def load_config(root: Path) -> Config:
     if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
         raise BadArgument(f"{path}: recognizers.disable must be a list of names")
     options = {k: dict(v) for k, v in section.items() if isinstance(v, dict)}
-    for opts in options.values():  # relative model paths are relative to the root
+    for opts in options.values():  # a model folder is found relative to the root
         model = opts.get("model")
-        if isinstance(model, str) and (model.startswith(".") or "/" in model):
+        if isinstance(model, str) and (root / model).exists():
             opts["model"] = str((root / model).resolve())
     resolve = data.get("resolve", {})
     if not isinstance(resolve, dict):

@@ -168,6 +168,8 @@ def index(
             )
         for unit, why in r.failures[:5]:
             out.print(f"  [yellow]![/] {r.name} failed on unit {unit[:12]}: {why}")
+        if r.superseded:
+            out.print(f"  {r.name} stopped: {r.superseded}", markup=False)
     for rel, why in report.failures:
         out.print(f"  [yellow]![/] {rel}: {why}")
     for name, why in report.unavailable:

@@ -249,5 +249,5 @@ def entity(
     for p in e.provenance:
         out.print(f"  {p['at']}  {p['action']} by {p['by']}", markup=False)
     for m in e.mentions:
-        what = m["text"] if m["as"] == "text" else "(author)"
+        what = m["text"] if m["as"] == "text" else f"({m['as']})"
         out.print(f"  {m['path']}:{m['line']}  {m['doc_date'] or ''}  {what}", markup=False)

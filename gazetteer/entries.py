@@ -71,9 +71,10 @@ def check_id(entry_id: str) -> str:
 
 
 def slug(name: str) -> str:
-    """``Project Cedar`` → ``project-cedar``: the readable part of a generated ID."""
-    ascii_ = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "-", ascii_.lower()).strip("-") or "name"
+    """``Project Cedar`` → ``project-cedar``, ``Иван Петров`` → ``иван-петров``: accents
+    dropped, letters of any script kept (the SQL twin is in ``store/entities.py``)."""
+    bare = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    return re.sub(r"[\W_]+", "-", bare.lower()).strip("-") or "name"
 
 
 def version_of(entries: list[Entry]) -> str:

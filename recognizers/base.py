@@ -81,3 +81,12 @@ def check_spans(text: str, mentions: list[Mention], name: str) -> list[Mention]:
                 f"for {m.text!r}"
             )
     return mentions
+
+
+def surface(text: str) -> str:
+    """A name's normalized surface form (spaces collapsed, a possessive and a leading "the"
+    dropped): the value of a name mention, and the facet value of a name no entity claims."""
+    s = " ".join(text.split())
+    for suffix in ("'s", "’s"):
+        s = s.removesuffix(suffix)
+    return s.removeprefix("the ").removeprefix("The ")

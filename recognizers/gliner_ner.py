@@ -1,7 +1,7 @@
 """Zero-shot named entities of any label ("dataset", "software", "book title") with GLiNER.
 
 The model is loaded from a local folder named in ``kbx.toml`` and never downloaded
-(``local_files_only``, and the Hugging Face hub is set offline while loading). The
+(``local_files_only``; ``HF_HUB_OFFLINE`` is set unless the environment sets it). The
 version digests the model's config and weights, the labels and the threshold, so a
 change to any of them marks the runs stale. Units longer than the model's window are
 cut at word boundaries and the spans mapped back. Its mentions only boost: zero-shot
@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kbx.errors import KbxError
-from kbx.recognizers.base import Mention, Off, RecognizerInfo
+from kbx.recognizers.base import Mention, Off, RecognizerInfo, surface
 
-VERSION = "1"
+VERSION = "2"  # 2: a mention's value is its surface form, not its label
 INSTALL = "pip install 'kbx[gliner]'"
 _WORD = re.compile(r"\w+(?:[-_]\w+)*|\S")  # GLiNER's own word splitting
 
@@ -132,7 +132,7 @@ class GlinerRecognizer:
                         end,
                         _label_type(e["label"]),
                         texts[i][start:end],
-                        e["label"],
+                        surface(texts[i][start:end]),
                         round(float(e["score"]), 4),
                     )
                 )

@@ -29,6 +29,17 @@ _DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]+")
 _SKIP_TYPES = {"comment", "string", "preamble"}
 
 
+def _bare_doi(raw: str) -> str | None:
+    """``https://doi.org/10.1/X).`` or ``doi:10.1/x`` → ``10.1/x``; None when it is none."""
+    m = _DOI.search(raw)
+    if not m:
+        return None
+    doi = m.group().rstrip(".,;")
+    while doi.endswith(")") and doi.count("(") < doi.count(")"):
+        doi = doi[:-1]
+    return doi.lower()
+
+
 def _braces_end(text: str, start: int) -> int:
     """The index after the brace that closes the one at ``start``."""
     depth = 0
@@ -56,7 +67,7 @@ def _bibtex(text: str) -> Iterator[Mention]:
         authors = " and ".join(fields.get("author", "").split(" and ")[:6])
         venue = fields.get("journal") or fields.get("booktitle") or fields.get("publisher", "")
         value = ". ".join(x for x in (authors, fields.get("year"), fields["title"], venue) if x)
-        doi = fields.get("doi", "").removeprefix("https://doi.org/").lower() or None
+        doi = _bare_doi(fields.get("doi", ""))
         yield Mention(m.start(), end, "REFERENCE", text[m.start() : end], value, 1.0,
                       f"doi:{doi}" if doi else None)  # fmt: skip
 
@@ -85,7 +96,7 @@ def _lines(text: str, in_list: bool = False) -> Iterator[Mention]:
             a = start + len(line) - len(line.lstrip()) if not marker else start + marker.end()
             b = start + len(line.rstrip())
             doi = _DOI.search(text, a, b)
-            key = f"doi:{doi.group().rstrip('.,;').lower()}" if doi else None
+            key = f"doi:{_bare_doi(doi.group())}" if doi else None
             yield Mention(a, b, "REFERENCE", text[a:b], text[a:b], 0.8, key)
 
 

@@ -106,13 +106,10 @@ class Polite:
             delay = s.backoff * 2**attempt
             try:
                 return fn()
-            except (httpx2.ConnectError, requests.ConnectionError) as e:
-                if isinstance(e, requests.exceptions.ReadTimeout):
-                    why = "timed out"
-                else:
-                    raise Offline(str(e).splitlines()[0][:200]) from None
-            except (httpx2.TimeoutException, requests.Timeout):
+            except (httpx2.TimeoutException, requests.Timeout):  # a slow connect too: retried
                 why = f"timed out after {s.timeout:g} s"
+            except (httpx2.ConnectError, requests.ConnectionError) as e:
+                raise Offline(str(e).splitlines()[0][:200]) from None
             except (httpx2.HTTPStatusError, requests.HTTPError) as e:
                 code, headers = _status(e)
                 if code == 404:

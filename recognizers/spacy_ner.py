@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 from kbx.errors import KbxError
-from kbx.recognizers.base import Mention, RecognizerInfo
+from kbx.recognizers.base import Mention, RecognizerInfo, surface
 
 TYPES = ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "LAW", "PRODUCT", "WORK_OF_ART")
 BOOST_ONLY = ("EVENT", "LAW", "PRODUCT", "WORK_OF_ART")
@@ -30,6 +32,15 @@ class ModelMissing(KbxError):
 
 def _installed(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
+
+
+def _identity(model: str) -> str:
+    """``name-version`` of an installed package, or of a pipeline folder's meta.json."""
+    meta = Path(model, "meta.json")
+    if meta.is_file():
+        m = json.loads(meta.read_text(encoding="utf-8"))
+        return f"{m.get('lang', 'xx')}_{m.get('name', Path(model).name)}-{m.get('version', '0')}"
+    return f"{model}-{_package_version(model)}"
 
 
 def _package_version(name: str) -> str:
@@ -49,7 +60,7 @@ class SpacyRecognizer:
             model = next((m for m in DEFAULT_MODELS if _installed(m)), None)
             if model is None:
                 raise ModelMissing(f"no English spaCy pipeline is installed; {INSTALL}")
-        elif not _installed(model):
+        elif not (_installed(model) or Path(model, "meta.json").is_file()):
             raise ModelMissing(
                 f"the spaCy pipeline {model!r} (kbx.toml) is not installed; install its "
                 f"package, or {INSTALL}"
@@ -57,7 +68,7 @@ class SpacyRecognizer:
         self.model, self.batch_size = model, int(batch_size)
         self.info = RecognizerInfo(
             name="spacy",
-            version=f"{VERSION}+{model}-{_package_version(model)}",
+            version=f"{VERSION}+{_identity(model)}",
             types=TYPES,
             boost_types=BOOST_ONLY,
             names=True,
@@ -85,17 +96,9 @@ class SpacyRecognizer:
         for doc in nlp.pipe(texts, batch_size=self.batch_size):
             out.append(
                 [
-                    Mention(e.start_char, e.end_char, e.label_, e.text, _surface(e.text))
+                    Mention(e.start_char, e.end_char, e.label_, e.text, surface(e.text))
                     for e in doc.ents
                     if e.label_ in TYPES and e.text.strip()
                 ]
             )
         return out
-
-
-def _surface(text: str) -> str:
-    """A name's normalized surface form: the facet value of a name no entity claims."""
-    s = " ".join(text.split())
-    for suffix in ("'s", "’s"):
-        s = s.removesuffix(suffix)
-    return s.removeprefix("the ").removeprefix("The ")

@@ -71,9 +71,10 @@ class Index:
 
 
 class WriterLease:
-    """The writer connection, kept across short writes but never for longer than ``hold``
-    seconds at a time: opening the file costs ~10 ms, and readers need it free now and then.
-    Each write still commits on its own; this only spares the reopening."""
+    """The writer connection, kept across short writes: opening the file costs ~10 ms.
+    Readers need it free now and then, so callers let it go before slow work and once it
+    has been held ``hold`` seconds (``expired``). Each write still commits on its own; this
+    only spares the reopening."""
 
     def __init__(self, index: Index, hold: float = 1.0):
         self.index, self.hold = index, hold

@@ -54,8 +54,14 @@ def _matched_references(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP TABLE matched_refs")
 
 
+SLUG = r"""CREATE OR REPLACE TEMP MACRO slug(x) AS
+    coalesce(nullif(trim(regexp_replace(lower(strip_accents(x)), '[^\p{L}\p{N}]+', '-', 'g'),
+                         '-'), ''), 'name')"""  # the twin of gazetteer.entries.slug
+
+
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
     """Rebuild entities, aliases, links and passage dates."""
+    con.execute(SLUG)
     con.execute("BEGIN")
     try:
         for table in ("entities", "aliases", "links", "passage_dates"):
@@ -99,8 +105,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
                SELECT doc_id, written, author,
                       coalesce((SELECT min(x.entity_id) FROM aliases x
                                 WHERE lower(x.alias) IN (lower(author), lower(written))),
-                               'person:' || trim(regexp_replace(lower(strip_accents(author)),
-                                                                '[^a-z0-9]+', '-', 'g'), '-'))
+                               'person:' || slug(author))
                           AS entity_id
                FROM named"""
         )
@@ -253,8 +258,7 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
                   coalesce((SELECT min(a.entity_id) FROM aliases a
                             WHERE lower(a.alias) IN (lower(m.surface), lower(m.text))),
                            'name:' || lower(m.type) || ':'
-                           || trim(regexp_replace(lower(strip_accents(m.surface)),
-                                                  '[^a-z0-9]+', '-', 'g'), '-')) AS entity_id
+                           || slug(m.surface)) AS entity_id
            FROM m"""
     )
     con.execute(
@@ -297,26 +301,30 @@ def _carried(con: duckdb.DuckDBPyConnection) -> None:
     another entity's alias."""
     rows = con.execute(  # long forms: keyed mentions, and the names NER found (``named``)
         f"""WITH long AS (
-                SELECT unit_hash, key AS entity_id, text FROM mentions WHERE key IS NOT NULL
-                UNION ALL SELECT unit_hash, entity_id, text FROM named)
-            SELECT pl.doc_id, min(pl.ordinal), m.entity_id, e.type, m.text
+                SELECT m.unit_hash, m.key AS entity_id, m.text,
+                       coalesce(r.filter AND NOT list_contains(r.boost_types, m.type), false)
+                           AS grade
+                FROM mentions m LEFT JOIN recognizer_info r ON r.name = m.recognizer
+                WHERE m.key IS NOT NULL
+                UNION ALL SELECT unit_hash, entity_id, text, grade FROM named)
+            SELECT pl.doc_id, min(pl.ordinal), m.entity_id, e.type, m.text, bool_or(m.grade)
             FROM long m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
             JOIN entities e USING (entity_id)
             WHERE e.type IN {SHORT_FORM_TYPES} AND contains(m.text, ' ')
             GROUP BY ALL"""
     ).fetchall()
-    wanted: dict[int, list[tuple[int, str, re.Pattern]]] = {}
+    wanted: dict[int, list[tuple[int, str, bool, re.Pattern]]] = {}
     owners = dict(  # a bare NER name ("Apple", unlinked) does not own its surface
         con.execute(
             "SELECT alias, min(entity_id) FROM aliases WHERE NOT starts_with(entity_id, 'name:') "
             "GROUP BY 1"
         ).fetchall()
     )
-    for doc_id, first, key, type_, text in rows:
+    for doc_id, first, key, type_, text, grade in rows:
         short = short_form(text, type_)
         if short and owners.get(short, key) == key:
             rx = re.compile(rf"(?<!\w){re.escape(short)}(?!\w)")
-            wanted.setdefault(doc_id, []).append((first, key, rx))
+            wanted.setdefault(doc_id, []).append((first, key, grade, rx))
     if not wanted:
         return
     found = set()
@@ -325,9 +333,9 @@ def _carried(con: duckdb.DuckDBPyConnection) -> None:
            JOIN units u USING (unit_id) WHERE list_contains(?, pl.doc_id)""",
         [list(wanted)],
     ).fetchall():
-        for first, key, rx in wanted[doc_id]:
+        for first, key, grade, rx in wanted[doc_id]:
             if ordinal >= first and rx.search(text):
-                found.add((doc_id, unit_id, key, True))
+                found.add((doc_id, unit_id, key, grade))  # as precise as its long form
     found -= set(con.execute("SELECT doc_id, unit_id, entity_id, filter FROM links").fetchall())
     if found:
         select, params = rows_select(["doc_id", "unit_id", "entity_id", "filter"], list(found))
@@ -463,7 +471,7 @@ def entity(index: Index, name: str, limit: int = 50) -> EntityDetail:
         ]
         rows = con.execute(
             """SELECT d.path, d.doc_date, d.sha256, pl.start_line, pl.offsets, u.text,
-                      m.start_char, m.text
+                      m.start_char, m.text, l.unit_id IS NULL
                FROM links l JOIN documents d USING (doc_id)
                LEFT JOIN placements pl ON pl.doc_id = l.doc_id AND pl.unit_id = l.unit_id
                LEFT JOIN units u ON u.unit_id = l.unit_id
@@ -474,7 +482,7 @@ def entity(index: Index, name: str, limit: int = 50) -> EntityDetail:
             [entity_id, limit],
         ).fetchall()
     mentions = []
-    for path, when, sha, start_line, blob, text, start, mtext in rows:
+    for path, when, sha, start_line, blob, text, start, mtext, whole in rows:
         line = locate(unpack(blob), text, start).line if blob and start is not None else None
         mentions.append(
             {
@@ -483,7 +491,7 @@ def entity(index: Index, name: str, limit: int = 50) -> EntityDetail:
                 "doc_date": when,
                 "hash": sha,
                 "text": mtext,
-                "as": "text" if mtext else "author",
+                "as": "author" if whole else "text" if mtext else "passage",
             }
         )
     meta = json.loads(e[4]) if e[4] else None

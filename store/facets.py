@@ -1,5 +1,7 @@
 """Facet counts: among every passage that matches the query and the filters (not only the
-ones shown), the entities, mention types and years they hold, and their date range.
+ones shown), the entities, mention types and years they hold, and their date range. Only
+what a filter would keep is counted (mentions precise enough to filter), so a count is
+what choosing that value returns.
 
 Counts are of passages (a unit placed in a document). Each facet shows its top values
 and, as Elasticsearch's ``sum_other_doc_count`` does, the count behind the values left out.
@@ -58,12 +60,15 @@ def facet_counts(
         """SELECT e.entity_id, e.type, e.label, count(DISTINCT (h.doc_id, h.unit_id)) AS n
            FROM matched h JOIN links l
              ON l.doc_id = h.doc_id AND (l.unit_id IS NULL OR l.unit_id = h.unit_id)
+             AND l.filter  -- what --entity would keep
            JOIN entities e USING (entity_id)
            GROUP BY ALL ORDER BY n DESC, e.entity_id"""
     )
     types = q(
         """SELECT m.type, count(DISTINCT (h.doc_id, h.unit_id)) AS n
            FROM matched h JOIN units u USING (unit_id) JOIN mentions m USING (unit_hash)
+           JOIN recognizer_info r ON r.name = m.recognizer  -- what --type would keep
+           WHERE r.filter AND NOT list_contains(r.boost_types, m.type)
            GROUP BY ALL ORDER BY n DESC, m.type"""
     )
     years = q(

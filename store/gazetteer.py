@@ -74,7 +74,10 @@ def registry_for(index: Index, base: Registry | None = None) -> Registry:
     registry = base if base is not None else Registry.load(config)
     if NAME in config.disabled:
         return registry
-    with index.writer() as con:
+    if not index.db.exists():  # nothing indexed yet: an empty gazetteer
+        registry.register(GazetteerRecognizer([]))
+        return registry
+    with index.reader() as con:
         registry.register(recognizer(con))
     return registry
 
@@ -246,13 +249,18 @@ def retract(index: Index, entry_id: str, actor: str, why: str) -> EditReport:
 
 def import_entries(index: Index, path: Path, actor: str | None = None) -> EditReport:
     """Add every entry of a JSONL or CSV file (fields as ``export`` writes them) in one
-    transaction: one bad line and nothing is added, with the line named."""
+    transaction: one bad line and nothing is added, with the line named. Retracted entries
+    in the file are skipped."""
     rows = _read_rows(path)
     actor = actor or default_actor()
 
     def stage(con):
         ids = []
         for n, row in enumerate(rows, start=1):
+            if not isinstance(row, dict):
+                raise BadArgument(f"{path.name}, entry {n}: not an object with name and type")
+            if row.get("retracted_at"):
+                continue  # exported history: a retracted entry is not brought back
             try:
                 aliases = row.get("aliases") or []
                 if isinstance(aliases, str):
@@ -365,7 +373,7 @@ def _changed_aliases(before: list[Entry], after: list[Entry]) -> tuple[list[str]
 
     changed = keyed(before) ^ keyed(after)
     exact = sorted({a for a, _, _, folded in changed if not folded})
-    folded = sorted({a.lower() for a, _, _, folded in changed if folded})
+    folded = sorted({a for a, _, _, folded in changed if folded})  # lowered in SQL, as text is
     return exact, folded
 
 
@@ -383,7 +391,7 @@ def apply(index: Index, before: list[Entry], lease: WriterLease) -> EditReport:
                SELECT unit_hash FROM units
                WHERE NOT coalesce(list_bool_or([contains(text, a) FOR a IN ?]), false)
                  AND NOT coalesce(
-                     list_bool_or([contains(lower(text), a) FOR a IN ?]), false))""",
+                     list_bool_or([contains(lower(text), lower(a)) FOR a IN ?]), false))""",
         [after.info.version, NAME, old, exact, folded],
     ).fetchone()[0]
     con.execute(
@@ -431,8 +439,8 @@ def check(index: Index, protect: bool = True) -> list[dict]:
         units = [
             u
             for (u,) in con.execute(
-                "SELECT unit_id FROM units "
-                "WHERE list_bool_or([contains(lower(text), w) FOR w IN ?])",
+                "SELECT unit_id FROM units WHERE list_bool_or([contains(lower(strip_accents("
+                "text || ' ' || array_to_string(heading_path, ' '))), w) FOR w IN ?])",
                 [[f["word"] for f in found]],
             ).fetchall()
         ]

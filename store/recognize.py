@@ -34,6 +34,7 @@ class RecognizerReport:
     units: int = 0
     mentions: int = 0
     removed: int = 0  # mentions of earlier runs replaced
+    superseded: str | None = None  # stopped: a newer version ran meanwhile
     failures: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -106,11 +107,21 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> No
         con.execute(f"INSERT INTO {table} {select}", params)
 
 
+class Superseded(Exception):
+    """Another process ran a newer version of this recognizer meanwhile (a gazetteer edit
+    during an index run): this pass's remaining batches must not overwrite its runs."""
+
+
 def _write(con: duckdb.DuckDBPyConnection, name: str, mentions: list, runs: list) -> int:
     """Swap the units' mentions and runs in one transaction; returns the mentions removed."""
     hashes = [r[0] for r in runs]
     con.execute("BEGIN")
     try:
+        current = con.execute(
+            "SELECT version FROM recognizer_info WHERE name = ?", [name]
+        ).fetchone()
+        if runs and current and current[0] != runs[0][2]:
+            raise Superseded(f"{name} {current[0]} replaced {runs[0][2]} during this pass")
         (removed,) = con.execute(
             "DELETE FROM mentions WHERE recognizer = ? AND list_contains(?, unit_hash)",
             [name, hashes],
@@ -127,6 +138,7 @@ def _write(con: duckdb.DuckDBPyConnection, name: str, mentions: list, runs: list
     return removed
 
 
+QUICK_BATCH = 0.25  # seconds: a batch this fast may be computed while holding the file
 RATE_MIN_UNITS = 200  # a pass shorter than this says little about the rate
 
 
@@ -164,10 +176,14 @@ def _results(
     so readers get in between commits."""
     batches = [chunk[i : i + BATCH_UNITS] for i in range(0, len(chunk), BATCH_UNITS)]
     if pool is None:
+        took = 0.0
         for b in batches:
-            if lease.expired:
+            if lease.expired or took > QUICK_BATCH:  # a model's batch takes seconds
                 lease.release()
-            yield recognize_batch(r, b)
+            started = time.monotonic()
+            result = recognize_batch(r, b)
+            took = time.monotonic() - started
+            yield result
         return
     futures = [pool.submit(_recognize_by_name, r.info.name, b) for b in batches]
     for f in futures:
@@ -249,13 +265,17 @@ def _recognize_all(
                     lease.con(), r, CHUNK_UNITS, since, redo_from=redo_from.get(r.info.name)
                 )
                 own = pool if r.info.fork_safe else None
-                for mentions, runs in _results(r, chunk, own, lease):
-                    report.removed += _write(lease.con(), r.info.name, mentions, runs)
-                    report.units += len(runs)
-                    report.mentions += len(mentions)
-                    report.failures += [(run[0], run[4]) for run in runs if run[4]]
-                    if progress:
-                        progress(r.info.name, report.units, totals[r.info.name])
+                try:
+                    for mentions, runs in _results(r, chunk, own, lease):
+                        report.removed += _write(lease.con(), r.info.name, mentions, runs)
+                        report.units += len(runs)
+                        report.mentions += len(mentions)
+                        report.failures += [(run[0], run[4]) for run in runs if run[4]]
+                        if progress:
+                            progress(r.info.name, report.units, totals[r.info.name])
+                except Superseded as e:
+                    report.superseded = str(e)
+                    break
                 if len(chunk) < CHUNK_UNITS:  # that was the last one
                     break
             report.seconds = time.monotonic() - started

@@ -119,7 +119,8 @@ def _estimate(
         rate = len(sample) / max(time.monotonic() - started, 1e-6)
     if not rate:
         return None
-    return row.todo / (rate * (workers if row.todo > BATCH_UNITS else 1))
+    parallel = r.info.fork_safe and row.todo > BATCH_UNITS
+    return row.todo / (rate * (workers if parallel else 1))
 
 
 def plan(

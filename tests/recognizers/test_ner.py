@@ -9,7 +9,7 @@ import pytest
 from helpers import run_kbx
 from kbx.config import load_config
 from kbx.errors import BadArgument
-from kbx.recognizers.base import check_spans
+from kbx.recognizers.base import check_spans, surface
 from kbx.recognizers.gliner_ner import GlinerRecognizer, GlinerUnavailable
 from kbx.recognizers.registry import Registry
 from kbx.recognizers.spacy_ner import BOOST_ONLY, ModelMissing, SpacyRecognizer
@@ -128,6 +128,7 @@ def test_gliner_spans_batches_and_windows(tiny_gliner):
     for text, ms in zip(texts, found, strict=True):
         check_spans(text, ms, "gliner")
         assert {m.type for m in ms} <= {"DATASET", "SOFTWARE"}
+        assert all(m.value == surface(m.text) for m in ms)  # the label is the type
         assert all(0.0 <= m.confidence <= 1.0 for m in ms)
     assert max(m.end for m in found[2]) > len(long) - 40  # the last window was read too
     one_by_one = [g.recognize([t])[0] for t in texts[:2]]

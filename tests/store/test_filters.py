@@ -9,6 +9,7 @@ from helpers import Words, registry_with_gazetteer
 from kbx.errors import BadArgument
 from kbx.store import gazetteer as gz
 from kbx.store.db import Index
+from kbx.store.entities import entities
 from kbx.store.filters import Filters
 from kbx.store.grep import grep
 from kbx.store.ingest import index
@@ -41,6 +42,16 @@ def test_authors_are_person_entities_of_the_whole_document(posts):
         "posts/2021-openssl.md",
         "posts/2023-openssl.md",
     }
+
+
+def test_authors_in_any_script_are_distinct_people(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i, name in enumerate(["山田太郎", "Иван Петров", "José Núñez"]):
+        (root / f"{i}.md").write_text(f"---\nauthor: {name}\n---\n# Note {i}\n\nA note.\n")
+    index(root, registry=registry_with_gazetteer(Index.for_root(root)))
+    people = {e.entity_id for e in entities(Index.for_root(root), type_="PERSON")}
+    assert people == {"person:山田太郎", "person:иван-петров", "person:jose-nunez"}
 
 
 def test_a_gazetteer_alias_joins_an_author_to_its_entry(posts):

@@ -134,6 +134,8 @@ def test_a_retraction_removes_mentions_from_search_but_keeps_the_history(posts):
 def test_export_then_import_gives_the_same_entries(posts, tmp_path):
     gz.add(posts, "OpenSSL", "SOFTWARE", ["openssl"], ignore_case=True, actor="ann")
     gz.add(posts, "Apple Inc.", "ORG", ["Apple"], entry_id="Q312", actor="bo")
+    gz.add(posts, "Cedar", "PROJECT", actor="bo")
+    gz.retract(posts, "gz:cedar", "bo", "merged")  # exported as history, not imported
     for fmt in ("jsonl", "csv"):
         dump = tmp_path / f"gazetteer.{fmt}"
         dump.write_text(gz.export(posts, fmt))

@@ -269,3 +269,19 @@ def test_the_command_plans_runs_and_reports(indexed):
     )
     unknown = run_kbx("reprocess", "-r", "nope", cwd=indexed)
     assert unknown.returncode == 2 and "no recognizer named 'nope'" in unknown.stderr
+
+
+def test_a_batch_of_a_superseded_version_is_not_written(indexed):
+    from datetime import datetime
+
+    con = duckdb.connect(str(Index.for_root(indexed).db))
+    try:
+        con.execute("UPDATE recognizer_info SET version = '9' WHERE name = 'words'")
+        (h,) = con.execute("SELECT unit_hash FROM units LIMIT 1").fetchone()
+        before = con.execute("SELECT count(*) FROM runs WHERE recognizer = 'words'").fetchone()
+        with pytest.raises(recognize_module.Superseded, match="words 9 replaced 1"):
+            recognize_module._write(con, "words", [], [(h, "words", "1", 0, None, datetime.now())])
+        after = con.execute("SELECT count(*) FROM runs WHERE recognizer = 'words'").fetchone()
+        assert after == before  # rolled back: the newer runs stand
+    finally:
+        con.close()

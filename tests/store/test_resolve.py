@@ -297,3 +297,21 @@ def test_reference_strings_link_to_a_doi_only_when_title_and_year_agree(tmp_path
         assert entity(idx, f"doi:{SEL4}").meta["venue"] == "SOSP"
     finally:
         server.close()
+
+
+def test_a_slow_connect_is_retried_not_taken_for_offline():
+    import requests
+    from kbx.recognizers.resolvers import Polite
+
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) < 3:
+            raise requests.exceptions.ConnectTimeout("connect timed out")
+        return {"ok": True}
+
+    waits: list[float] = []
+    polite = Polite(Settings(rate=1000, retries=3, backoff=0.5), sleep=waits.append)
+    assert polite.call(flaky) == {"ok": True}
+    assert len(calls) == 3 and [w for w in waits if w > 0.1] == [0.5, 1.0]  # backoff, doubled
