@@ -353,6 +353,7 @@ def _print_facets(f) -> None:
         ("entities", f.entities, lambda v: f"{v['label']} ({v['id']}, {v['type']})"),
         ("types", f.types, lambda v: v["type"]),
         ("years", f.years, lambda v: str(v["year"])),
+        ("cited works' years", f.cited_years, lambda v: str(v["year"])),
     ):
         if facet.values:
             shown = ", ".join(f"{show(v)} {v['count']}" for v in facet.values)

@@ -33,6 +33,7 @@ class Facets:
     years: Facet
     first_date: str | None = None
     last_date: str | None = None
+    cited_years: Facet = field(default_factory=Facet)  # of the works they cite (kbx resolve)
 
 
 def _facet(rows: list[tuple], keys: list[str]) -> Facet:
@@ -78,6 +79,14 @@ def facet_counts(
            WHERE year(x.lo) = year(x.hi - INTERVAL 1 DAY)
            GROUP BY ALL ORDER BY n DESC, y DESC"""
     )
+    cited = q(
+        """SELECT json_extract(e.meta, '$.year')::INTEGER AS y,
+                  count(DISTINCT (h.doc_id, h.unit_id)) AS n
+           FROM matched h JOIN links l ON l.doc_id = h.doc_id AND l.unit_id = h.unit_id
+           JOIN entities e USING (entity_id)
+           WHERE json_extract(e.meta, '$.year') IS NOT NULL
+           GROUP BY ALL ORDER BY n DESC, y DESC"""
+    )
     ((first, last),) = q(
         """SELECT min(x.lo), max(x.hi - INTERVAL 1 DAY)::DATE FROM matched h JOIN passage_dates x
              ON x.doc_id = h.doc_id AND (x.unit_id IS NULL OR x.unit_id = h.unit_id)"""
@@ -89,4 +98,5 @@ def facet_counts(
         _facet(years, ["year", "count"]),
         str(first) if first else None,
         str(last) if last else None,
+        _facet(cited, ["year", "count"]),
     )

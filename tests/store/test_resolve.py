@@ -95,6 +95,8 @@ def test_answers_are_cached_and_become_facets(tmp_path, server):
         "p0.md"
     ]
     assert entity(idx, "W2100837269").entity_id == f"doi:{SEL4}"
+    cited = search(idx, "kernel", facets=True).facets.cited_years
+    assert cited.values == [{"year": 2009, "count": 1}]
     asked = len(server.requests)
     again = resolve(idx, settings=_settings(server))
     assert (again.todo, again.cached, len(server.requests)) == (0, 2, asked)  # cached
