@@ -25,6 +25,8 @@ demo: install
 	cd examples && ../$(BIN)/kbx search "supplier approval" -k 3
 	cd examples && ../$(BIN)/kbx read notes/cedar-supplier-approval.md:8-14 -n
 	cd examples && ../$(BIN)/kbx mentions notes/reading-list.md --type DOI
+	cd examples && ../$(BIN)/kbx entities -n 5
+	cd examples && ../$(BIN)/kbx search "supplier approval" --entity "Maya Okafor" --after 2021 -k 2 --facets
 
 test: install-test
 	$(BIN)/python -m pytest
