@@ -175,12 +175,9 @@ def index(
     for name, why in report.unavailable:
         out.print(f"  recognizer {name} not run: {why}", markup=False)
     if resolved:
-        out.print(
-            f"  resolved: {resolved.found} found, {resolved.not_found} not found, "
-            f"{len(resolved.failures)} failed, {resolved.cached} cached"
-            + (f"; offline: {resolved.offline}" if resolved.offline else ""),
-            markup=False,
-        )
+        out.print(f"  resolved: {_resolved_line(resolved)}", markup=False)
+        if resolved.offline:
+            out.print(f"  offline: {resolved.offline}", markup=False)
 
 
 @app.command()
@@ -498,6 +495,13 @@ def recognizers(db: DbOption = None, as_json: JsonOption = False) -> None:
         )
 
 
+def _resolved_line(r) -> str:
+    return (
+        f"{r.found} found, {r.not_found} not found, {len(r.failures)} failed, "
+        f"{r.cached} cached; {r.retried} retries ({r.seconds:.1f} s)"
+    )
+
+
 @app.command()
 def resolve(
     only: Annotated[
@@ -542,10 +546,7 @@ def resolve(
         out.print(
             f"offline: {r.offline}; nothing more fetched. Indexing and search work as before."
         )
-    out.print(
-        f"{r.found} found, {r.not_found} not found, {len(r.failures)} failed, "
-        f"{r.cached} cached; {r.retried} retries ({r.seconds:.1f} s)"
-    )
+    out.print(_resolved_line(r), markup=False)
     for entity_id, service, why in r.failures[:10]:
         out.print(f"  [yellow]![/] {entity_id} ({service}): {why}", markup=False)
     if len(r.failures) > 10:
