@@ -49,7 +49,7 @@ from pathlib import Path
 
 import duckdb
 import psutil
-from common import rule_registry
+from common import rule_registry, table
 from kbx.store import ingest
 from kbx.store.ingest import IndexReport, index
 
@@ -415,13 +415,6 @@ def bench_memory(corpus: Corpus, workers: int, copies: int) -> list[MemoryResult
 
 
 # ---------------------------------------------------------------- tables
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    """A Markdown table; every column but the first right-aligned."""
-    align = ["---", *["---:"] * (len(header) - 1)]
-    lines = [header, align, *rows]
-    return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 
 
 def speed_table(results: list[SpeedResult]) -> str:
