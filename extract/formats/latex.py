@@ -2,16 +2,20 @@
 
 Each ``.tex`` file is its own document, so cited lines always point into the file
 that holds them; ``\\input``/``\\include`` targets are recorded (those that would
-leave the indexed root are refused with a warning, never read).
+leave the indexed root are refused with a warning, never read). Accent, letter and
+escape macros become the characters they typeset (pylatexenc's latex2text tables, NFC),
+each mapped to its macro; metadata and headings are read by the same walker as the body.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 
-from kbx.extract.model import CODE, PROSE, TABLE, Block, Metadata
-from kbx.extract.textmap import LineTable, TextBuilder
+from pylatexenc import latex2text, latexwalker
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec
+from pylatexenc.latex2text._defaultspecs import unicode_accents_list
 from pylatexenc.latexwalker import (
     LatexCharsNode,
     LatexCommentNode,
@@ -22,6 +26,10 @@ from pylatexenc.latexwalker import (
     LatexSpecialsNode,
     LatexWalker,
 )
+from pylatexenc.macrospec import MacroSpec
+
+from kbx.extract.model import CODE, PROSE, TABLE, Block, Metadata
+from kbx.extract.textmap import LineTable, TextBuilder
 
 _HEADINGS = {
     "part": 0,
@@ -73,6 +81,7 @@ _DROP = {
     "affiliation",
     "email",
     "keywords",
+    "today",  # latex2text would put the day kbx indexed the file
 }
 _CODE_ENVS = {"verbatim", "verbatim*", "lstlisting", "minted", "Verbatim", "alltt"}
 _SKIP_ENVS = {
@@ -102,22 +111,61 @@ def _args(node: LatexMacroNode) -> list:
     return [a for a in (argd.argnlist if argd else []) or [] if a is not None]
 
 
-def node_text(nodes) -> str:
-    """Plain text of a node list, for metadata and headings."""
-    out = []
-    for n in nodes or []:
-        if isinstance(n, LatexCharsNode):
-            out.append(n.chars)
-        elif isinstance(n, LatexGroupNode):
-            out.append(node_text(n.nodelist))
-        elif isinstance(n, LatexMacroNode):
-            if n.macroname == "and":
-                out.append(", ")
-            elif n.macroname not in _DROP and n.macroname != "today":
-                out.append(node_text([a for a in _args(n) if isinstance(a, LatexGroupNode)]))
-        elif isinstance(n, LatexSpecialsNode):
-            out.append(" " if n.specials_chars in ("~", "&") else n.specials_chars)
-    return " ".join("".join(out).split())
+def _tie(node: LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
+    """``\\t{oo}``: the tie accent joins two letters, which pylatexenc has no spec for.
+    (pylatexenc passes the converter by the name ``l2tobj``.)"""
+    inner = l2tobj.nodelist_to_text(_args(node)).strip()
+    return inner[:1] + "\u0361" + inner[1:]
+
+
+# Arguments pylatexenc's walker does not know: the tie, and dropped macros whose
+# argument would otherwise be read as text (an author's \thanks or \email).
+_MORE_ARGS = {
+    "t": "{",
+    "thanks": "{",
+    "email": "{",
+    "affiliation": "[{",
+    "nocite": "{",
+    "pageref": "{",
+    "bibliographystyle": "{",
+    "pagestyle": "{",
+    "thispagestyle": "{",
+    "graphicspath": "{",
+    "addtolength": "{{",
+}
+# Otherwise pylatexenc's own tables: the walker's argument specs and latex2text's
+# replacements (accents combine and NFC-compose there); kbx adds \t and \SS, which it lacks.
+_WALK_DB = latexwalker.get_default_latex_context_db()
+_WALK_DB.add_context_category(
+    "kbx", macros=[MacroSpec(n, a) for n, a in _MORE_ARGS.items()], prepend=True
+)
+_TEXT_DB = latex2text.get_default_latex_context_db()
+_TEXT_DB.add_context_category(
+    "kbx", macros=[MacroTextSpec("t", _tie), MacroTextSpec("SS", "SS")], prepend=True
+)
+_L2T = LatexNodes2Text(latex_context=_TEXT_DB)
+_ACCENTS = {name for name, _ in unicode_accents_list} | {"t"}
+
+
+def _clean(text: str) -> str:
+    """NFC, so ``\\"o`` is the one code point ö that a search finds; soft hyphens go."""
+    text = unicodedata.normalize("NFC", text)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+def resolve(node: LatexMacroNode) -> str | None:
+    """The characters an accent, letter or escape macro stands for; None for other macros.
+
+    Argument-less macros with a plain replacement (\\ss, \\$, \\dots) qualify, and
+    \\% (latex2text's only callable one); a replacement that formats arguments does not.
+    """
+    name = node.macroname
+    if name not in _ACCENTS:
+        repl = getattr(_TEXT_DB.get_macro_spec(name), "simplify_repl", None)
+        plain = isinstance(repl, str) and "%" not in repl
+        if _args(node) or not (plain or name == "%"):
+            return None
+    return _clean(_L2T.macro_node_to_text(node))
 
 
 class _Walker:
@@ -131,6 +179,16 @@ class _Walker:
         self.meta: dict[str, str] = {}
         self.includes: list[str] = []
         self.warnings: list[str] = []
+        self.literal = False  # inside \\texttt, where -- and `` are typed as is
+
+    def plain(self, nodes) -> str:
+        """Text of ``nodes`` exactly as the body would read it, on one line (metadata,
+        headings): one walker for both, so an author matches their name in the text."""
+        sub = _Walker(self.table, self.path)
+        sub.literal = self.literal
+        sub.walk(nodes)
+        sub.flush()
+        return " ".join(" ".join(b.text for b in sub.blocks).split())
 
     def flush(self, kind: str | None = None) -> None:
         text = self.b.text()
@@ -174,28 +232,57 @@ class _Walker:
         elif ch in ("~", "&"):
             self.b.space()
         else:
-            self.b.verbatim(ch, n.pos)
+            repl = getattr(_TEXT_DB.get_specials_spec(ch), "simplify_repl", None)
+            if self.literal or not isinstance(repl, str):
+                self.b.verbatim(ch, n.pos)
+            else:  # -- ``  '' as the characters they typeset
+                self.b.synthetic(_clean(repl), n.pos)
 
     def macro(self, n: LatexMacroNode) -> None:
         name = n.macroname
         groups = [a for a in _args(n) if isinstance(a, LatexGroupNode)]
         if name in ("title", "author", "date"):
-            self.meta[name] = node_text(groups[-1:]) if groups else ""
+            self.meta[name] = self.metadata(name, groups[-1]) if groups else ""
         elif name in ("input", "include"):
-            self.include(node_text(groups[-1:]))
+            self.include(self.inside(groups[-1]) if groups else "")
         elif name in _HEADINGS and groups:
             self.flush()
             level = _HEADINGS[name]
             self.headings = [h for h in self.headings if h[0] < level]
-            self.headings.append((level, node_text(groups[-1:])))
+            self.headings.append((level, self.plain(groups[-1:])))
             self.walk(groups[-1:])
             self.flush(PROSE)
         elif name in ("item", "bibitem"):
             self.flush()
         elif name == "\\":
             self.flush() if self.kind == TABLE else self.b.space()
-        elif name not in _DROP:
+        elif name in _DROP:
+            return
+        elif (text := resolve(n)) is not None:
+            if text.strip():
+                self.b.synthetic(text, n.pos)  # every character maps to the macro
+            elif text:
+                self.b.space()
+        elif name == "texttt":
+            outer, self.literal = self.literal, True
             self.walk(groups)
+            self.literal = outer
+        else:
+            self.walk(groups)
+
+    def inside(self, group: LatexGroupNode) -> str:
+        """The source between a group's braces: a file name is not text to clean."""
+        return self.table.text[group.pos + 1 : group.pos + group.len - 1].strip()
+
+    def metadata(self, name: str, group: LatexGroupNode) -> str:
+        """A \\title, \\author or \\date as the body would read it; authors split at \\and."""
+        parts: list[list] = [[]]
+        for c in group.nodelist or []:
+            if name == "author" and isinstance(c, LatexMacroNode) and c.macroname == "and":
+                parts.append([])
+            else:
+                parts[-1].append(c)
+        return ", ".join(t for t in (self.plain(p) for p in parts) if t)
 
     def environment(self, n: LatexEnvironmentNode) -> None:
         name = n.environmentname
@@ -256,7 +343,7 @@ def parse(
 ) -> tuple[list[Block], Metadata, list[str]]:
     """Blocks and metadata of one LaTeX source."""
     table = LineTable(text, encoding, original)
-    nodes, _, _ = LatexWalker(text, tolerant_parsing=True).get_latex_nodes()
+    nodes, _, _ = LatexWalker(text, latex_context=_WALK_DB, tolerant_parsing=True).get_latex_nodes()
     w = _Walker(table, path)
     document = next(
         (
