@@ -46,6 +46,7 @@ from common import (
     percentile,
     table,
 )
+
 from kbx.extract.analysis import QUERY_STOPWORDS
 from kbx.store.db import Index
 from kbx.store.search import search

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import duckdb
 from common import eval_arg, percentile, table
+
 from kbx.errors import BadArgument
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer

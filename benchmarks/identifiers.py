@@ -17,8 +17,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from common import eval_arg, table
-from kbx.recognizers.identifiers import IdentifierRecognizer
 from stdnum import isbn
+
+from kbx.recognizers.identifiers import IdentifierRecognizer
 
 TYPES = {
     "arxiv": "ARXIV",

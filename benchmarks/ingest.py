@@ -50,6 +50,7 @@ from pathlib import Path
 import duckdb
 import psutil
 from common import rule_registry, table
+
 from kbx.store import ingest
 from kbx.store.ingest import IndexReport, index
 

@@ -29,6 +29,7 @@ from collections import Counter
 from pathlib import Path
 
 from common import eval_arg, table
+
 from kbx.extract import extract
 from kbx.extract.textmap import locate
 from kbx.recognizers.dates import DateRecognizer

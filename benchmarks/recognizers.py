@@ -18,6 +18,7 @@ import warnings
 from pathlib import Path
 
 from common import build_kbx, eval_arg, table
+
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.quantities import QuantityRecognizer

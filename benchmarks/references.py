@@ -34,6 +34,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 from common import eval_arg, table
+
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.references import ReferenceRecognizer, looks_like_reference
 from kbx.recognizers.registry import Registry

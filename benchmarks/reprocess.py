@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from common import eval_arg, table
+
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.quantities import QuantityRecognizer

@@ -53,6 +53,7 @@ from common import (
     load_questions,
     table,
 )
+
 from kbx.extract.analysis import Analyzer
 from kbx.store.bm25 import BM25Params, analyzer_of, rank
 from kbx.store.db import Index

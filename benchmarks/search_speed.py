@@ -48,6 +48,7 @@ from common import (
     table,
     timed,
 )
+
 from kbx.store.bm25 import DocFilter, analyzer_of, rank
 from kbx.store.db import Index
 from kbx.store.search import search

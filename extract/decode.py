@@ -6,6 +6,7 @@ import codecs
 import re
 
 from charset_normalizer import from_bytes
+
 from kbx.errors import ExtractError
 
 _BOMS = [

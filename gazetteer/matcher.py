@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import ahocorasick
+
 from kbx.gazetteer.entries import TYPES, Entry, version_of
 from kbx.recognizers.base import Mention, RecognizerInfo
 

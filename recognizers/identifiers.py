@@ -12,9 +12,10 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
-from kbx.recognizers.base import Mention, RecognizerInfo
 from stdnum import isbn, issn
 from stdnum.iso7064 import mod_11_2
+
+from kbx.recognizers.base import Mention, RecognizerInfo
 
 _DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>\[\]{}|\\^`]+")
 _DOI_TRAILING = ".,;:!?*"

@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass, field
 
 import duckdb
+
 from kbx.extract.analysis import Analyzer
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import duckdb
+
 from kbx.store.bm25 import DocFilter
 
 TOP = 10

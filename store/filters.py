@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 import duckdb
+
 from kbx.errors import BadArgument
 from kbx.store.bm25 import DocFilter
 from kbx.store.entities import resolve_entity

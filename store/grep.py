@@ -7,6 +7,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import duckdb
+
 from kbx.errors import BadArgument
 from kbx.extract import source_text
 from kbx.extract.textmap import unpack

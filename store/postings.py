@@ -10,6 +10,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import duckdb
+
 from kbx.extract.analysis import Analyzer, analyze_units
 from kbx.store.db import rows_select
 

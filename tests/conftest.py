@@ -15,6 +15,7 @@ from helpers import (
     make_tiny_gliner,
     registry_with_gazetteer,
 )
+
 from kbx.store.db import Index
 from kbx.store.ingest import index
 

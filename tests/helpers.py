@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from fpdf import FPDF
+
 from kbx.recognizers.base import Mention, RecognizerInfo
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer

@@ -11,6 +11,7 @@ import re
 from datetime import datetime
 
 import pypdfium2 as pdfium
+
 from kbx.errors import ExtractError
 from kbx.extract.model import PROSE, Block, Metadata
 from kbx.extract.textmap import LineTable, TextBuilder

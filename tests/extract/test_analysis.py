@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kbx.errors import BadArgument
 from kbx.extract.analysis import Analyzer, plural_stem
 

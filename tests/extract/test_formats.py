@@ -6,6 +6,7 @@ import hashlib
 
 import pytest
 from helpers import HTML, LATEX, MARKDOWN, TEXT, make_pdf
+
 from kbx.errors import ExtractError
 from kbx.extract import extract, source_text
 from kbx.extract.model import CODE, TABLE

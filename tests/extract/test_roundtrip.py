@@ -6,6 +6,7 @@ import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from kbx.extract import extract, source_text
 from kbx.extract.textmap import locate
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kbx.errors import BadArgument
 from kbx.extract.analysis import Analyzer
 from kbx.gazetteer.entries import Entry, check_name, check_type, version_of

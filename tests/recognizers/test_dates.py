@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+
 from kbx.recognizers.dates import DateRecognizer, resolve
 
 DOC = date(2021, 3, 10)  # a Wednesday

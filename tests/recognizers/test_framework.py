@@ -5,6 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 from helpers import Words
+
 from kbx.errors import BadArgument
 from kbx.recognizers.base import RecognizerInfo
 from kbx.recognizers.identifiers import IdentifierRecognizer

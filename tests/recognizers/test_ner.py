@@ -7,6 +7,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 from helpers import run_kbx
+
 from kbx.config import load_config
 from kbx.errors import BadArgument
 from kbx.recognizers.base import check_spans, surface

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kbx.recognizers.quantities import QuantityRecognizer
 
 

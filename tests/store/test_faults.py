@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+
 from kbx.errors import IndexBusy, SchemaError
 from kbx.store.db import Index, connect
 from kbx.store.ingest import index

@@ -6,6 +6,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 from helpers import Words, registry_with_gazetteer
+
 from kbx.errors import BadArgument
 from kbx.store import gazetteer as gz
 from kbx.store.db import Index

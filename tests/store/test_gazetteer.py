@@ -9,6 +9,7 @@ import re
 import duckdb
 import pytest
 from helpers import registry_with_gazetteer as _registry
+
 from kbx.errors import BadArgument
 from kbx.store import gazetteer as gz
 from kbx.store.db import Index

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import duckdb
+
 from kbx.extract.analysis import Analyzer
 from kbx.store.db import Index
 from kbx.store.ingest import index, read_one

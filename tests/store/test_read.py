@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kbx.errors import BadArgument, OutsideRoot
 from kbx.store.db import Index
 from kbx.store.ingest import index

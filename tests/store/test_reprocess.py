@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from helpers import Words, run_kbx
+
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.store import recognize as recognize_module

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+
 from kbx.errors import BadArgument
 from kbx.store.bm25 import BM25Params, analyzer_of, rank
 from kbx.store.db import Index
