@@ -1,29 +1,55 @@
-"""Named errors: the CLI turns each into one clear line and a non-zero exit."""
+"""Named errors: the CLI turns each into one clear line and the exit code it names.
+
+Exit codes (also in the README and `kbx --help`): 0 done; 1 a kbx error not listed below;
+2 a bad argument; 3 no index found; 4 the index is busy (try again); 5 the index file is
+from another kbx version or not an index; 6 the index folder cannot be written; 70 kbx hit
+a bug (the index is unchanged: every write is a transaction); 130 interrupted.
+"""
 
 
 class KbxError(Exception):
     """Base of every error kbx reports to a user."""
+
+    exit_code = 1
 
 
 class ExtractError(KbxError):
     """A file could not be read or parsed; it is recorded with this reason and skipped."""
 
 
+class BadArgument(KbxError):
+    """An argument is malformed or names something that does not exist."""
+
+    exit_code = 2
+
+
+class OutsideRoot(BadArgument):
+    """A path lies outside the indexed root."""
+
+
 class IndexNotFound(KbxError):
     """No index was found from the current directory upward and none was given."""
+
+    exit_code = 3
 
 
 class IndexBusy(KbxError):
     """Another process holds the index for writing longer than we were willing to wait."""
 
+    exit_code = 4
+
 
 class SchemaError(KbxError):
     """The index file has a schema this version of kbx cannot read or migrate."""
 
-
-class BadArgument(KbxError):
-    """An argument is malformed or names something that does not exist."""
+    exit_code = 5
 
 
-class OutsideRoot(BadArgument):
-    """A path lies outside the indexed root."""
+class IndexUnwritable(KbxError):
+    """The folder that holds (or would hold) the index cannot be written."""
+
+    exit_code = 6
+
+
+INTERNAL_ERROR = 70  # EX_SOFTWARE: an unexpected exception, a bug in kbx
+INTERRUPTED = 130

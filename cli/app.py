@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import duckdb
 import typer
+from rich.markup import escape
+
 from kbx import __version__
 from kbx.cli import gazetteer as gazetteer_cli
 from kbx.cli.common import (
@@ -27,7 +28,7 @@ from kbx.cli.common import (
     out,
     progress_bar,
 )
-from kbx.errors import BadArgument, KbxError
+from kbx.errors import INTERNAL_ERROR, INTERRUPTED, BadArgument, KbxError
 from kbx.store import ingest
 from kbx.store.db import Index
 from kbx.store.filters import Filters
@@ -50,7 +51,11 @@ app = typer.Typer(
         '  kbx search "supplier approval"    ranked passages, cited by file:lines\n\n'
         '  kbx grep "ERR_\\d+" --rank crash    a regex over clean text, best files first\n\n'
         "  kbx status                        what the index holds, what failed\n\n"
-        "  kbx read notes/cedar.md:40-58     print the lines a result cites"
+        "  kbx read notes/cedar.md:40-58     print the lines a result cites\n\n"
+        "Exit codes: 0 done, 1 error, 2 bad argument, 3 no index found, 4 index busy "
+        "(try again), 5 index from another kbx version, 6 index folder not writable, "
+        "70 a bug in kbx (the index is unchanged), 130 interrupted. With --json an error is "
+        "one JSON object: error, code, message, hint."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -210,8 +215,10 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
             + (f" ({behind}; run `kbx reprocess`)" if behind else ""),
             markup=False,
         )
+    for p in s.problems:
+        out.print(f"[yellow]inconsistent[/] {escape(p)}")
     for f in s.failures:
-        out.print(f"  [yellow]![/] {f['path']} ({f['status']}): {f['error']}")
+        out.print(f"  [yellow]![/] {escape(f['path'])} ({f['status']}): {escape(f['error'])}")
 
 
 @app.command()
@@ -649,23 +656,56 @@ def version() -> None:
 
 
 def main() -> None:
-    """Entry point: run the app, turning kbx's named errors into one line and exit 2/1."""
+    """Entry point: run the app, turning every failure into one line and its exit code
+    (see kbx.errors). No traceback reaches a user: an unexpected exception is a bug in kbx,
+    said as such, with its details saved to a file for the report."""
+    as_json = "--json" in sys.argv[1:]
     try:
         app()
-    except BadArgument as e:
-        err.print(f"[red]error:[/] {e}")
-        sys.exit(2)
     except KbxError as e:
-        err.print(f"[red]error:[/] {e}")
-        sys.exit(1)
-    except duckdb.Error as e:
-        first = str(e).splitlines()[0]
-        err.print(
-            f"[red]error:[/] the index could not be read ({first}); if another kbx version "
-            "built it, delete its .kbx folder and run `kbx index` again",
-            markup=True,
-        )
-        sys.exit(1)
+        _fail(type(e).__name__, e.exit_code, str(e), _HINTS.get(e.exit_code), as_json)
     except KeyboardInterrupt:
-        err.print("interrupted; what was committed is kept, run the command again to continue")
-        sys.exit(130)
+        _fail(
+            "Interrupted",
+            INTERRUPTED,
+            "interrupted; what was committed is kept",
+            "run the command again to continue",
+            as_json,
+        )
+    except Exception as e:  # a bug: say so, keep the details, never advise deleting .kbx
+        report = _save_traceback()
+        _fail(
+            "InternalError",
+            INTERNAL_ERROR,
+            f"kbx hit a bug ({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''})"
+            "; the index is unchanged, since every write is one transaction",
+            f"please report it with the command you ran, `kbx version` and {report}",
+            as_json,
+        )
+
+
+_HINTS = {
+    4: "only one kbx command writes an index at a time; readers are never blocked for long",
+}
+
+
+def _fail(error: str, code: int, message: str, hint: str | None, as_json: bool) -> None:
+    if as_json:
+        emit_json({"error": error, "code": code, "message": message, "hint": hint})
+    else:
+        err.print(f"[red]error:[/] {escape(message)}")
+        if hint:
+            err.print(f"  {escape(hint)}", style="dim")
+    sys.exit(code)
+
+
+def _save_traceback() -> str:
+    """Write the current exception's traceback to a temporary file; returns its path."""
+    import tempfile
+    import traceback
+
+    with tempfile.NamedTemporaryFile(
+        "w", prefix="kbx-bug-", suffix=".txt", delete=False, encoding="utf-8"
+    ) as f:
+        f.write(f"kbx {__version__}\nargv: {sys.argv!r}\n\n{traceback.format_exc()}")
+    return f.name

@@ -10,8 +10,9 @@ from __future__ import annotations
 from datetime import date
 
 import duckdb
+
 from kbx.recognizers.registry import Registry
-from kbx.store.db import rows_select
+from kbx.store.db import mark_dirty, rows_select
 
 
 def document_date(raw: str | None) -> date | None:
@@ -76,5 +77,6 @@ def refresh(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
         ]
         select, params = rows_select(columns, resolved)
         con.execute(f"INSERT INTO doc_mentions {select}", params)
+    mark_dirty(con)
     con.execute("COMMIT")
     return len(resolved)

@@ -7,19 +7,26 @@ saying the index is busy.
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import re
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
-from kbx.errors import IndexBusy, IndexNotFound, SchemaError
+
+from kbx.errors import IndexBusy, IndexNotFound, IndexUnwritable, SchemaError
 from kbx.store.schema import check_readable, ensure_schema
 
 INDEX_DIR = ".kbx"
 INDEX_FILE = "index.duckdb"
 BUSY_WAIT = 10.0
+ENTITIES_DIRTY = "entities_dirty"  # kbx_meta key: a write since the last entity rebuild
 
 
 @dataclass(frozen=True)
@@ -66,8 +73,110 @@ class Index:
 
     def writer(self):
         """A read-write connection (a context manager); creates or migrates the schema."""
-        self.db.parent.mkdir(parents=True, exist_ok=True)
+        self._make_folder()
         return connect(self.db, read_only=False, root=str(self.root))
+
+    @property
+    def lock_path(self) -> Path:
+        return self.db.with_name(self.db.name + ".lock")
+
+    @property
+    def journal_path(self) -> Path:
+        """The curated gazetteer's log, beside the index file and never rebuilt from it."""
+        return self.db.with_name("gazetteer.jsonl")
+
+    def _make_folder(self) -> None:
+        try:
+            self.db.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise IndexUnwritable(
+                f"cannot create {self.db.parent}: {e.strerror}; pass --db FILE to keep the "
+                "index in a folder you can write"
+            ) from None
+
+    @contextmanager
+    def writing(self, command: str, wait: float = BUSY_WAIT) -> Iterator[None]:
+        """Hold the index's write lock for a whole command, so two writers never interleave
+        their steps; a second one waits up to ``wait`` seconds, then says who holds it.
+        The lock is an OS file lock: a killed holder releases it, nothing stale is left.
+        Re-entrant within a process (``kbx index --resolve`` resolves under its lock)."""
+        key = str(self.lock_path)
+        if _HELD.get(key):
+            _HELD[key] += 1
+            try:
+                yield
+            finally:
+                _HELD[key] -= 1
+            return
+        self._make_folder()
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise IndexUnwritable(f"cannot write to {self.db.parent}: {e.strerror}") from None
+        try:
+            _acquire(fd, self.lock_path, wait)
+            os.ftruncate(fd, 0)
+            holder = {"pid": os.getpid(), "command": command, "since": datetime.now()}
+            os.write(fd, json.dumps(holder, default=str).encode())
+            _HELD[key] = 1
+            try:
+                yield
+            finally:
+                del _HELD[key]
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+
+_HELD: dict[str, int] = {}  # lock paths this process holds, with their depth
+
+
+def _acquire(fd: int, path: Path, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    delay = 0.05
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise IndexBusy(
+                    f"{_holder(path)}; waited {wait:.0f}s, try again when it ends"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.5)
+
+
+def _holder(path: Path) -> str:
+    """Who holds the write lock, as its holder wrote it down."""
+    try:
+        h = json.loads(path.read_text() or "{}")
+        since = str(h.get("since", ""))[11:19]
+        return f"another kbx {h['command']} (pid {h['pid']}, since {since}) is writing this index"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another kbx process is writing this index"
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """``BEGIN`` … ``COMMIT``, rolled back on any error: every multi-statement write goes
+    through here, so a failure leaves nothing half-done."""
+    con.execute("BEGIN")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def mark_dirty(con: duckdb.DuckDBPyConnection) -> None:
+    """Note, inside the caller's transaction, that the entity layer must be rebuilt: the
+    rebuild clears the mark in its own, so a run killed between the two leaves it set."""
+    con.execute("INSERT OR REPLACE INTO kbx_meta VALUES (?, '1')", [ENTITIES_DIRTY])
+
+
+def is_dirty(con: duckdb.DuckDBPyConnection) -> bool:
+    return bool(con.execute("SELECT 1 FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY]).fetchone())
 
 
 class WriterLease:
@@ -151,3 +260,21 @@ def rows_select(columns: list[str], rows: list[tuple], lists: frozenset[str] = f
         for i, c in enumerate(columns)
     )
     return f"SELECT {select}", params
+
+
+def kill_point(name: str) -> None:
+    """A named point between two commits of a multi-step operation. The crash-consistency
+    tests set ``KBX_KILL_AT=name`` (or ``name:N``, the Nth time it is reached) to make the
+    process die here as ``kill -9`` would; unset, this costs one dictionary lookup."""
+    want = os.environ.get("KBX_KILL_AT")
+    if not want:
+        return
+    point, _, nth = want.partition(":")
+    if point != name:
+        return
+    _REACHED[name] = _REACHED.get(name, 0) + 1
+    if _REACHED[name] >= int(nth or 1):
+        os._exit(137)
+
+
+_REACHED: dict[str, int] = {}

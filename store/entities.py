@@ -15,11 +15,12 @@ import re
 from dataclasses import dataclass, field
 
 import duckdb
+
 from kbx.errors import BadArgument
 from kbx.extract.textmap import locate, unpack
 from kbx.gazetteer.entries import slug
 from kbx.recognizers.dates import interval
-from kbx.store.db import Index, rows_select
+from kbx.store.db import ENTITIES_DIRTY, Index, rows_select
 
 DATE_TYPES = ("DATE", "TIME")
 ID_KINDS = ("doi", "orcid", "isbn", "issn", "arxiv", "cve")
@@ -146,38 +147,58 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("DROP TABLE merged")
         _dates(con)
         con.execute("DROP TABLE doc_authors")
+        con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
 
 
-def _work(crossref: dict | None, openalex: dict | None) -> dict:
-    """A resolved work's title, year, venue, authors and OpenAlex ID, Crossref first."""
-    c, o = crossref or {}, openalex or {}
-    year = (c.get("issued", {}).get("date-parts") or [[None]])[0][0] or o.get("publication_year")
-    venue = (c.get("container-title") or [None])[0] or (
-        ((o.get("primary_location") or {}).get("source") or {}).get("display_name")
-    )
+def _work(crossref: object, openalex: object) -> dict:
+    """A resolved work's title, year, venue, authors and OpenAlex ID, Crossref first. Each
+    field is read only where it has the type expected, so an odd answer cached by an older
+    kbx (which did not check them) leaves that field empty rather than failing the rebuild."""
+
+    def at(v: object, *path: str | int) -> object:  # None where the answer is shaped otherwise
+        for k in path:
+            if isinstance(k, int):
+                v = v[k] if isinstance(v, list) and len(v) > k else None
+            else:
+                v = v.get(k) if isinstance(v, dict) else None
+        return v
+
+    def text(v: object) -> str | None:  # a string, or the first of a list (Crossref's titles)
+        v = at(v, 0) if isinstance(v, list) else v
+        return v if isinstance(v, str) and v.strip() else None
+
+    def items(v: object, key: str) -> list[dict]:
+        found = at(v, key)
+        return [x for x in found if isinstance(x, dict)] if isinstance(found, list) else []
+
+    def tail(v: object) -> str | None:  # an ID from its URL (https://orcid.org/…)
+        return (text(v) or "").rsplit("/", 1)[-1] or None
+
+    c, o = crossref, openalex
+    years = [at(c, "issued", "date-parts", 0, 0), at(o, "publication_year")]
+    year = next((y for y in years if type(y) is int and 0 < y < 10000), None)  # not a bool
     authors = [
         {
-            "name": " ".join(x for x in (a.get("given"), a.get("family")) if x) or a.get("name"),
-            "orcid": (a.get("ORCID") or "").rsplit("/", 1)[-1] or None,
+            "name": " ".join(x for x in (text(a.get("given")), text(a.get("family"))) if x)
+            or text(a.get("name")),
+            "orcid": tail(a.get("ORCID")),
         }
-        for a in c.get("author", [])
+        for a in items(c, "author")
     ] or [
-        {
-            "name": a["author"].get("display_name"),
-            "orcid": (a["author"].get("orcid") or "").rsplit("/", 1)[-1] or None,
-        }
-        for a in o.get("authorships", [])
+        {"name": text(at(a, "author", "display_name")), "orcid": tail(at(a, "author", "orcid"))}
+        for a in items(o, "authorships")
     ]
     return {
-        "title": (c.get("title") or [None])[0] or o.get("title"),
+        "title": text(at(c, "title")) or text(at(o, "title")),
         "year": year,
-        "venue": venue,
+        "venue": text(at(c, "container-title"))
+        or text(at(o, "primary_location", "source", "display_name")),
         "authors": [a for a in authors if a["name"]],
-        "openalex": (o.get("id") or "").rsplit("/", 1)[-1] or None,
+        "openalex": tail(at(o, "id")),
     }
 
 
@@ -190,13 +211,18 @@ def _resolved(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
         "SELECT entity_id, service, data FROM resolutions WHERE status = 'ok' "
         "AND entity_id IN (SELECT entity_id FROM entities)"
     ).fetchall():
-        answers.setdefault(entity_id, {})[service] = json.loads(data)
+        try:
+            answer = json.loads(data)
+        except (TypeError, ValueError):  # no data, or not JSON: nothing to read
+            continue
+        answers.setdefault(entity_id, {})[service] = answer
     cited: dict[str, list[str]] = {}
     new_entities, new_aliases = {}, set()
     for entity_id, got in answers.items():
         if entity_id.startswith("orcid:"):
-            name = (got.get("openalex") or {}).get("display_name")
-            if name:
+            name = got.get("openalex")
+            name = name.get("display_name") if isinstance(name, dict) else None
+            if isinstance(name, str) and name.strip():
                 con.execute("UPDATE entities SET label = ? WHERE entity_id = ?", [name, entity_id])
                 new_aliases.add((entity_id, name))
             continue

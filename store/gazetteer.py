@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 import duckdb
+
 from kbx.config import load_config
 from kbx.errors import BadArgument
 from kbx.extract.analysis import Analyzer
@@ -26,11 +27,12 @@ from kbx.gazetteer.entries import Entry, check_id, check_name, check_type, slug
 from kbx.gazetteer.matcher import GazetteerRecognizer
 from kbx.gazetteer.protect import damage
 from kbx.recognizers.registry import Registry
+from kbx.store import journal
 from kbx.store.bm25 import analyzer_of
-from kbx.store.db import Index, WriterLease
-from kbx.store.entities import refresh as refresh_entities
+from kbx.store.consistency import repair, settle
+from kbx.store.db import Index, WriterLease, kill_point
 from kbx.store.postings import rebuild_postings
-from kbx.store.read import resolve
+from kbx.store.read import read_regular, resolve
 from kbx.store.recognize import recognize
 
 NAME = "gazetteer"
@@ -82,10 +84,19 @@ def registry_for(index: Index, base: Registry | None = None) -> Registry:
     return registry
 
 
-def _log(con, entry_id: str, action: str, actor: str, source=None, note=None, data=None):
-    con.execute(
-        "INSERT INTO gazetteer_log VALUES (nextval('gazetteer_seq'), ?, ?, ?, ?, ?, ?, ?)",
-        [entry_id, action, actor, source, note, json.dumps(data or {}), datetime.now()],
+def _log(con, entry_id: str, action: str, actor: str, source=None, note=None, data=None, at=None):
+    con.execute(  # seq follows the log, which a replay (store/journal.py) may have filled
+        "INSERT INTO gazetteer_log SELECT coalesce(max(seq), 0) + 1, ?, ?, ?, ?, ?, ?, ? "
+        "FROM gazetteer_log",
+        [
+            entry_id,
+            action,
+            actor,
+            source,
+            note,
+            json.dumps(data or {}, sort_keys=True),
+            at or datetime.now(),
+        ],
     )
 
 
@@ -160,7 +171,7 @@ def _stage(
     entry_id = entry_id or _new_id(con, name)
     con.execute(
         "INSERT INTO gazetteer VALUES (?, ?, ?, ?, ?, false, ?, ?, ?, ?, NULL, NULL, NULL)",
-        [entry_id, name, type_, names, ignore_case, actor, rel, note, datetime.now()],
+        [entry_id, name, type_, names, ignore_case, actor, rel, note, now := datetime.now()],
     )
     _log(
         con,
@@ -170,6 +181,7 @@ def _stage(
         rel,
         note,
         {"name": name, "type": type_, "aliases": names, "ignore_case": ignore_case},
+        at=now,
     )
     return entry_id
 
@@ -178,16 +190,13 @@ def _edit(index: Index, stage) -> EditReport:
     """Run ``stage(con) -> entry IDs`` in one transaction, then apply the change; the file
     is opened once for both."""
     started = time.monotonic()
-    with WriterLease(index) as lease:
+    with index.writing("gazetteer edit"), WriterLease(index) as lease:
         con = lease.con()
+        repair(con, index)
         before = entries(con)
-        con.execute("BEGIN")
-        try:
+        with journal.journaled(con, index.journal_path):
             ids = stage(con)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
+        kill_point("gazetteer.logged")
         report = apply(index, before, lease)
     report.entry_ids = ids
     report.seconds = time.monotonic() - started
@@ -239,9 +248,9 @@ def retract(index: Index, entry_id: str, actor: str, why: str) -> EditReport:
             raise BadArgument(f"{entry_id} is already retracted")
         con.execute(
             "UPDATE gazetteer SET retracted_at = ?, retracted_by = ?, why = ? WHERE entry_id = ?",
-            [datetime.now(), actor, why, entry_id],
+            [now := datetime.now(), actor, why, entry_id],
         )
-        _log(con, entry_id, "retract", actor, note=why)
+        _log(con, entry_id, "retract", actor, note=why, at=now)
         return [entry_id]
 
     return _edit(index, stage)
@@ -250,56 +259,91 @@ def retract(index: Index, entry_id: str, actor: str, why: str) -> EditReport:
 def import_entries(index: Index, path: Path, actor: str | None = None) -> EditReport:
     """Add every entry of a JSONL or CSV file (fields as ``export`` writes them) in one
     transaction: one bad line and nothing is added, with the line named. Retracted entries
-    in the file are skipped."""
+    in the file are skipped. Fields are type-checked here, since a file can hold any JSON."""
     rows = _read_rows(path)
     actor = actor or default_actor()
 
+    def text(row: dict, key: str, where: str) -> str | None:
+        value = row.get(key)
+        if value is None or isinstance(value, str):
+            return value or None
+        raise BadArgument(f"{where}: {key} is {type(value).__name__}, not text")
+
     def stage(con):
         ids = []
-        for n, row in enumerate(rows, start=1):
+        for n, (line, row) in enumerate(rows, start=1):
+            where = f"{path.name}, entry {n}" + (f" (line {line})" if line != n else "")
             if not isinstance(row, dict):
-                raise BadArgument(f"{path.name}, entry {n}: not an object with name and type")
+                raise BadArgument(f"{where}: not an object with name and type")
             if row.get("retracted_at"):
                 continue  # exported history: a retracted entry is not brought back
+            aliases = row.get("aliases") or []
+            if isinstance(aliases, str):
+                aliases = [a for a in aliases.split("|") if a.strip()]
+            if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+                raise BadArgument(f"{where}: aliases must be a list of text or one text a|b")
             try:
-                aliases = row.get("aliases") or []
-                if isinstance(aliases, str):
-                    aliases = [a for a in aliases.split("|") if a.strip()]
                 ids.append(
                     _stage(
                         index,
                         con,
-                        row.get("name") or "",
-                        row.get("type") or "",
+                        text(row, "name", where) or "",
+                        text(row, "type", where) or "",
                         aliases,
-                        row.get("entry_id") or row.get("id") or None,
-                        row.get("added_by") or actor,
-                        row.get("source") or None,
-                        row.get("note") or None,
+                        text(row, "entry_id", where) or text(row, "id", where),
+                        text(row, "added_by", where) or actor,
+                        text(row, "source", where),
+                        text(row, "note", where),
                         str(row.get("ignore_case", "")).lower() in ("true", "1", "yes"),
                     )
                 )
             except BadArgument as e:
-                raise BadArgument(f"{path.name}, entry {n}: {e}") from None
+                if str(e).startswith(where):
+                    raise
+                raise BadArgument(f"{where}: {e}") from None
         return ids
 
     return _edit(index, stage)
 
 
-def _read_rows(path: Path) -> list[dict]:
+def _read_rows(path: Path) -> list[tuple[int, object]]:
+    """The file's rows, each with the line it ends on; anything unreadable is a BadArgument
+    naming the file and line (not UTF-8, not JSON, nested too deep, a CSV field too long)."""
+    data = read_regular(path, str(path))
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise BadArgument(f"cannot read {path}: {e.strerror}") from None
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise BadArgument(
+            f"{path.name}, line {line}: not UTF-8 (byte {data[e.start]:#04x}); save it as UTF-8"
+        ) from None
     if path.suffix.lower() == ".csv":
-        return list(csv.DictReader(io.StringIO(text)))
+        lines = 0  # read so far: csv's own line_num lags behind on an error
+
+        def counted():
+            nonlocal lines
+            for line in io.StringIO(text, newline=""):
+                lines += 1
+                yield line
+
+        rows: list[tuple[int, object]] = []
+        try:
+            rows.extend((lines, row) for row in csv.DictReader(counted()))
+        except csv.Error as e:
+            raise BadArgument(f"{path.name}, line {lines}: not CSV ({e})") from None
+        return rows
     rows = []
     for n, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                rows.append(json.loads(line))
+                rows.append((n, json.loads(line)))
             except json.JSONDecodeError as e:
                 raise BadArgument(f"{path.name}, line {n}: not JSON ({e.msg})") from None
+            except RecursionError:
+                raise BadArgument(f"{path.name}, line {n}: JSON nested too deep") from None
+            except ValueError as e:  # an integer over Python's 4300-digit limit
+                why = str(e).split(":")[0]
+                raise BadArgument(f"{path.name}, line {n}: not usable JSON ({why})") from None
     return rows
 
 
@@ -401,15 +445,18 @@ def apply(index: Index, before: list[Entry], lease: WriterLease) -> EditReport:
         [after.info.version, NAME, old, NAME, after.info.version],
     )
     con.execute("COMMIT")
+    kill_point("gazetteer.carried")
     (done,) = recognize(index, Registry([after]), workers=1, lease=lease)
-    refresh_entities(lease.con())
+    kill_point("gazetteer.rerun")
+    settle(lease.con())
     return EditReport([], after.info.version, done.units, carried, done.mentions, done.removed)
 
 
 def check(index: Index, protect: bool = True) -> list[dict]:
     """Entries whose names the analysis chain damages; with ``protect``, their words are
     kept whole from now on and the postings of the units that hold them are rebuilt."""
-    with index.writer() as con:
+    with index.writing("gazetteer check"), index.writer() as con:
+        repair(con, index)
         analyzer = analyzer_of(con)
         plain = Analyzer(analyzer.stemmer)
 
@@ -427,15 +474,16 @@ def check(index: Index, protect: bool = True) -> list[dict]:
         if not protect or not found:
             return found
         words = sorted({f["word"] for f in found} | analyzer.protected)
-        con.execute("BEGIN")
-        con.execute("INSERT OR REPLACE INTO kbx_meta VALUES ('protected', ?)", [json.dumps(words)])
-        con.execute(
-            "UPDATE gazetteer SET protected = true WHERE list_contains(?, entry_id)",
-            [sorted({f["entry_id"] for f in found})],
-        )
-        for entry_id in sorted({f["entry_id"] for f in found}):
-            _log(con, entry_id, "protect", "kbx:check", data={"words": words})
-        con.execute("COMMIT")
+        with journal.journaled(con, index.journal_path):
+            con.execute(
+                "INSERT OR REPLACE INTO kbx_meta VALUES ('protected', ?)", [json.dumps(words)]
+            )
+            con.execute(
+                "UPDATE gazetteer SET protected = true WHERE list_contains(?, entry_id)",
+                [sorted({f["entry_id"] for f in found})],
+            )
+            for entry_id in sorted({f["entry_id"] for f in found}):
+                _log(con, entry_id, "protect", "kbx:check", data={"words": words})
         units = [
             u
             for (u,) in con.execute(

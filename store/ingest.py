@@ -20,6 +20,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 import duckdb
+
 from kbx.errors import BadArgument, ExtractError
 from kbx.extract import Document, extract
 from kbx.extract.analysis import Analyzer, analyze_units
@@ -27,8 +28,9 @@ from kbx.extract.textmap import pack
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.store.bm25 import analyzer_of
+from kbx.store.consistency import drop_orphans, repair, settle, unplace
 from kbx.store.context import refresh as refresh_context
-from kbx.store.db import Index, rows_select
+from kbx.store.db import Index, kill_point, mark_dirty, rows_select, transaction
 from kbx.store.entities import refresh as refresh_entities
 from kbx.store.gazetteer import registry_for
 from kbx.store.postings import rebuild_postings, resort_postings, term_rows
@@ -196,8 +198,11 @@ _DOCUMENT_COLUMNS = [
 ]
 
 
-def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: dict) -> int:
-    """Replace the batch's documents in one transaction; returns the number of new units."""
+def _write_batch(
+    con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: dict
+) -> tuple[int, int]:
+    """Replace the batch's documents in one transaction, sweeping the units they no longer
+    place in the same one; returns the units added and swept."""
     now = datetime.now()
     docs = [
         o
@@ -206,10 +211,9 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: di
         or (o.status == "unreadable" and o.rel not in known)
     ]
     stale = [known[o.rel]["doc_id"] for o in docs if o.rel in known]
-    con.execute("BEGIN")
-    try:
+    with transaction(con):
         if stale:
-            con.execute("DELETE FROM placements WHERE list_contains(?, doc_id)", [stale])
+            unplace(con, stale)
         rows = []
         for o in docs:
             d = o.document
@@ -251,6 +255,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: di
                 params,
             )
         added = _write_units(con, [o for o in docs if o.document])
+        swept = drop_orphans(con) if stale else 0
         # Known files that could not be read keep their units; the error is noted.
         for o in batch:
             if o.status == "unreadable" and o.rel in known:
@@ -258,11 +263,9 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[Outcome], known: di
                     "UPDATE documents SET error = ? WHERE doc_id = ?",
                     [o.error, known[o.rel]["doc_id"]],
                 )
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    return added
+        if docs:
+            mark_dirty(con)
+    return added, swept
 
 
 def _write_units(con: duckdb.DuckDBPyConnection, outcomes: list[Outcome]) -> int:
@@ -349,24 +352,6 @@ def _stage(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], rows: 
     con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {select}", params)
 
 
-def sweep(con: duckdb.DuckDBPyConnection) -> int:
-    """Delete units no document places any more, with their postings, runs and mentions;
-    returns how many."""
-    n = con.execute(
-        "SELECT count(*) FROM units u ANTI JOIN placements p USING (unit_id)"
-    ).fetchone()[0]
-    if n:
-        orphans = "(SELECT unit_id FROM units u ANTI JOIN placements p USING (unit_id))"
-        hashes = f"(SELECT unit_hash FROM units WHERE unit_id IN {orphans})"
-        con.execute("BEGIN")
-        con.execute(f"DELETE FROM mentions WHERE unit_hash IN {hashes}")
-        con.execute(f"DELETE FROM runs WHERE unit_hash IN {hashes}")
-        con.execute(f"DELETE FROM postings WHERE unit_id IN {orphans}")
-        con.execute(f"DELETE FROM units WHERE unit_id IN {orphans}")
-        con.execute("COMMIT")
-    return n
-
-
 def index(
     root: str | Path,
     db: str | Path | None = None,
@@ -385,10 +370,30 @@ def index(
     if not idx.root.is_dir():
         raise BadArgument(f"not a folder: {root}")
     report = IndexReport(str(idx.root), str(idx.db))
+    with idx.writing("index"):
+        _index(
+            idx, report, max_size, workers, hidden, stemmer, registry, progress, recognizer_progress
+        )
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _index(
+    idx: Index,
+    report: IndexReport,
+    max_size: int,
+    workers: int | None,
+    hidden: bool,
+    stemmer: str | None,
+    registry: Registry | None,
+    progress: Callable[[int, int, str], None] | None,
+    recognizer_progress: Callable[[str, int, int], None] | None,
+) -> None:
     with idx.writer() as con:
         recorded = con.execute("SELECT value FROM kbx_meta WHERE key = 'root'").fetchone()[0]
         if recorded != str(idx.root):
             raise BadArgument(f"{idx.db} indexes {recorded}, not {idx.root}")
+        report.units_swept += repair(con, idx).swept
         analyzer = _analyzer(con, stemmer)
         known = {
             r[0]: dict(zip(("doc_id", "sha256", "size", "mtime_ns", "status"), r[1:], strict=True))
@@ -419,18 +424,18 @@ def index(
         if progress:
             progress(n, len(todo), outcome.rel)
         if len(batch) >= BATCH_DOCS or time.monotonic() - flushed > BATCH_SECONDS:
-            report.units_added += _flush(idx, batch, known)
+            _flush(idx, batch, known, report)
             batch, flushed = [], time.monotonic()
-    report.units_added += _flush(idx, batch, known)
+    _flush(idx, batch, known, report)
     with idx.writer() as con:
         if gone:
-            con.execute("BEGIN")
-            con.execute("DELETE FROM placements WHERE list_contains(?, doc_id)", [gone])
-            con.execute("DELETE FROM documents WHERE list_contains(?, doc_id)", [gone])
-            con.execute("COMMIT")
+            with transaction(con):
+                unplace(con, gone)
+                con.execute("DELETE FROM documents WHERE list_contains(?, doc_id)", [gone])
+                report.units_swept += drop_orphans(con)
+                mark_dirty(con)
+            kill_point("index.removed")
         report.removed = len(gone)
-        if report.updated or report.removed or report.failed:
-            report.units_swept = sweep(con)
         resort_postings(con)
         con.execute(
             "INSERT OR REPLACE INTO kbx_meta VALUES ('indexed_at', ?)", [datetime.now().isoformat()]
@@ -438,16 +443,15 @@ def index(
     registry = registry if registry is not None else registry_for(idx)
     report.unavailable = list(registry.broken)
     report.recognizers = recognize(idx, registry, progress=recognizer_progress)
-    changed = report.new or report.updated or report.removed or report.units_swept
     with idx.writer() as con:
         refresh_context(con, registry)
+        kill_point("index.context")
         stale = con.execute(  # e.g. just migrated: mentions, but no entity layer yet
             "SELECT NOT EXISTS (SELECT 1 FROM links) AND EXISTS (SELECT 1 FROM mentions)"
         ).fetchone()[0]
-        if changed or stale or any(r.units for r in report.recognizers):
+        if stale:
             refresh_entities(con)
-    report.seconds = time.monotonic() - started
-    return report
+        settle(con)
 
 
 def _analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:
@@ -460,13 +464,38 @@ def _analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:
     return analyzer
 
 
-def _flush(idx: Index, batch: list[Outcome], known: dict) -> int:
+def _flush(idx: Index, batch: list[Outcome], known: dict, report: IndexReport) -> None:
+    """Write a batch; if the store refuses it, write its files one by one, so a file that
+    cannot be stored is recorded as failed and the rest go in."""
     if not batch:
-        return 0
+        return
     with idx.writer() as con:
-        added = _write_batch(con, batch, known)
+        try:
+            added, swept = _write_batch(con, batch, known)
+        except duckdb.Error:
+            if len(batch) == 1:
+                raise
+            added = swept = 0
+            for o in batch:
+                a, s = _write_alone(con, o, known, report)
+                added, swept = added + a, swept + s
         _touch(con, [o for o in batch if o.status == "same"], known)
-    return added
+    report.units_added += added
+    report.units_swept += swept
+    kill_point("index.batch")
+
+
+def _write_alone(
+    con: duckdb.DuckDBPyConnection, o: Outcome, known: dict, report: IndexReport
+) -> tuple[int, int]:
+    try:
+        return _write_batch(con, [o], known)
+    except duckdb.Error as e:
+        why = f"could not be stored: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+        _count(report, o, known, undo=True)
+        failed = Outcome(o.rel, o.size, o.mtime_ns, o.sha256, error=why, status="failed")
+        _count(report, failed, known)
+        return _write_batch(con, [failed], known)
 
 
 def _touch(con: duckdb.DuckDBPyConnection, same: Iterable[Outcome], known: dict) -> None:
@@ -478,7 +507,12 @@ def _touch(con: duckdb.DuckDBPyConnection, same: Iterable[Outcome], known: dict)
         )
 
 
-def _count(report: IndexReport, o: Outcome, known: dict) -> None:
+def _count(report: IndexReport, o: Outcome, known: dict, undo: bool = False) -> None:
+    """Add an outcome to the report's counts (with ``undo``, take a counted one back)."""
+    if undo:
+        field = "updated" if o.rel in known else "new"
+        setattr(report, field, getattr(report, field) - 1)
+        return
     if o.status == "same":
         report.unchanged += 1
     elif o.status == "ok":

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
+
 from kbx.recognizers.base import Recognizer, check_spans
 from kbx.recognizers.registry import Registry
-from kbx.store.db import Index, WriterLease, rows_select
+from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, rows_select, transaction
 
 BATCH_UNITS = 500
 CHUNK_UNITS = 20_000  # read at a time, so memory stays bounded on a large corpus
@@ -131,6 +132,8 @@ def _write(con: duckdb.DuckDBPyConnection, name: str, mentions: list, runs: list
         )
         _insert(con, "mentions", mentions)
         _insert(con, "runs", runs)
+        if mentions or removed:
+            mark_dirty(con)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -229,17 +232,19 @@ def _recognize_all(
         for r in chosen
     }
     for r in chosen:
-        con.execute(
-            "INSERT OR REPLACE INTO recognizer_info VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                r.info.name,
-                r.info.version,
-                list(r.info.types),
-                r.info.filter,
-                list(r.info.boost_types),
-                r.info.names,
-            ],
+        row = (
+            r.info.name,
+            r.info.version,
+            list(r.info.types),
+            r.info.filter,
+            list(r.info.boost_types),
+            r.info.names,
         )
+        stored = con.execute("SELECT * FROM recognizer_info WHERE name = ?", [r.info.name])
+        if stored.fetchone() != row:  # its filter grade feeds the entity layer's links
+            with transaction(con):
+                con.execute("INSERT OR REPLACE INTO recognizer_info VALUES (?, ?, ?, ?, ?, ?)", row)
+                mark_dirty(con)
     reports = {r.info.name: RecognizerReport(r.info.name, r.info.version) for r in chosen}
     todo = [r for r in chosen if totals[r.info.name]]
     if not todo:
@@ -268,6 +273,7 @@ def _recognize_all(
                 try:
                     for mentions, runs in _results(r, chunk, own, lease):
                         report.removed += _write(lease.con(), r.info.name, mentions, runs)
+                        kill_point("recognize.batch")
                         report.units += len(runs)
                         report.mentions += len(mentions)
                         report.failures += [(run[0], run[4]) for run in runs if run[4]]

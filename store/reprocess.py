@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
+
 from kbx.recognizers.base import Recognizer
 from kbx.recognizers.registry import Registry
+from kbx.store.consistency import repair, settle
 from kbx.store.context import refresh as refresh_context
-from kbx.store.db import Index
-from kbx.store.entities import refresh as refresh_entities
+from kbx.store.db import Index, kill_point
 from kbx.store.recognize import (
     BATCH_UNITS,
     RecognizerReport,
@@ -156,10 +157,26 @@ def reprocess(
     """Redo the stale, missing and failed runs of the chosen recognizers (with
     ``redo_all``, every run); other recognizers' runs and mentions are not touched."""
     started = time.monotonic()
-    rows = plan(index, registry, names, redo_all, workers, sample=dry_run)
-    report = ReprocessReport(rows, dry_run=dry_run)
     if dry_run:
-        return report
+        rows = plan(index, registry, names, redo_all, workers, sample=True)
+        return ReprocessReport(rows, dry_run=True)
+    with index.writing("reprocess"):
+        with index.writer() as con:
+            repair(con, index)
+        report = _reprocess(index, registry, names, redo_all, workers, progress)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _reprocess(
+    index: Index,
+    registry: Registry,
+    names: list[str] | None,
+    redo_all: bool,
+    workers: int,
+    progress: Callable[[str, int, int], None] | None,
+) -> ReprocessReport:
+    report = ReprocessReport(plan(index, registry, names, redo_all, workers, sample=False))
     chosen = [registry.get(row.name) for row in report.plan]
     redo_from = {}
     with index.writer() as con:
@@ -181,10 +198,11 @@ def reprocess(
         workers=workers,
         redo_from=redo_from,
     )
+    kill_point("reprocess.recognized")
     with index.writer() as con:
         for name in redo_from:
             con.execute("DELETE FROM kbx_meta WHERE key = ?", [_redo_key(name)])
         refresh_context(con, registry)
-        refresh_entities(con)
-    report.seconds = time.monotonic() - started
+        kill_point("reprocess.context")
+        settle(con)
     return report

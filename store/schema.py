@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import duckdb
+
 from kbx.errors import SchemaError
 
 SCHEMA_VERSION = 2
@@ -169,10 +170,18 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
     """The schema version a file records, or None for a file kbx did not create."""
     try:  # the common case in one cheap query; the catalog only when it fails
         row = con.execute("SELECT value FROM kbx_meta WHERE key = 'schema_version'").fetchone()
-        return int(row[0]) if row else None
     except duckdb.CatalogException:
         tables = con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0]
         return None if tables else 0
+    if row is None:
+        return None
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        raise SchemaError(
+            f"this index records schema version {str(row[0])[:40]!r}, which no kbx writes; "
+            "it was not made by kbx or was edited by hand"
+        ) from None
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection, root: str) -> None:
@@ -208,7 +217,5 @@ def check_readable(con: duckdb.DuckDBPyConnection) -> None:
     if version != SCHEMA_VERSION:
         raise SchemaError(
             f"this index has schema version {version}, this kbx reads {SCHEMA_VERSION}; "
-            "run `kbx index` to migrate it"
-            if version < SCHEMA_VERSION
-            else "upgrade kbx"
+            + ("run `kbx index` to migrate it" if version < SCHEMA_VERSION else "upgrade kbx")
         )

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 import duckdb
+
 from kbx.errors import BadArgument
 from kbx.extract.analysis import Analyzer
 from kbx.extract.textmap import unpack
@@ -63,31 +64,35 @@ def hits_for(
     if not ranked:
         return []
     f = doc_filter or DocFilter()
-    ids = ", ".join(str(int(r[0])) for r in ranked)
     first: dict[int, tuple] = {}
     paths: dict[int, list[str]] = {}
     for row in con.execute(
         f"""SELECT pl.unit_id, pl.doc_id, pl.ordinal, d.path, d.sha256, pl.start_line,
                   pl.end_line, pl.page
            FROM placements pl JOIN documents d USING (doc_id)
-           WHERE pl.unit_id IN ({ids}) AND {f.where()} ORDER BY d.path, pl.ordinal""",
-        f.params,
+           WHERE list_contains(?, pl.unit_id) AND {f.where()} ORDER BY d.path, pl.ordinal""",
+        [[int(r[0]) for r in ranked], *f.params],
     ).fetchall():
         first.setdefault(row[0], row)
         paths.setdefault(row[0], []).append(row[3])
-    chosen = ", ".join(f"({p[0]}, {p[1]}, {p[2]})" for p in first.values())
+    if not first:  # nothing placed: only a unit no document holds any more could be here
+        return []
+    chosen = [list(c) for c in zip(*(p[:3] for p in first.values()), strict=True)]
     rows = {
         r[0]: r[1:]
         for r in con.execute(
-            f"""SELECT u.unit_id, u.text, u.heading_path, u.unit_hash, u.kind, pl.offsets
-                FROM (VALUES {chosen}) v(unit_id, doc_id, ordinal)
-                JOIN units u USING (unit_id)
-                JOIN placements pl ON pl.doc_id = v.doc_id AND pl.ordinal = v.ordinal"""
+            """SELECT u.unit_id, u.text, u.heading_path, u.unit_hash, u.kind, pl.offsets
+               FROM (SELECT unnest(?) AS unit_id, unnest(?) AS doc_id, unnest(?) AS ordinal) v
+               JOIN units u USING (unit_id)
+               JOIN placements pl ON pl.doc_id = v.doc_id AND pl.ordinal = v.ordinal""",
+            chosen,
         ).fetchall()
     }
     forms = {f for g in groups for f in g}
     hits = []
     for unit_id, score, matched in ranked:
+        if unit_id not in first:  # never cite a passage without a place in a file
+            continue
         _, _, _, path, sha, start, end, page = first[unit_id]
         text, heading, unit_hash, kind, blob = rows[unit_id]
         spans = matches(text, forms, an, kind == "code")

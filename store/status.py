@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from kbx.recognizers.registry import Registry
+from kbx.store.consistency import problems
 from kbx.store.db import Index
 from kbx.store.reprocess import pending_redo, standing
 from kbx.store.schema import SCHEMA_VERSION
@@ -29,6 +30,7 @@ class Status:
     indexed_at: str | None
     failures: list[dict] = field(default_factory=list)
     recognizers: list[dict] = field(default_factory=list)  # see reprocess.PlanRow
+    problems: list[str] = field(default_factory=list)  # what the next writing command repairs
 
 
 def status(index: Index, registry: Registry | None = None) -> Status:
@@ -49,6 +51,7 @@ def status(index: Index, registry: Registry | None = None) -> Status:
         postings = con.execute("SELECT count(*) FROM postings").fetchone()[0]
         terms = con.execute("SELECT count(*) FROM terms").fetchone()[0]
         meta = dict(con.execute("SELECT key, value FROM kbx_meta").fetchall())
+        found = problems(con)
         failures = [
             {"path": p, "status": s, "error": e}
             for p, s, e in con.execute(
@@ -58,7 +61,7 @@ def status(index: Index, registry: Registry | None = None) -> Status:
     return Status(
         db=str(index.db),
         root=str(index.root),
-        schema_version=int(meta.get("schema_version", SCHEMA_VERSION)),
+        schema_version=SCHEMA_VERSION,  # a reader opens only a file of this version
         size_bytes=index.db.stat().st_size,
         documents=docs,
         formats=formats,
@@ -70,4 +73,5 @@ def status(index: Index, registry: Registry | None = None) -> Status:
         indexed_at=meta.get("indexed_at"),
         failures=failures,
         recognizers=standings,
+        problems=found,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from helpers import run_kbx
+
 from kbx.store.db import Index
 from kbx.store.status import status
 
@@ -29,7 +30,7 @@ def test_index_status_read_round_trip(corpus):
 
 def test_errors_are_one_line_and_non_zero(tmp_path, corpus):
     r = run_kbx("status", cwd=tmp_path)
-    assert r.returncode == 1
+    assert r.returncode == 3  # no index found
     assert r.stderr.strip() == (
         "error: no kbx index here or in any parent folder; run `kbx index PATH` first "
         "or pass --db FILE"

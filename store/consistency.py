@@ -1,0 +1,98 @@
+"""Repair from state, not from events: what every writing command does first and last.
+
+A command can be killed between any two of its commits. Rather than trust that the next
+run will redo the step that was interrupted, each writing command starts by bringing the
+store to a consistent state from what it finds (``repair``) and ends by rebuilding the
+derived entity layer if anything marked it stale (``settle``):
+
+- units no document places are swept (a sweep is also part of the transaction that
+  orphans them; this catches files written by an older kbx);
+- the curated gazetteer is made level with its own log (``store/journal.py``);
+- the entity layer is rebuilt when a write since its last rebuild left the
+  ``entities_dirty`` mark, which every such write sets in its own transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+from kbx.store import journal
+from kbx.store.db import Index, is_dirty, mark_dirty, transaction
+from kbx.store.entities import refresh as refresh_entities
+
+
+@dataclass
+class Repair:
+    """What the consistency step found and fixed."""
+
+    swept: int = 0
+    replayed: int = 0
+
+
+def repair(con: duckdb.DuckDBPyConnection, index: Index) -> Repair:
+    """Sweep orphaned units and replay the gazetteer log; cheap when nothing is wrong."""
+    return Repair(swept=sweep(con), replayed=journal.sync(con, index.journal_path))
+
+
+def settle(con: duckdb.DuckDBPyConnection) -> bool:
+    """Rebuild the entity layer if a write marked it stale; returns whether it did."""
+    if not is_dirty(con):
+        return False
+    refresh_entities(con)
+    return True
+
+
+def problems(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """What is inconsistent now (for ``kbx status``; the next writing command repairs it)."""
+    found = []
+    (orphans,) = con.execute(
+        "SELECT count(*) FROM units ANTI JOIN placements USING (unit_id)"
+    ).fetchone()
+    if orphans:
+        found.append(f"{orphans} units no document places (swept by the next `kbx index`)")
+    if is_dirty(con):
+        found.append(
+            "the entity layer is older than the mentions (rebuilt by the next `kbx index`)"
+        )
+    return found
+
+
+def unplace(con: duckdb.DuckDBPyConnection, doc_ids: list[int]) -> None:
+    """Delete the documents' placements, keeping the units they placed as candidates for
+    ``drop_orphans`` in the same transaction."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE unplaced AS "
+        "SELECT DISTINCT unit_id FROM placements WHERE list_contains(?, doc_id)",
+        [doc_ids],
+    )
+    con.execute("DELETE FROM placements WHERE list_contains(?, doc_id)", [doc_ids])
+
+
+def drop_orphans(con: duckdb.DuckDBPyConnection, everywhere: bool = False) -> int:
+    """Delete units no document places any more (those just unplaced, or with
+    ``everywhere`` all of them), with their postings, runs and mentions, inside the
+    caller's transaction; returns how many."""
+    source = "units" if everywhere else "unplaced JOIN units USING (unit_id)"
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE orphans AS SELECT unit_id, unit_hash "
+        f"FROM {source} ANTI JOIN placements USING (unit_id)"
+    )
+    (n,) = con.execute("SELECT count(*) FROM orphans").fetchone()
+    if n:
+        for table in ("mentions", "runs"):
+            con.execute(f"DELETE FROM {table} WHERE unit_hash IN (SELECT unit_hash FROM orphans)")
+        con.execute("DELETE FROM postings WHERE unit_id IN (SELECT unit_id FROM orphans)")
+        con.execute("DELETE FROM units WHERE unit_id IN (SELECT unit_id FROM orphans)")
+        mark_dirty(con)
+    con.execute("DROP TABLE orphans")
+    if not everywhere:
+        con.execute("DROP TABLE unplaced")
+    return n
+
+
+def sweep(con: duckdb.DuckDBPyConnection) -> int:
+    """Delete every unit no document places; returns how many."""
+    with transaction(con):
+        return drop_orphans(con, everywhere=True)

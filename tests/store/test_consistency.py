@@ -1,0 +1,258 @@
+"""Nothing lost: a command killed between any two of its commits leaves a store that the
+next command repairs to exactly what a fresh build of the same files holds; the curated
+gazetteer survives the loss of the index; one writer at a time, politely."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from kbx.errors import IndexBusy, IndexUnwritable
+from kbx.store import gazetteer as gz
+from kbx.store import journal
+from kbx.store.db import Index
+from kbx.store.gazetteer import registry_for
+from kbx.store.ingest import index
+from kbx.store.reprocess import reprocess
+from kbx.store.search import search
+from kbx.store.status import status
+
+RULES_ONLY = '[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n'
+
+FILES = {
+    "a.md": "---\ndate: 2021-03-04\n---\n# Alpha\n\nProject Cedar cites doi:10.1000/xyz123 "
+    "and weighs 5 kg.\n\nShared closing words.\n",
+    "b.md": "# Beta\n\nMet Maya Okafor yesterday about Cedar.\n\nShared closing words.\n",
+    "c.txt": "Gamma notes\n\nA plain paragraph on 4 March 2022 about nothing much.\n",
+}
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "kbx.toml").write_text(RULES_ONLY)
+    for rel, text in files.items():
+        (root / rel).write_text(text)
+    return root
+
+
+def _change(root: Path) -> None:
+    """An update that orphans units and changes an entity, a removal and an addition."""
+    (root / "a.md").write_text(FILES["a.md"].replace("xyz123", "abc999").replace("5 kg", "7 m"))
+    (root / "b.md").unlink()
+    (root / "d.md").write_text("# Delta\n\nNew words on zeppelins, 2023-01-02.\n")
+
+
+TABLES = {
+    "documents": "SELECT path, sha256, status, doc_date, title, n_units FROM documents",
+    "units": "SELECT unit_hash, text, n_terms FROM units",
+    "placements": "SELECT d.path, p.ordinal, u.unit_hash, p.start_line, p.end_line "
+    "FROM placements p JOIN documents d USING (doc_id) JOIN units u USING (unit_id)",
+    "postings": "SELECT t.term, u.unit_hash, p.tf, p.htf FROM postings p "
+    "JOIN terms t USING (term_id) JOIN units u USING (unit_id)",
+    "runs": "SELECT unit_hash, recognizer, version, n_mentions, error FROM runs",
+    "mentions": "SELECT * FROM mentions",
+    "doc_mentions": "SELECT d.path, x.* EXCLUDE (doc_id) FROM doc_mentions x "
+    "JOIN documents d USING (doc_id)",
+    "entities": "SELECT * FROM entities",
+    "aliases": "SELECT * FROM aliases",
+    "links": "SELECT d.path, u.unit_hash, l.entity_id, l.filter FROM links l "
+    "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
+    "passage_dates": "SELECT d.path, u.unit_hash, x.lo, x.hi FROM passage_dates x "
+    "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
+    "gazetteer": "SELECT * EXCLUDE (added_at, retracted_at) FROM gazetteer",
+    "gazetteer_log": "SELECT * EXCLUDE (logged_at) FROM gazetteer_log",
+}
+
+
+def contents(db: Path) -> dict[str, list]:
+    """Every table's rows, free of ids and times, sorted: equal for equal stores."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {t: sorted(map(repr, con.execute(sql).fetchall())) for t, sql in TABLES.items()}
+    finally:
+        con.close()
+
+
+def fresh_build(root: Path, tmp: Path) -> dict[str, list]:
+    """A new index of the same files, given the same curated gazetteer log."""
+    copy = tmp / "fresh" / root.name
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".kbx"))
+    log = Index.for_root(root).journal_path
+    if log.exists():
+        (copy / ".kbx").mkdir()
+        shutil.copy(log, copy / ".kbx" / log.name)
+    index(copy, workers=1)
+    return contents(Index.for_root(copy).db)
+
+
+def die_at(point: str, fn, *args) -> int:
+    """Run ``fn(*args)`` in a forked child that exits at the named kill point, as a
+    ``kill -9`` there would; returns its exit code."""
+
+    def child():
+        os.environ["KBX_KILL_AT"] = point
+        fn(*args)
+
+    p = multiprocessing.get_context("fork").Process(target=child)
+    p.start()
+    p.join(120)
+    return p.exitcode
+
+
+def _indexed(tmp_path: Path) -> Path:
+    root = _write(tmp_path / "docs", FILES)
+    index(root, workers=1)
+    return root
+
+
+def _add_cedar(root: Path) -> None:
+    gz.add(Index.for_root(root), "Project Cedar", "PROJECT", ["Cedar"], actor="agent:test")
+
+
+@pytest.mark.parametrize(
+    "point", ["index.batch", "recognize.batch", "index.context", "index.removed"]
+)
+def test_index_killed_between_commits_is_repaired_by_the_next_run(tmp_path, point):
+    root = _indexed(tmp_path)
+    _change(root)
+    assert die_at(point, index, root) == 137  # the point is on this path
+    index(root, workers=1)
+    assert contents(Index.for_root(root).db) == fresh_build(root, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "point", ["journal.appended", "gazetteer.logged", "gazetteer.carried", "gazetteer.rerun"]
+)
+def test_gazetteer_edit_killed_between_commits_is_repaired(tmp_path, point):
+    root = _indexed(tmp_path)
+    assert die_at(point, _add_cedar, root) == 137
+    index(root, workers=1)  # nothing changed on disk: the repair alone must do it
+    got = contents(Index.for_root(root).db)
+    assert any("Project Cedar" in row for row in got["gazetteer"])  # the log kept the edit
+    assert got == fresh_build(root, tmp_path)
+
+
+@pytest.mark.parametrize("point", ["recognize.batch", "reprocess.recognized", "reprocess.context"])
+def test_reprocess_killed_between_commits_is_repaired(tmp_path, point):
+    root = _indexed(tmp_path)
+    idx = Index.for_root(root)
+
+    def forced():
+        reprocess(idx, registry_for(idx), ["dates", "identifiers"], redo_all=True)
+
+    assert die_at(point, forced) == 137
+    forced()
+    assert contents(idx.db) == fresh_build(root, tmp_path)
+
+
+def test_an_orphan_from_an_older_kbx_is_never_cited_and_is_swept(tmp_path):
+    root = _indexed(tmp_path)
+    idx = Index.for_root(root)
+    con = duckdb.connect(str(idx.db))
+    con.execute(  # what a kill between a batch and the old separate sweep left behind
+        "DELETE FROM placements WHERE unit_id IN (SELECT unit_id FROM units "
+        "WHERE text LIKE '%Maya Okafor%')"
+    )
+    con.close()
+    assert any("no document places" in p for p in status(idx).problems)
+    for query in ("Okafor", "Okafor yesterday"):  # one word, and two (once a KeyError)
+        assert search(idx, query).hits == []
+    report = index(root, workers=1)
+    assert report.units_swept == 1
+    assert status(idx).problems == []
+
+
+def test_the_gazetteer_survives_deleting_the_index(tmp_path):
+    root = _indexed(tmp_path)
+    idx = Index.for_root(root)
+    _add_cedar(root)
+    gz.retract(idx, "gz:project-cedar", "agent:test", "wrong project")
+    gz.add(idx, "Maya Okafor", "PERSON", actor="user:ann", source="b.md", note="lead")
+    before = gz.show(idx, "gz:maya-okafor")
+    idx.db.unlink()
+    index(root, workers=1)
+    after = gz.show(idx, "gz:maya-okafor")
+    assert after == before  # entry, provenance and log, times included
+    assert gz.show(idx, "gz:project-cedar")["why"] == "wrong project"
+    assert [e.entry_id for e in gz.entries(duckdb.connect(str(idx.db)))] == ["gz:maya-okafor"]
+
+
+def test_a_torn_last_line_is_an_edit_that_never_happened(tmp_path):
+    root = _indexed(tmp_path)
+    idx = Index.for_root(root)
+    _add_cedar(root)
+    with open(idx.journal_path, "a") as f:
+        f.write('{"seq": 2, "entry_id": "gz:x", "act')  # the crash came mid-write
+    assert len(journal.read(idx.journal_path)) == 1
+    gz.add(idx, "Maya Okafor", "PERSON", actor="agent:test")
+    events = journal.read(idx.journal_path)
+    assert [e["entry_id"] for e in events] == ["gz:project-cedar", "gz:maya-okafor"]
+
+
+def test_a_log_is_written_for_an_index_that_had_none(tmp_path):
+    root = _indexed(tmp_path)
+    idx = Index.for_root(root)
+    _add_cedar(root)
+    idx.journal_path.unlink()  # as an index from a kbx before the log existed
+    index(root, workers=1)
+    assert [e["action"] for e in journal.read(idx.journal_path)] == ["add"]
+
+
+def test_a_second_writer_says_who_holds_the_index(tmp_path):
+    root = _indexed(tmp_path)
+    idx = Index.for_root(root)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import sys, time
+                from kbx.store.db import Index
+                with Index.for_root({str(root)!r}).writing("index"):
+                    print("held", flush=True)
+                    time.sleep(30)
+                """
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        busy = rf"another kbx index \(pid {holder.pid}"
+        with pytest.raises(IndexBusy, match=busy), idx.writing("gazetteer edit", wait=0.3):
+            pass
+        assert search(idx, "Cedar").hits  # readers are not held up by the lock
+    finally:
+        holder.kill()
+        holder.wait()
+    with idx.writing("gazetteer edit", wait=5):  # a killed holder leaves no stale lock
+        pass
+
+
+def test_an_index_folder_that_cannot_be_made_is_one_clear_error(tmp_path):
+    root = _write(tmp_path / "docs", FILES)
+    with pytest.raises(IndexUnwritable, match="pass --db FILE"):
+        index(root, "/proc/kbx-cannot-be-here/index.duckdb")
+
+
+def test_the_log_lines_are_plain_json_a_person_can_read(tmp_path):
+    root = _indexed(tmp_path)
+    _add_cedar(root)
+    (line,) = Index.for_root(root).journal_path.read_text().splitlines()
+    event = json.loads(line)
+    assert (event["action"], event["actor"], event["data"]["name"]) == (
+        "add",
+        "agent:test",
+        "Project Cedar",
+    )
