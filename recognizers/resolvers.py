@@ -1,6 +1,8 @@
 """Metadata for identifiers from Crossref (through habanero) and OpenAlex (through pyalex),
 fetched politely: a ``mailto``, a rate limit, timeouts, and retries with backoff on 429
 and 5xx that honour ``Retry-After``. No database here; ``kbx.store.resolve`` caches.
+Whatever goes wrong on the wire ends as Offline, NotFound or Failed, and every answer is
+checked to have the shape kbx reads before it is returned, so nothing odd gets cached.
 
 pyalex builds its URLs on a fixed host, so the OpenAlex base URL is applied by a
 requests adapter that re-hosts each request (and sets the timeout), not by patching it.
@@ -8,16 +10,22 @@ requests adapter that re-hosts each request (and sets the timeout), not by patch
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from typing import TypeVar
 from urllib.parse import quote, unquote, urlparse
 
 import httpx2
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import NewConnectionError, ReadTimeoutError
+
+T = TypeVar("T")
 
 CROSSREF = "https://api.crossref.org"
 OPENALEX = "https://api.openalex.org"
@@ -54,7 +62,7 @@ class Settings:
 
 
 class Offline(Exception):
-    """The service cannot be reached at all: stop, and say so once."""
+    """The service cannot be reached at all: stop asking it, and say so once."""
 
 
 class NotFound(Exception):
@@ -62,27 +70,85 @@ class NotFound(Exception):
 
 
 class Failed(Exception):
-    """An answer could not be had after the retries; the reason says why."""
+    """No usable answer: a fault that outlasted the retries, or an answer of a shape kbx
+    does not read. Recorded, and asked again next run; ``location`` is where a redirect
+    pointed."""
+
+    def __init__(self, why: str, location: str | None = None):
+        super().__init__(why)
+        self.location = location
 
 
-def _status(e: Exception) -> tuple[int | None, dict]:
-    response = getattr(e, "response", None)
-    if response is None:
-        return None, {}
-    return response.status_code, dict(response.headers)
+def _short(e: BaseException, n: int = 200) -> str:
+    return (str(e).splitlines() or [type(e).__name__])[0][:n]
 
 
-def _retry_after(headers: dict, default: float, cap: float) -> float:
-    value = headers.get("retry-after") or headers.get("Retry-After")
-    if value:
+def _unreachable(e: Exception) -> str | None:
+    """Why no connection could be made (refused, no route, no DNS): offline, not one bad
+    answer. A connection that breaks once made (a reset, a short body) is worth a retry."""
+    if isinstance(e, httpx2.ConnectError):
+        return _short(e)
+    reason = getattr(e.args[0] if e.args else None, "reason", None)  # requests' MaxRetryError's
+    if isinstance(e, requests.ConnectionError) and isinstance(reason, NewConnectionError):
+        return _short(reason).split("): ", 1)[-1]  # without "HTTPConnection(host=…, port=…)"
+    return None
+
+
+def _retry_after(value: str | None, default: float) -> float:
+    """The seconds a ``Retry-After`` asks for (a number or an HTTP date); the backoff when it
+    is missing, negative or unreadable, since a server's odd header must not stop the run."""
+    try:
+        wait = float(value or "")
+    except ValueError:
         try:
-            return min(float(value), cap)
-        except ValueError:
-            try:
-                return min(max(parsedate_to_datetime(value).timestamp() - time.time(), 0), cap)
-            except (TypeError, ValueError):
-                pass
-    return min(default, cap)
+            wait = max(parsedate_to_datetime(value or "").timestamp() - time.time(), 0.0)
+        except (TypeError, ValueError, OverflowError):
+            return default
+    return default if math.isnan(wait) or wait < 0 else wait
+
+
+TIMEOUTS = (httpx2.TimeoutException, requests.Timeout)
+BROKEN = (httpx2.TransportError, requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
+
+
+def _fault(e: Exception, s: Settings, backoff: float) -> tuple[str, float]:
+    """Why one try failed and how long to wait before the next, for a fault worth retrying;
+    raises Offline, NotFound or Failed for the rest. Any exception from the client libraries
+    is one of these, so one odd answer never ends the run."""
+    from habanero.exceptions import RequestError
+
+    while isinstance(e, RuntimeError) and isinstance(e.__cause__, Exception):
+        e = e.__cause__  # habanero wraps transport errors in RuntimeError
+    if isinstance(e.__context__, httpx2.HTTPStatusError):
+        e = e.__context__  # habanero, reading an error's body, raised its own or failed
+    arg = e.args[0] if e.args else None  # requests' ConnectionError wraps urllib3's error
+    if isinstance(e, TIMEOUTS) or isinstance(arg, ReadTimeoutError):  # a slow connect too
+        return f"timed out after {s.timeout:g} s", backoff
+    offline = _unreachable(e)
+    if offline:
+        raise Offline(offline)
+    if isinstance(e, (httpx2.TooManyRedirects, requests.TooManyRedirects)):
+        raise Failed("too many redirects")
+    if isinstance(e, BROKEN):
+        return f"connection broken ({_short(e, 80)})", backoff
+    response = getattr(e, "response", None)
+    code = getattr(response, "status_code", None)
+    if isinstance(e, RequestError) and code is None:  # habanero: a 2xx body that is not JSON
+        raise Failed(f"not JSON ({_short(e, 80)})")
+    if isinstance(code, int):
+        headers = response.headers  # case-insensitive in both libraries
+        if code == 404:
+            raise NotFound()
+        if code != 429 and code < 500:
+            moved = headers.get("location") if 300 <= code < 400 else None
+            raise Failed(f"HTTP {code}", location=moved)
+        wait = _retry_after(headers.get("retry-after"), backoff)
+        if wait > s.max_wait:  # retrying sooner would not honour it: next run instead
+            raise Failed(f"HTTP {code}, Retry-After {wait:.0f} s is over max_wait {s.max_wait:g} s")
+        return f"HTTP {code}", wait
+    if isinstance(e, (json.JSONDecodeError, requests.JSONDecodeError)):
+        raise Failed(f"malformed JSON ({_short(e, 80)})")
+    raise Failed(f"unexpected answer ({type(e).__name__}: {_short(e, 80)})")
 
 
 class Polite:
@@ -99,31 +165,75 @@ class Polite:
             self.sleep(wait)
         self._last = time.monotonic()
 
-    def call(self, fn: Callable[[], dict]) -> dict:
+    def call(self, fn: Callable[[], T]) -> T:
         s = self.settings
         for attempt in range(s.retries + 1):
             self._pace()
-            delay = s.backoff * 2**attempt
             try:
                 return fn()
-            except (httpx2.TimeoutException, requests.Timeout):  # a slow connect too: retried
-                why = f"timed out after {s.timeout:g} s"
-            except (httpx2.ConnectError, requests.ConnectionError) as e:
-                raise Offline(str(e).splitlines()[0][:200]) from None
-            except (httpx2.HTTPStatusError, requests.HTTPError) as e:
-                code, headers = _status(e)
-                if code == 404:
-                    raise NotFound() from None
-                if code != 429 and not (code and code >= 500):
-                    raise Failed(f"HTTP {code}") from None
-                why = f"HTTP {code}"
-                delay = _retry_after(headers, delay, s.max_wait)
-            except ValueError as e:  # JSONDecodeError is one
-                raise Failed(f"malformed JSON ({str(e)[:80]})") from None
+            except Exception as e:  # sorted by _fault: whatever it does not know is Failed
+                why, delay = _fault(e, s, s.backoff * 2**attempt)
             if attempt < s.retries:
                 self.retried += 1
                 self.sleep(delay)
         raise Failed(f"{why}, after {s.retries + 1} tries")
+
+
+Shape = type | tuple | list | dict
+DATES = ("issued", "published-print", "published-online", "created")  # of a Crossref work
+TEXT = (str, [str])  # Crossref gives titles and venues as lists
+CROSSREF_WORK: dict = {
+    "DOI": str,
+    "title": TEXT,
+    "container-title": TEXT,
+    "score": (int, float),
+    "author": [{"given": TEXT, "family": TEXT, "name": TEXT, "ORCID": TEXT}],
+} | {date: {"date-parts": [[int]]} for date in DATES}
+OPENALEX_WORK = {
+    "id": str,
+    "title": str,
+    "publication_year": int,
+    "primary_location": {"source": {"display_name": str}},
+    "authorships": [{"author": {"display_name": str, "orcid": str}}],
+}
+OPENALEX_AUTHOR = {"id": str, "display_name": str}
+
+
+def _misfit(v: object, shape: Shape, at: str = "") -> str | None:
+    """Where decoded JSON ``v`` first departs from ``shape``, None if it fits: a type, a
+    tuple of alternatives, ``[shape]`` a list of them, ``{key: shape}`` an object (other keys
+    are free). Null fits anything: both services leave empty fields so."""
+    here = at or "the answer"
+    if v is None:
+        return None
+    if isinstance(shape, tuple):
+        return None if any(_misfit(v, s) is None for s in shape) else here
+    if isinstance(shape, list):
+        if not isinstance(v, list):
+            return here
+        return next((m for i, x in enumerate(v) if (m := _misfit(x, shape[0], f"{at}[{i}]"))), None)
+    if isinstance(shape, dict):
+        if not isinstance(v, dict):
+            return here
+        keys = ((f"{at}.{k}" if at else k, v.get(k), s) for k, s in shape.items())
+        return next((m for path, x, s in keys if (m := _misfit(x, s, path))), None)
+    return None if isinstance(v, shape) and not isinstance(v, bool) else here
+
+
+def checked(answer: object, shape: dict, key: str) -> dict:
+    """``answer`` if it is an object with a string ``key`` whose fields kbx reads have the
+    types it reads them as; else Failed, so an odd answer is asked again, never cached."""
+    if not isinstance(answer, dict) or not isinstance(answer.get(key), str):
+        raise Failed(f"unexpected answer: not an object with a {key}")
+    where = _misfit(answer, shape)
+    if where:
+        raise Failed(f"unexpected answer: {where} is of the wrong type")
+    return dict(answer)
+
+
+def _message(answer: object) -> object:
+    """The ``message`` of a Crossref answer."""
+    return answer.get("message") if isinstance(answer, dict) else None
 
 
 class Crossref:
@@ -138,30 +248,33 @@ class Crossref:
         self.base, self.timeout, self.polite = settings.crossref_url, settings.timeout, polite
 
     def work(self, doi: str, hops: int = 3) -> dict:
-        """The work's record; a DOI the API redirects (an alias) is followed."""
+        """The work's record; a DOI the API redirects (an alias) is followed, a few hops."""
         try:
-            return self.polite.call(lambda: self.client.works(ids=doi))["message"]
+            answer = self.polite.call(lambda: self.client.works(ids=doi))
         except Failed as e:
-            moved = _moved(e)
-            if moved and hops:
-                return self.work(moved, hops - 1)
-            raise
+            moved = _moved(e.location)
+            if moved is None:
+                raise
+            if not hops:
+                raise Failed("too many redirects") from None
+            return self.work(moved, hops - 1)
+        return checked(_message(answer), CROSSREF_WORK, "DOI")
 
     def bibliographic(self, reference: str, rows: int = 3) -> list[dict]:
         """Candidate works for a reference string, best first, with Crossref's scores."""
         answer = self.polite.call(
             lambda: self.client.works(query_bibliographic=reference[:1000], limit=rows)
         )
-        return answer["message"]["items"]
+        items = _message(answer)
+        items = items.get("items") if isinstance(items, dict) else None
+        if not isinstance(items, list):
+            raise Failed("unexpected answer: no list of items")
+        return [checked(item, CROSSREF_WORK, "DOI") for item in items]
 
 
-def _moved(e: Failed) -> str | None:
-    """The DOI a 301/302 from the works endpoint points to."""
-    cause = e.__context__
-    response = getattr(cause, "response", None)
-    if response is None or response.status_code not in (301, 302, 303, 307, 308):
-        return None
-    path = urlparse(response.headers.get("location", "")).path
+def _moved(location: str | None) -> str | None:
+    """The DOI a redirect from the works endpoint points to."""
+    path = urlparse(location or "").path
     return unquote(path.split("/works/", 1)[1]) if "/works/" in path else None
 
 
@@ -191,15 +304,20 @@ class OpenAlex:
         adapter = _Rehost(settings.openalex_url, settings.timeout)
         self.session.mount("https://", adapter)
         self.session.mount("http://", adapter)
+        self.session.max_redirects = 5  # a redirect loop is a failure soon, not after 30
+        # an error status raises before pyalex reads the body (it reads a 400's as JSON)
+        self.session.hooks["response"].append(lambda r, *args, **kw: r.raise_for_status())
         self.pyalex, self.polite = pyalex, polite
 
-    def _get(self, kind, key: str) -> dict:
+    def _get(self, kind, key: str) -> object:
         entity = kind()
         entity.params = key
-        return dict(self.polite.call(lambda: entity._get_from_url(entity.url, self.session)))
+        return self.polite.call(lambda: entity._get_from_url(entity.url, self.session))
 
     def work(self, doi: str) -> dict:
-        return self._get(self.pyalex.Works, f"https://doi.org/{quote(doi, safe='/')}")
+        answer = self._get(self.pyalex.Works, f"https://doi.org/{quote(doi, safe='/')}")
+        return checked(answer, OPENALEX_WORK, "id")
 
     def author(self, orcid: str) -> dict:
-        return self._get(self.pyalex.Authors, f"https://orcid.org/{orcid}")
+        return checked(self._get(self.pyalex.Authors, f"https://orcid.org/{orcid}"),
+                       OPENALEX_AUTHOR, "id")  # fmt: skip

@@ -3,7 +3,8 @@
 Separate from indexing, which never waits on the network. Each answer is committed on
 its own, so a killed run loses at most the one in flight; a work found is kept until
 ``--refresh``, a 404 is recorded as not found and not asked again, and a failure is
-retried next run. With no network the run stops at the first request and says so.
+retried next run, and never overwrites an answer already had. A service that cannot be
+reached is not asked again in the run, which says so in one line; offline, nothing changes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from kbx.config import load_config
 from kbx.errors import BadArgument
 from kbx.recognizers.references import agrees
 from kbx.recognizers.resolvers import (
+    DATES,
     Crossref,
     Failed,
     NotFound,
@@ -105,8 +107,14 @@ def pending(
 
 def _record(lease: WriterLease, entity_id, service, status, data=None, error=None) -> None:
     con = lease.con()
+    if status == "failed":  # a failed --refresh keeps the answer it meant to renew
+        con.execute(
+            "DELETE FROM resolutions WHERE entity_id = ? AND service = ? AND status = 'failed'",
+            [entity_id, service],
+        )
     con.execute(
-        "INSERT OR REPLACE INTO resolutions VALUES (?, ?, ?, ?, ?, ?)",
+        f"INSERT OR {'IGNORE' if status == 'failed' else 'REPLACE'} INTO resolutions "
+        "VALUES (?, ?, ?, ?, ?, ?)",
         [entity_id, service, status, datetime.now(), json.dumps(data) if data else None, error],
     )
     lease.release()  # the next answer may be seconds away: readers get the file meanwhile
@@ -117,7 +125,8 @@ def _match(crossref: Crossref, text: str, settings: Settings) -> tuple[str, dict
     reference string; "not_found" with the best candidate and why, when none does."""
     best = None
     for rank, item in enumerate(crossref.bibliographic(text), start=1):
-        title = (item.get("title") or [None])[0]
+        title = item.get("title")
+        title = title if isinstance(title, str) else (title or [None])[0]
         year = _year(item)
         info = {"doi": item.get("DOI"), "score": item.get("score"), "title": title, "year": year,
                 "rank": rank}  # fmt: skip
@@ -131,7 +140,7 @@ def _match(crossref: Crossref, text: str, settings: Settings) -> tuple[str, dict
 
 
 def _year(item: dict) -> int | None:
-    for key in ("issued", "published-print", "published-online", "created"):
+    for key in DATES:
         parts = (item.get(key) or {}).get("date-parts") or [[None]]
         if parts[0] and parts[0][0]:
             return int(parts[0][0])
@@ -156,14 +165,20 @@ def resolve(
     report = ResolveReport()
     polite = Polite(settings, sleep)
     clients: dict = {}
+    offline: dict[str, str] = {}  # service: why it cannot be reached
+    written = 0
 
     def client(service: str):
         if service not in clients:
             clients[service] = (Crossref if service == "crossref" else OpenAlex)(settings, polite)
         return clients[service]
 
-    def ask(lease, entity_id: str, service: str, fetch: Callable[[], tuple[str, dict]]) -> bool:
-        """One question, its answer committed on its own; False when offline."""
+    def ask(lease, entity_id: str, service: str, fetch: Callable[[], tuple[str, dict]]) -> None:
+        """One question, its answer committed on its own; none to a service found offline."""
+        nonlocal written
+        host = "crossref" if service == MATCH else service
+        if host in offline:
+            return
         try:
             status, data = fetch()
             _record(lease, entity_id, service, status, data)
@@ -178,41 +193,34 @@ def resolve(
             _record(lease, entity_id, service, "failed", error=str(e))
             report.failures.append((entity_id, service, str(e)))
         except Offline as e:
-            report.offline = f"{service} cannot be reached ({e})"
-            return False
-        return True
+            offline[host] = f"{host} cannot be reached ({e})"
+            return
+        written += 1
+
+    def work(service: str, entity_id: str, value: str) -> tuple[str, dict]:
+        c = client(service)
+        return "ok", c.work(value) if entity_id.startswith("doi:") else c.author(value)
 
     with WriterLease(index) as lease:
         refs = refs[:limit] if limit else refs
-        online = True
         for n, (ref, text) in enumerate(refs, start=1):
-            online = ask(lease, ref, MATCH, lambda t=text: _match(client("crossref"), t, settings))
-            if not online:
-                break
+            ask(lease, ref, MATCH, lambda t=text: _match(client("crossref"), t, settings))
             if progress:
                 progress(n, len(refs))
-        if refs:
+        if written:
             refresh_entities(lease.con())  # matched DOIs become entities, resolved below
             lease.release()
-        todo, cached = pending(index, only, refresh) if online else ([], 0)
+        todo, cached = pending(index, only, refresh)
         room = None if limit is None else max(limit - len(refs), 0)
         todo = todo[:room] if room is not None else todo
         report.todo, report.cached = len(refs) + len(todo), cached + refs_cached
         for n, (entity_id, value, service) in enumerate(todo, start=1):
-            c = client(service)
-            if not ask(
-                lease,
-                entity_id,
-                service,
-                lambda c=c, e=entity_id, v=value: (
-                    "ok",
-                    c.work(v) if e.startswith("doi:") else c.author(v),
-                ),
-            ):
-                break
+            ask(lease, entity_id, service, lambda s=service, e=entity_id, v=value: work(s, e, v))
             if progress:
                 progress(n, len(todo))
-        refresh_entities(lease.con())
+        if written or not offline:  # offline, the store is left as it was
+            refresh_entities(lease.con())  # also after a run killed before its rebuild
+    report.offline = "; ".join(offline.values()) or None
     report.retried = polite.retried
     report.seconds = time.monotonic() - started
     return report

@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from helpers import Loopback, crossref_work, run_kbx
+
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.references import ReferenceRecognizer
 from kbx.recognizers.registry import Registry
@@ -303,6 +304,7 @@ def test_reference_strings_link_to_a_doi_only_when_title_and_year_agree(tmp_path
 
 def test_a_slow_connect_is_retried_not_taken_for_offline():
     import requests
+
     from kbx.recognizers.resolvers import Polite
 
     calls = []
