@@ -11,7 +11,9 @@ fork, so it runs in the writing process (``fork_safe=False``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -34,12 +36,44 @@ class GlinerOff(Off):
 
 
 def _digest(model_dir: Path) -> str:
+    """A digest of every file in the model folder, by content: a retrained model of the
+    same shape and size is another model."""
     h = hashlib.sha256()
-    for f in sorted(model_dir.iterdir()):
-        if f.is_file():
-            h.update(f.name.encode())
-            h.update(f.read_bytes() if f.suffix == ".json" else str(f.stat().st_size).encode())
+    for f in sorted(p for p in model_dir.rglob("*") if p.is_file()):
+        h.update(f.relative_to(model_dir).as_posix().encode())
+        h.update(file_digest(f).encode())
     return h.hexdigest()[:10]
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes, remembered by path, size and modification time in the
+    user's cache folder, so a large weight file is read once, not at every start."""
+    st = path.stat()
+    key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    cache_file = _cache_dir() / "file-digests.json"
+    try:
+        cache = json.loads(cache_file.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    if isinstance(cache, dict) and isinstance(cache.get(key), str):
+        return cache[key]
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    cache = cache if isinstance(cache, dict) else {}
+    cache[key] = h.hexdigest()
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(cache))
+        tmp.replace(cache_file)
+    return cache[key]
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "kbx"
 
 
 def _label_type(label: str) -> str:

@@ -7,12 +7,14 @@ keyed by document, and is recomputed whenever a document or its mentions change.
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import date
 
 import duckdb
 
 from kbx.recognizers.registry import Registry
-from kbx.store.db import mark_dirty, rows_select
+from kbx.store.db import mark_dirty, rows_select, transaction
 
 
 def document_date(raw: str | None) -> date | None:
@@ -23,9 +25,57 @@ def document_date(raw: str | None) -> date | None:
         return None
 
 
+HEAD_CHARS = 300  # how far into a document its own date is looked for
+
+
+def document_dates(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
+    """A document without a date in its metadata takes the first full date written at its
+    top ("Incident: 2022-01-19", "4 March 2021"), found by the registry's date recognizer
+    and recorded with its version in ``doc_context``: redone when that version changes,
+    undone when dates are turned off. Returns the documents looked at."""
+    dates = next((r for r in registry if r.info.name == "dates"), None)
+    version = dates.info.version if dates else None
+    rows = con.execute(
+        """SELECT d.doc_id, u.text FROM documents d
+           LEFT JOIN doc_context c ON c.doc_id = d.doc_id AND c.recognizer = 'dates'
+           LEFT JOIN placements pl ON pl.doc_id = d.doc_id AND pl.ordinal = 0
+           LEFT JOIN units u USING (unit_id)
+           WHERE d.status = 'ok' AND (c.doc_id IS NOT NULL OR d.doc_date IS NULL)
+             AND c.version IS DISTINCT FROM ?""",
+        [version],
+    ).fetchall()
+    if not rows:
+        return 0
+    found = dates.recognize([(t or "")[:HEAD_CHARS] for _, t in rows]) if dates else []
+    with transaction(con):
+        ids = [doc_id for doc_id, _ in rows]
+        con.execute(
+            "DELETE FROM doc_context WHERE recognizer = 'dates' AND list_contains(?, doc_id)",
+            [ids],
+        )
+        for i, (doc_id, _) in enumerate(rows):
+            day = _full_date(found[i]) if dates else None
+            con.execute("UPDATE documents SET doc_date = ? WHERE doc_id = ?", [day, doc_id])
+            if dates:
+                con.execute(
+                    "INSERT INTO doc_context VALUES (?, 'dates', ?, ?)",
+                    [doc_id, version, json.dumps({"date": day})],
+                )
+        mark_dirty(con)
+    return len(rows)
+
+
+def _full_date(mentions: list) -> str | None:
+    for m in mentions:
+        if m.type == "DATE" and m.value and re.fullmatch(r"\d{4}-\d\d-\d\d", m.value):
+            return m.value
+    return None
+
+
 def refresh(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
     """Recompute the layer for documents whose context-dependent mentions it lacks or that
-    changed since; returns how many values were written."""
+    changed since (their own dates first); returns how many values were written."""
+    document_dates(con, registry)
     resolvers = {r.info.name: r for r in registry if r.info.needs_context and hasattr(r, "resolve")}
     if not resolvers:
         return 0

@@ -13,19 +13,20 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import duckdb
 
-from kbx.errors import IndexBusy, IndexNotFound, IndexUnwritable, SchemaError
+from kbx.errors import BadArgument, IndexBusy, IndexNotFound, IndexUnwritable, SchemaError
 from kbx.store.schema import check_readable, ensure_schema
 
 INDEX_DIR = ".kbx"
 INDEX_FILE = "index.duckdb"
-BUSY_WAIT = 10.0
+BUSY_WAIT = 10.0  # seconds a reader waits for a writer
+WRITER_WAIT = 60.0  # seconds a writer waits for readers and short writes
 ENTITIES_DIRTY = "entities_dirty"  # kbx_meta key: a write since the last entity rebuild
 
 
@@ -65,7 +66,20 @@ class Index:
             return cls(path, path.parent.parent)  # the usual layout names its root
         with connect(path, read_only=True) as con:
             row = con.execute("SELECT value FROM kbx_meta WHERE key = 'root'").fetchone()
-        return cls(path, Path(row[0]))
+        root = Path(row[0]) if row and row[0] else None
+        here = Path(start).resolve()
+        if (
+            root is None
+            or root == Path(root.anchor)
+            or not (_within(here, root) or _within(path, root))
+        ):
+            # The root is read from the file itself, so it is trusted only where the user
+            # stands in it or the file lies in it, and never as the whole file system.
+            raise BadArgument(
+                f"{db} indexes {root or 'no folder'}; run the command from inside that "
+                "folder (kbx reads files only under an index's own root)"
+            )
+        return cls(path, root)
 
     def reader(self):
         """A read-only connection (a context manager) to a readable index."""
@@ -125,6 +139,10 @@ class Index:
                 del _HELD[key]
         finally:
             os.close(fd)  # closing the descriptor releases the lock
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 _HELD: dict[str, int] = {}  # lock paths this process holds, with their depth
@@ -218,28 +236,51 @@ _LOCK = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 
 
 @contextmanager
-def connect(path: Path, read_only: bool, root: str | None = None, wait: float = BUSY_WAIT):
-    """Open ``path``, retrying while another process holds it, and close it afterwards."""
+def connect(path: Path, read_only: bool, root: str | None = None, wait: float | None = None):
+    """Open ``path``, retrying while another process holds it, and close it afterwards.
+
+    A writer waits longer than a reader (it is background work), and while it waits it
+    says so in a marker file: readers arriving then step back for a moment, so a stream of
+    back-to-back searches cannot starve it; each reader still waits at most ``BUSY_WAIT``."""
+    wait = wait if wait is not None else BUSY_WAIT if read_only else WRITER_WAIT
+    waiting = path.with_name(path.name + ".waiting")
     deadline = time.monotonic() + wait
     delay = 0.02
-    while True:
-        try:
-            con = duckdb.connect(str(path), read_only=read_only)
-            break
-        except duckdb.IOException as e:
-            m = _LOCK.search(str(e))
-            if not m and "lock" not in str(e).lower():
+    try:
+        while True:
+            if read_only and _fresh(waiting) and time.monotonic() < deadline:
+                time.sleep(delay)
+                delay = min(delay * 1.5, 0.2)
+                continue
+            try:
+                con = duckdb.connect(str(path), read_only=read_only)
+                break
+            except duckdb.IOException as e:
+                m = _LOCK.search(str(e))
+                if not m and "lock" not in str(e).lower():
+                    raise SchemaError(f"cannot open {path}: {str(e).splitlines()[0]}") from e
+                if time.monotonic() > deadline:
+                    who = (
+                        f"process {m.group(2)} ({Path(m.group(1)).name})"
+                        if m
+                        else "another process"
+                    )
+                    doing = "is writing to it" if read_only else "has it open"
+                    raise IndexBusy(
+                        f"the index is busy: {who} {doing}; tried for {wait:.0f}s, "
+                        "try again shortly"
+                    ) from e
+                if not read_only:
+                    with suppress(OSError):
+                        waiting.touch()
+                time.sleep(delay)
+                delay = min(delay * 1.5, 0.5)
+            except duckdb.Error as e:
                 raise SchemaError(f"cannot open {path}: {str(e).splitlines()[0]}") from e
-            if time.monotonic() > deadline:
-                who = f"process {m.group(2)} ({Path(m.group(1)).name})" if m else "another process"
-                raise IndexBusy(
-                    f"the index is busy: {who} is writing to it; tried for {wait:.0f}s, "
-                    "try again shortly"
-                ) from e
-            time.sleep(delay)
-            delay = min(delay * 1.5, 0.5)
-        except duckdb.Error as e:
-            raise SchemaError(f"cannot open {path}: {str(e).splitlines()[0]}") from e
+    finally:
+        if not read_only:
+            with suppress(OSError):
+                waiting.unlink(missing_ok=True)
     try:
         if read_only:
             check_readable(con)
@@ -248,6 +289,15 @@ def connect(path: Path, read_only: bool, root: str | None = None, wait: float = 
         yield con
     finally:
         con.close()
+
+
+def _fresh(marker: Path, within: float = 1.0) -> bool:
+    """A writer touched this marker in the last ``within`` seconds (it touches it while
+    it waits, and removes it once in)."""
+    try:
+        return time.time() - marker.stat().st_mtime < within
+    except OSError:
+        return False
 
 
 def rows_select(columns: list[str], rows: list[tuple], lists: frozenset[str] = frozenset()):

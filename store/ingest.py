@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
-import re
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -25,7 +23,6 @@ from kbx.errors import BadArgument, ExtractError
 from kbx.extract import Document, extract
 from kbx.extract.analysis import Analyzer, analyze_units
 from kbx.extract.textmap import pack
-from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.store.bm25 import analyzer_of
 from kbx.store.consistency import drop_orphans, repair, settle, unplace
@@ -36,6 +33,7 @@ from kbx.store.gazetteer import registry_for
 from kbx.store.postings import rebuild_postings, resort_postings, term_rows
 from kbx.store.recognize import RecognizerReport, recognize
 from kbx.store.walk import Found, walk
+from kbx.store.workers import OverBudget, each_in_order, timed
 
 DEFAULT_MAX_SIZE = 50 * 1024 * 1024
 BATCH_DOCS = 400
@@ -80,7 +78,17 @@ class IndexReport:
 def read_one(
     root: str, found: Found, known_sha: str | None, max_size: int, analyzer: Analyzer
 ) -> Outcome:
-    """Read, hash, extract and analyze one file. Runs in a worker; never raises."""
+    """Read, hash, extract and analyze one file within its time budget. Runs in a worker;
+    never raises."""
+    try:
+        return timed(_read_one, root, found, known_sha, max_size, analyzer)
+    except OverBudget as e:
+        return Outcome(found.rel, found.size, found.mtime_ns, error=str(e), status="failed")
+
+
+def _read_one(
+    root: str, found: Found, known_sha: str | None, max_size: int, analyzer: Analyzer
+) -> Outcome:
     out = Outcome(found.rel, found.size, found.mtime_ns)
     if found.error:
         out.status, out.error = "unreadable", found.error
@@ -90,14 +98,15 @@ def read_one(
         out.error = f"larger than the size cap ({found.size:,} > {max_size:,} bytes)"
         return out
     try:
-        with open(os.path.join(root, found.rel), "rb") as f:
-            st = os.fstat(f.fileno())
-            data = f.read()
+        st, data = _read_inside(root, found.rel, max_size)
     except FileNotFoundError:
         out.status = "vanished"
         return out
     except OSError as e:
         out.status, out.error = "unreadable", e.strerror or str(e)
+        return out
+    except ExtractError as e:
+        out.status, out.error = "skipped", str(e)
         return out
     out.size, out.mtime_ns = st.st_size, st.st_mtime_ns
     out.sha256 = hashlib.sha256(data).hexdigest()
@@ -107,12 +116,40 @@ def read_one(
     try:
         out.document = extract(found.rel, data)
         out.terms = analyze_units(out.document.units, analyzer)
-        date_from_text(out.document)
     except ExtractError as e:
         out.status, out.error = "failed", str(e)
+    except MemoryError:
+        out.document, out.terms = None, []
+        out.status, out.error = "failed", "over the memory budget for one file"
     except Exception as e:  # a parser bug must not stop the run
         out.status, out.error = "failed", f"parser error: {type(e).__name__}: {e}"
     return out
+
+
+def _read_inside(root: str, rel: str, max_size: int) -> tuple[os.stat_result, bytes]:
+    """Open first, then check what was opened: a regular file (a FIFO would block; opened
+    non-blocking it cannot), within the size cap, and still inside the root, so a symlink
+    swapped in after the walk cannot bring in a file from elsewhere."""
+    fd = os.open(os.path.join(root, rel), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ExtractError("not a regular file")
+        real = _opened_path(fd)
+        if real is not None and os.path.commonpath([real, root]) != root:
+            raise ExtractError(f"leads outside the indexed folder, to {real}")
+        if st.st_size > max_size:
+            raise ExtractError(f"larger than the size cap ({st.st_size:,} > {max_size:,} bytes)")
+        os.set_blocking(fd, True)
+        return st, f.read()
+
+
+def _opened_path(fd: int) -> str | None:
+    """The real path of an open file (Linux); None where the system cannot say."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
 
 
 def _trusted_sha(known: dict | None) -> str | None:
@@ -121,35 +158,18 @@ def _trusted_sha(known: dict | None) -> str | None:
     return known["sha256"] if known and known["status"] == "ok" else None
 
 
-_DATE_LINE_CHARS = 300
-
-
-def date_from_text(doc: Document) -> None:
-    """A document without a date in its metadata takes the first full date written at its
-    top ("Incident: 2022-01-19", "4 March 2021"): part of its context, recomputed with it."""
-    if doc.meta.date or not doc.units:
-        return
-    head = doc.units[0].text[:_DATE_LINE_CHARS]
-    for m in DateRecognizer().recognize([head])[0]:
-        if m.type == "DATE" and m.value and re.fullmatch(r"\d{4}-\d\d-\d\d", m.value):
-            doc.meta.date = m.value
-            doc.meta.fields["date_from"] = "text"
-            return
-
-
 def _read_all(
     root: Path, todo: list[Found], known: dict, max_size: int, workers: int, analyzer: Analyzer
 ) -> Iterator[Outcome]:
+    """Every file's outcome in order, read by budgeted workers (one for a short list)."""
     args = [(str(root), f, _trusted_sha(known.get(f.rel)), max_size, analyzer) for f in todo]
-    if workers <= 1 or len(todo) < PARALLEL_THRESHOLD:
-        for a in args:
-            yield read_one(*a)
-        return
-    # fork: workers start at once, need no __main__ guard in the caller's script, and
-    # never touch DuckDB (no connection is open while the pool lives).
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-        yield from pool.map(read_one, *zip(*args, strict=True), chunksize=4)
+    n = 1 if len(todo) < PARALLEL_THRESHOLD else max(1, workers)
+    yield from each_in_order(read_one, args, n, _died)
+
+
+def _died(job: tuple, why: str) -> Outcome:
+    found: Found = job[1]
+    return Outcome(found.rel, found.size, found.mtime_ns, error=why, status="failed")
 
 
 def _json_default(value):
@@ -214,6 +234,7 @@ def _write_batch(
     with transaction(con):
         if stale:
             unplace(con, stale)
+            con.execute("DELETE FROM doc_context WHERE list_contains(?, doc_id)", [stale])
         rows = []
         for o in docs:
             d = o.document
@@ -431,7 +452,8 @@ def _index(
         if gone:
             with transaction(con):
                 unplace(con, gone)
-                con.execute("DELETE FROM documents WHERE list_contains(?, doc_id)", [gone])
+                for table in ("doc_context", "doc_mentions", "documents"):
+                    con.execute(f"DELETE FROM {table} WHERE list_contains(?, doc_id)", [gone])
                 report.units_swept += drop_orphans(con)
                 mark_dirty(con)
             kill_point("index.removed")

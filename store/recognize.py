@@ -7,7 +7,6 @@ interrupted pass resumes where it stopped, since finished batches have their run
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +20,7 @@ import duckdb
 from kbx.recognizers.base import Recognizer, check_spans
 from kbx.recognizers.registry import Registry
 from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, rows_select, transaction
+from kbx.store.workers import pool as worker_pool
 
 BATCH_UNITS = 500
 CHUNK_UNITS = 20_000  # read at a time, so memory stays bounded on a large corpus
@@ -179,7 +179,7 @@ def _results(
     so readers get in between commits."""
     batches = [chunk[i : i + BATCH_UNITS] for i in range(0, len(chunk), BATCH_UNITS)]
     if pool is None:
-        took = 0.0
+        took = float("inf")  # unknown yet: let readers in before the first batch too
         for b in batches:
             if lease.expired or took > QUICK_BATCH:  # a model's batch takes seconds
                 lease.release()
@@ -256,11 +256,7 @@ def _recognize_all(
     _IN_WORKERS.update({r.info.name: r for r in todo})
     workers = workers or os.cpu_count() or 1
     parallel = workers > 1 and sum(totals.values()) > BATCH_UNITS
-    pool = (
-        ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-        if parallel
-        else None
-    )
+    pool = worker_pool(workers) if parallel else None
     try:
         for r in todo:
             report = reports[r.info.name]

@@ -28,9 +28,9 @@ from kbx.recognizers.resolvers import (
     Polite,
     Settings,
 )
-from kbx.store.db import Index, WriterLease
+from kbx.store.consistency import settle
+from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, transaction
 from kbx.store.entities import reference_id
-from kbx.store.entities import refresh as refresh_entities
 
 SERVICES = {"doi": ("crossref", "openalex"), "orcid": ("openalex",), "reference": ("crossref",)}
 MATCH = "crossref-bibliographic"
@@ -106,17 +106,20 @@ def pending(
 
 
 def _record(lease: WriterLease, entity_id, service, status, data=None, error=None) -> None:
-    con = lease.con()
-    if status == "failed":  # a failed --refresh keeps the answer it meant to renew
+    with transaction(con := lease.con()):
+        if status == "failed":  # a failed --refresh keeps the answer it meant to renew
+            con.execute(
+                "DELETE FROM resolutions WHERE entity_id = ? AND service = ? AND status = 'failed'",
+                [entity_id, service],
+            )
         con.execute(
-            "DELETE FROM resolutions WHERE entity_id = ? AND service = ? AND status = 'failed'",
-            [entity_id, service],
+            f"INSERT OR {'IGNORE' if status == 'failed' else 'REPLACE'} INTO resolutions "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [entity_id, service, status, datetime.now(), json.dumps(data) if data else None, error],
         )
-    con.execute(
-        f"INSERT OR {'IGNORE' if status == 'failed' else 'REPLACE'} INTO resolutions "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        [entity_id, service, status, datetime.now(), json.dumps(data) if data else None, error],
-    )
+        if status != "failed":  # an answer can change the entity layer; a failure cannot
+            mark_dirty(con)
+    kill_point("resolve.answer")
     lease.release()  # the next answer may be seconds away: readers get the file meanwhile
 
 
@@ -208,7 +211,7 @@ def resolve(
             if progress:
                 progress(n, len(refs))
         if written:
-            refresh_entities(lease.con())  # matched DOIs become entities, resolved below
+            settle(lease.con())  # matched DOIs become entities, resolved below
             lease.release()
         todo, cached = pending(index, only, refresh)
         room = None if limit is None else max(limit - len(refs), 0)
@@ -218,8 +221,7 @@ def resolve(
             ask(lease, entity_id, service, lambda s=service, e=entity_id, v=value: work(s, e, v))
             if progress:
                 progress(n, len(todo))
-        if written or not offline:  # offline, the store is left as it was
-            refresh_entities(lease.con())  # also after a run killed before its rebuild
+        settle(lease.con())  # also after a run killed before its rebuild
     report.offline = "; ".join(offline.values()) or None
     report.retried = polite.retried
     report.seconds = time.monotonic() - started

@@ -8,7 +8,7 @@ import duckdb
 
 from kbx.errors import SchemaError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE kbx_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -158,12 +158,27 @@ CREATE TABLE passage_dates (        -- derived: the dates of a passage, as [lo, 
 """
 
 
+_V3 = """
+CREATE TABLE doc_context (          -- what a recognizer found of a whole document, by version
+    doc_id INTEGER NOT NULL,
+    recognizer VARCHAR NOT NULL,    -- e.g. dates: the date written at the document's top
+    version VARCHAR NOT NULL,
+    data JSON
+);
+INSERT INTO kbx_meta VALUES ('entities_dirty', '1') ON CONFLICT DO NOTHING;
+"""
+
+
 def _to_v2(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_V2)
 
 
+def _to_v3(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(_V3)
+
+
 # Each entry upgrades a file from version ``n`` to ``n + 1``.
-MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {1: _to_v2}
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {1: _to_v2, 2: _to_v3}
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:

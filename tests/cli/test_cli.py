@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 
+import duckdb
+import pytest
 from helpers import run_kbx
 
 from kbx.store.db import Index
@@ -94,3 +97,43 @@ def test_gazetteer_entities_and_facets_from_the_command_line(corpus):
     assert r.returncode == 2 and "did you mean 'Project Cedar'" in r.stderr
     r = run_kbx("gazetteer", "export", "-f", "csv", cwd=corpus)
     assert r.stdout.splitlines()[1].startswith("gz:project-cedar,Project Cedar,PROJECT")
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_bug_is_said_as_such_and_its_traceback_kept(monkeypatch, capsys, tmp_path, as_json):
+    import tempfile
+
+    from kbx.cli import app as cli
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(cli.Index, "find", broken)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(sys, "argv", ["kbx", "status", *(["--json"] if as_json else [])])
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    assert exit_.value.code == 70
+    out, err = capsys.readouterr()
+    text = json.loads(out)["message"] if as_json else err
+    assert "kbx hit a bug (ZeroDivisionError: division by zero)" in text
+    assert "Traceback" not in out + err and ".kbx" not in text
+    (saved,) = tmp_path.glob("kbx-bug-*.txt")
+    assert "Traceback" in saved.read_text() and "ZeroDivisionError" in saved.read_text()
+    if as_json:
+        assert json.loads(out)["code"] == 70 and json.loads(out)["error"] == "InternalError"
+
+
+def test_exit_codes_name_what_went_wrong(tmp_path):
+    r = run_kbx("search", "x", "--json", cwd=tmp_path)
+    assert r.returncode == 3 and json.loads(r.stdout)["error"] == "IndexNotFound"
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nwords\n")
+    run_kbx("index", str(root))
+    con = duckdb.connect(str(root / ".kbx" / "index.duckdb"))
+    con.execute("UPDATE kbx_meta SET value = 'x2' WHERE key = 'schema_version'")
+    con.close()
+    r = run_kbx("status", cwd=root)
+    assert r.returncode == 5 and "records schema version 'x2'" in r.stderr
+    assert "Traceback" not in r.stderr and "delete" not in r.stderr

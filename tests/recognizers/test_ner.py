@@ -4,6 +4,9 @@ checked, not accuracy); configuration through kbx.toml; names linked to entities
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import duckdb
 import pytest
 from helpers import run_kbx
@@ -190,3 +193,19 @@ def test_a_short_form_carries_an_ner_name_within_the_document(tmp_path, spacy_ne
     index(root, registry=Registry([spacy_ner]))
     hits = search(idx, "store", filters=Filters(entities=["name:org:apple-inc"])).hits
     assert {h.heading_path[-1] for h in hits} == {"News", "Later"}
+
+
+def test_gliner_version_follows_the_weights_content_not_their_size(
+    tmp_path, tiny_gliner, monkeypatch
+):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    copy = tmp_path / "retrained"
+    shutil.copytree(tiny_gliner, copy)
+    base = GlinerRecognizer(str(copy), labels=["dataset"]).info.version
+    weights = max((p for p in copy.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF  # same shape and size, other values
+    weights.write_bytes(bytes(data))
+    assert GlinerRecognizer(str(copy), labels=["dataset"]).info.version != base
+    cached = json.loads((tmp_path / "cache" / "kbx" / "file-digests.json").read_text())
+    assert any(k.startswith(str(weights.resolve())) for k in cached)  # read once, remembered

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from helpers import Loopback, crossref_work
 
 from kbx.errors import IndexBusy, IndexUnwritable
 from kbx.store import gazetteer as gz
@@ -23,6 +24,7 @@ from kbx.store.db import Index
 from kbx.store.gazetteer import registry_for
 from kbx.store.ingest import index
 from kbx.store.reprocess import reprocess
+from kbx.store.resolve import resolve
 from kbx.store.search import search
 from kbx.store.status import status
 
@@ -256,3 +258,58 @@ def test_the_log_lines_are_plain_json_a_person_can_read(tmp_path):
         "agent:test",
         "Project Cedar",
     )
+
+
+def test_a_writer_gets_in_between_back_to_back_readers(tmp_path):
+    root = _indexed(tmp_path)
+    idx = Index.for_root(root)
+    hammer = textwrap.dedent(
+        f"""
+        import time
+        from kbx.store.db import Index
+        idx = Index.for_root({str(root)!r})
+        end = time.monotonic() + 15
+        print("go", flush=True)
+        while time.monotonic() < end:
+            with idx.reader() as con:
+                con.execute("SELECT count(*) FROM postings").fetchone()
+        """
+    )
+    readers = [
+        subprocess.Popen([sys.executable, "-c", hammer], stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    try:
+        for r in readers:
+            assert r.stdout.readline().strip() == "go"
+        with idx.writer() as con:  # waits for a gap the readers leave it, within its limit
+            con.execute("INSERT OR REPLACE INTO kbx_meta VALUES ('probe', '1')")
+    finally:
+        for r in readers:
+            r.kill()
+            r.wait()
+
+
+def test_resolve_killed_after_an_answer_is_settled_by_the_next_command(tmp_path, monkeypatch):
+    root = _indexed(tmp_path)
+    doi = "10.1000/xyz123"
+    work = crossref_work(doi, "Cedar in Practice", 2020, [("Ann", "Lee", None)], "J. Cedar")
+    server = Loopback(
+        {f"/works/{doi}": [(200, work, {})], "/works/https://doi.org/": [(404, {}, {})]}
+    )
+    monkeypatch.setenv("KBX_CROSSREF_URL", server.url)
+    monkeypatch.setenv("KBX_OPENALEX_URL", server.url)
+    idx = Index.for_root(root)
+    try:
+        assert die_at("resolve.answer", resolve, idx) == 137
+    finally:
+        server.close()
+    assert any("entity layer" in p for p in status(idx).problems)
+    index(root, workers=1)  # no file changed: the repair alone rebuilds the layer
+    assert status(idx).problems == []
+    con = duckdb.connect(str(idx.db), read_only=True)
+    (label,) = con.execute(
+        "SELECT label FROM entities WHERE entity_id = ?", [f"doi:{doi}"]
+    ).fetchone()
+    con.close()
+    assert label == "Cedar in Practice"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
 import duckdb
 
 from kbx.extract.analysis import Analyzer
+from kbx.recognizers.dates import DateRecognizer
+from kbx.recognizers.identifiers import IdentifierRecognizer
+from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
 from kbx.store.ingest import index, read_one
 from kbx.store.walk import Found
@@ -155,3 +159,25 @@ def test_a_date_written_at_the_top_becomes_the_document_date(corpus):
     assert dates["incident.txt"] == "2022-01-19"
     assert dates["undated.txt"] is None  # a year alone is not the document's date
     assert dates["notes/cedar.md"] == "2021-03-04"  # metadata first
+
+
+def test_the_date_from_text_follows_the_date_recognizer(corpus):
+    (corpus / "incident.txt").write_text("Incident report\n\nIncident: 2022-01-19, 14:05 GMT\n")
+    index(corpus, registry=Registry([IdentifierRecognizer()]))  # dates not installed
+    assert _rows(corpus, "SELECT doc_date FROM documents WHERE path = 'incident.txt'") == [(None,)]
+    index(corpus, registry=Registry([DateRecognizer()]))
+    assert _rows(
+        corpus,
+        "SELECT d.doc_date, c.version FROM documents d JOIN doc_context c USING (doc_id) "
+        "WHERE d.path = 'incident.txt'",
+    ) == [("2022-01-19", DateRecognizer().info.version)]
+    bumped = DateRecognizer()
+    bumped.info = dataclasses.replace(bumped.info, version="9")
+    index(corpus, registry=Registry([bumped]))  # nothing changed on disk; a new version
+    assert _rows(corpus, "SELECT DISTINCT version FROM doc_context") == [("9",)]
+    index(corpus, registry=Registry([IdentifierRecognizer()]))  # turned off: undone
+    assert _rows(corpus, "SELECT doc_date FROM documents WHERE path = 'incident.txt'") == [(None,)]
+    assert _rows(corpus, "SELECT count(*) FROM doc_context") == [(0,)]
+    assert _rows(corpus, "SELECT doc_date FROM documents WHERE path = 'notes/cedar.md'") == [
+        ("2021-03-04",)  # metadata dates are never touched
+    ]

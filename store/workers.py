@@ -1,0 +1,132 @@
+"""Worker processes that die with their parent and give each file a time and memory budget.
+
+Workers are forked (they start at once, need no ``__main__`` guard, and share the models
+loaded before the fork) and never touch DuckDB. A ``kill -9`` of the parent takes them
+with it (Linux's parent-death signal), so no orphan keeps computing or holds the write
+lock. A file that makes its reader run past its time budget, grow past its memory
+budget, or die, is a failed file with that reason: never a hung or failed run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import os
+import resource
+import signal
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
+
+FILE_SECONDS = 60  # a file's time budget
+FILE_MEMORY = 4 * 1024**3  # bytes of address space a reader may add while reading one file
+_PR_SET_PDEATHSIG = 1
+
+
+class OverBudget(BaseException):
+    """Raised in a worker when a file runs past its time budget. A BaseException, so a
+    parser's ``except Exception`` cannot swallow it."""
+
+
+def _die_with_parent(parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the signal was set
+        os._exit(1)
+
+
+def _budgeted(parent: int) -> None:
+    _die_with_parent(parent)
+    signal.signal(signal.SIGALRM, _over_time)
+    used = _address_space()
+    if used is not None:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = used + FILE_MEMORY
+        if hard == resource.RLIM_INFINITY or cap < hard:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def _over_time(signum, frame) -> None:
+    raise OverBudget(f"took longer than the time budget ({FILE_SECONDS} s)")
+
+
+def _address_space() -> int | None:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return None
+
+
+def timed(fn: Callable, *args):
+    """Call ``fn`` with the time budget armed (in a worker, or in the main thread)."""
+    armed = threading.current_thread() is threading.main_thread()
+    if armed:
+        previous = signal.signal(signal.SIGALRM, _over_time)
+        signal.alarm(FILE_SECONDS)
+    try:
+        return fn(*args)
+    finally:
+        if armed:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+def pool(workers: int, budgets: bool = False) -> ProcessPoolExecutor:
+    """Forked workers that die with this process (and, with ``budgets``, run under the
+    per-file memory cap)."""
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_budgeted if budgets else _die_with_parent,
+        initargs=(os.getpid(),),
+    )
+
+
+def each_in_order(
+    fn: Callable, jobs: list[tuple], workers: int, failed: Callable[[tuple, str], object]
+) -> Iterator:
+    """``fn(*job)`` for every job, in order, over budgeted workers. A job whose worker dies
+    or hangs past twice its budget is retried alone; if it does that alone too, it yields
+    ``failed(job, why)`` and the rest go on."""
+    todo = deque(jobs)
+    while todo:
+        suspects: list[tuple] = []
+        with pool(workers, budgets=True) as p:
+            window: deque = deque()
+            try:
+                while todo or window:
+                    while todo and len(window) < 4 * workers:
+                        job = todo.popleft()
+                        window.append((job, p.submit(fn, *job)))
+                    job, future = window[0]
+                    result = future.result(timeout=2 * FILE_SECONDS + 10)
+                    window.popleft()
+                    yield result
+            except (BrokenProcessPool, FutureTimeout):
+                suspects = [job for job, _ in window]
+                _kill(p)
+        for job in suspects:
+            yield _alone(fn, job, failed)
+
+
+def _alone(fn: Callable, job: tuple, failed: Callable[[tuple, str], object]):
+    with pool(1, budgets=True) as p:
+        try:
+            return p.submit(fn, *job).result(timeout=2 * FILE_SECONDS + 10)
+        except BrokenProcessPool:
+            return failed(job, "its reader process died (a crash in a parser, or out of memory)")
+        except FutureTimeout:
+            _kill(p)
+            return failed(job, f"took longer than the time budget ({FILE_SECONDS} s)")
+
+
+def _kill(p: ProcessPoolExecutor) -> None:
+    """Stop a pool whose workers may be stuck in C code, where no signal handler runs."""
+    for proc in list(getattr(p, "_processes", {}).values()):
+        proc.kill()
+    p.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,166 @@
+"""Readers under budgets: a file that hangs, eats memory or kills its reader is a failed
+file, the run goes on; workers die with their parent; what is opened is checked."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from kbx.store import ingest, workers
+from kbx.store.ingest import index
+from kbx.store.walk import Found
+
+
+def _slow(seconds: float) -> str:
+    time.sleep(seconds)
+    return "done"
+
+
+def _die(code: int) -> str:
+    os._exit(code)
+
+
+def _failed(job: tuple, why: str) -> str:
+    return f"failed: {why}"
+
+
+def _within_budget(seconds: float) -> str:
+    try:
+        return workers.timed(_slow, seconds)
+    except workers.OverBudget as e:
+        return f"failed: {e}"
+
+
+def _die_on_one(x: float) -> str:
+    return _die(1) if x == 1 else _slow(x)
+
+
+def _folder(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "kbx.toml").write_text('[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n')
+    return root
+
+
+def test_a_job_past_its_time_budget_fails_and_the_rest_go_on(monkeypatch):
+    monkeypatch.setattr(workers, "FILE_SECONDS", 1)
+    got = list(workers.each_in_order(_within_budget, [(0,), (5,), (0,)], 2, _failed))
+    assert got[0] == got[2] == "done"
+    assert "time budget (1 s)" in str(got[1])
+
+
+def test_a_job_that_kills_its_worker_is_retried_alone_then_recorded(monkeypatch):
+    jobs = [(0.0,), (1,), (0.0,), (0.0,)]
+    got = list(workers.each_in_order(_die_on_one, jobs, 2, _failed))
+    assert got[0] == got[2] == got[3] == "done"
+    assert got[1].startswith("failed: its reader process died")
+
+
+def test_a_hanging_file_is_recorded_and_the_others_are_indexed(tmp_path, monkeypatch):
+    root = _folder(tmp_path)
+    (root / "good.md").write_text("# Good\n\nPlain words here.\n")
+    (root / "slow.md").write_text("# Slow\n\nThis one hangs the parser.\n")
+    monkeypatch.setattr(workers, "FILE_SECONDS", 1)
+    real = ingest.extract
+
+    def stuck(rel, data):
+        if rel == "slow.md":
+            time.sleep(30)
+        return real(rel, data)
+
+    monkeypatch.setattr(ingest, "extract", stuck)
+    report = index(root, workers=1)
+    assert report.new == 1 and report.failed == 1
+    assert report.failures == [("slow.md", "took longer than the time budget (1 s)")]
+
+
+def test_a_fifo_is_not_read_and_never_blocks(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    os.mkfifo(root / "pipe.md")
+    out = ingest.read_one(str(root), Found("pipe.md", 0, 0), None, 10**6, None)
+    assert out.status == "skipped" and out.error == "not a regular file"
+
+
+def test_a_symlink_swapped_in_after_the_walk_is_not_followed_out(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Secret\n\nOutside the root.\n")
+    (root / "note.md").write_text("# Note\n\nInside.\n")
+    walked = Found("note.md", 20, 0)
+    (root / "note.md").unlink()
+    (root / "note.md").symlink_to(secret)  # swapped after the walk, before the open
+    out = ingest.read_one(str(root), walked, None, 10**6, None)
+    assert out.document is None and "leads outside the indexed folder" in out.error
+
+
+def test_workers_die_with_their_parent(tmp_path):
+    pids = tmp_path / "pids"
+    script = textwrap.dedent(
+        f"""
+        import os, time
+        from kbx.store.workers import pool
+        with pool(2) as p:
+            got = list(p.map(os.getpid, [], ))
+            futures = [p.submit(time.sleep, 60) for _ in range(2)]
+            time.sleep(1)
+            open({str(pids)!r}, "w").write(" ".join(map(str, p._processes)))
+            time.sleep(60)
+        """
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        for _ in range(100):
+            if pids.exists() and pids.read_text():
+                break
+            time.sleep(0.1)
+        children = [int(p) for p in pids.read_text().split()]
+        assert len(children) == 2
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        for _ in range(50):
+            alive = [c for c in children if _alive(c)]
+            if not alive:
+                break
+            time.sleep(0.1)
+        assert alive == []
+    finally:
+        parent.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie waiting for init to reap it is dead too
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("budget", [256 * 1024**2])
+def test_a_file_over_the_memory_budget_fails_alone(tmp_path, monkeypatch, budget):
+    monkeypatch.setattr(workers, "FILE_MEMORY", budget)
+    real = ingest.extract
+
+    def greedy(rel, data):
+        if rel == "big.md":
+            _ = bytearray(2 * budget)
+        return real(rel, data)
+
+    monkeypatch.setattr(ingest, "extract", greedy)
+    root = _folder(tmp_path)
+    (root / "big.md").write_text("# Big\n\nAsks for too much.\n")
+    (root / "small.md").write_text("# Small\n\nFine.\n")
+    report = index(root, workers=1)
+    assert report.new == 1
+    assert report.failures == [("big.md", "over the memory budget for one file")]
