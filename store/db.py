@@ -257,6 +257,11 @@ def connect(path: Path, read_only: bool, root: str | None = None, wait: float | 
                 break
             except duckdb.IOException as e:
                 m = _LOCK.search(str(e))
+                if any(w in str(e) for w in ("Permission denied", "Read-only file system")):
+                    raise IndexUnwritable(
+                        f"cannot open {path} for {'reading' if read_only else 'writing'}: "
+                        f"{str(e).splitlines()[0]}"
+                    ) from None
                 if not m and "lock" not in str(e).lower():
                     raise SchemaError(f"cannot open {path}: {str(e).splitlines()[0]}") from e
                 if time.monotonic() > deadline:

@@ -17,7 +17,7 @@ import duckdb
 import pytest
 from helpers import Loopback, crossref_work
 
-from kbx.errors import IndexBusy, IndexUnwritable
+from kbx.errors import BadArgument, IndexBusy, IndexUnwritable
 from kbx.store import gazetteer as gz
 from kbx.store import journal
 from kbx.store.db import Index
@@ -313,3 +313,17 @@ def test_resolve_killed_after_an_answer_is_settled_by_the_next_command(tmp_path,
     ).fetchone()
     con.close()
     assert label == "Cedar in Practice"
+
+
+def test_an_index_file_elsewhere_is_used_only_inside_its_root(tmp_path):
+    root = _indexed(tmp_path)
+    elsewhere = tmp_path / "elsewhere.duckdb"
+    shutil.copy(Index.for_root(root).db, elsewhere)
+    assert Index.find(elsewhere, start=root).root == root  # run from inside the root
+    with pytest.raises(BadArgument, match="run the command from inside that folder"):
+        Index.find(elsewhere, start=tmp_path)
+    con = duckdb.connect(str(elsewhere))
+    con.execute("UPDATE kbx_meta SET value = '/' WHERE key = 'root'")  # a file claiming all
+    con.close()
+    with pytest.raises(BadArgument):
+        Index.find(elsewhere, start=root)
