@@ -100,7 +100,9 @@ def index(
     path: Annotated[Path, typer.Argument(help="Folder to index.")] = Path("."),
     db: DbOption = None,
     max_size: Annotated[str, typer.Option(help="Skip files larger than this.")] = "50MB",
-    workers: Annotated[int, typer.Option(help="Extraction processes (0: one per core).")] = 0,
+    workers: Annotated[
+        int, typer.Option(min=0, help="Extraction processes (0: one per core).")
+    ] = 0,
     hidden: Annotated[bool, typer.Option(help="Also index hidden files and folders.")] = False,
     stemmer: Annotated[
         str | None,
@@ -322,7 +324,8 @@ def search(
     for h in r.hits:
         groups.setdefault(h.path, []).append(h)
     for file_path, hits in groups.items():
-        out.print(f"[bold]{file_path}[/]  {hits[0].hash[:12]}")
+        state = "" if hits[0].file == "indexed" else f"  [yellow]({hits[0].file} since indexed)[/]"
+        out.print(f"[bold]{escape(file_path)}[/]  {hits[0].hash[:12]}{state}")
         for h in hits:
             heading = " › ".join(h.heading_path) or (f"page {h.page}" if h.page else "")
             out.print(
@@ -354,7 +357,7 @@ def search(
 def _print_facets(f) -> None:
     out.print(f"[bold]facets[/] of {f.passages} matching passages", highlight=False)
     for title, facet, show in (
-        ("entities", f.entities, lambda v: f"{v['label']} ({v['id']}, {v['type']})"),
+        ("entities", f.entities, lambda v: f"{v['label']} ({v['entity_id']}, {v['type']})"),
         ("types", f.types, lambda v: v["type"]),
         ("years", f.years, lambda v: str(v["year"])),
         ("cited works' years", f.cited_years, lambda v: str(v["year"])),
@@ -572,7 +575,7 @@ def reprocess(
             "--all", help="Redo every unit of the chosen recognizers, current runs included."
         ),
     ] = False,
-    workers: Annotated[int, typer.Option(help="Worker processes (0: one per core).")] = 0,
+    workers: Annotated[int, typer.Option(min=0, help="Worker processes (0: one per core).")] = 0,
     dry_run: Annotated[bool, typer.Option(help="Print the plan; change nothing.")] = False,
     db: DbOption = None,
     as_json: JsonOption = False,

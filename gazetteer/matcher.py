@@ -32,7 +32,13 @@ class GazetteerRecognizer:
 
     def __init__(self, entries: Sequence[Entry]):
         self.entries = list(entries)
-        self.info = RecognizerInfo(name="gazetteer", version=version_of(self.entries), types=TYPES)
+        held = {e.type for e in self.entries}
+        self.info = RecognizerInfo(  # filter-grade only for the types it holds entries of,
+            name="gazetteer",  # so asking for another type falls to whoever else finds it
+            version=version_of(self.entries),
+            types=TYPES,
+            boost_types=tuple(t for t in TYPES if t not in held),
+        )
         self._exact = ahocorasick.Automaton()
         self._folded = ahocorasick.Automaton()
         for e in self.entries:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 from functools import cache
 
 from kbx.recognizers.base import Mention, RecognizerInfo
@@ -140,6 +141,13 @@ def _amount(number: str) -> float:
     return float(number.replace(",", ""))
 
 
+def _money(number: str, scale: float) -> str:
+    """An amount as an exact decimal: money is counted, not measured ($1,234,567.80 is
+    1234567.8, not 1.23457e+06)."""
+    amount = (Decimal(number.replace(",", "")) * Decimal(int(scale))).normalize()
+    return format(amount, "f")
+
+
 def _scale(text: str) -> float:
     m = re.search(r"(thousand|million|billion|trillion|bn|mn|[kKmMbB])\s*$", text)
     return SCALES[m.group(1).lower()] if m else 1.0
@@ -159,7 +167,8 @@ def _si(magnitude: float, unit: str) -> str:
 class QuantityRecognizer:
     """Measures in SI base units and amounts of money; usable as filters."""
 
-    info = RecognizerInfo(name="quantities", version="1", types=("QUANTITY", "MONEY"))
+    # 2: money amounts are exact decimals
+    info = RecognizerInfo(name="quantities", version="2", types=("QUANTITY", "MONEY"))
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         out = []
@@ -170,8 +179,8 @@ class QuantityRecognizer:
                 start, end = m.start(), m.start() + len(span)
                 if m.group("money"):
                     code = m.group("code") or CURRENCY_SIGNS[_sign(span)]
-                    amount = _amount(m.group("amount") or m.group("amount2")) * _scale(span)
-                    found.append(Mention(start, end, "MONEY", span, f"{code} {amount:g}"))
+                    amount = _money(m.group("amount") or m.group("amount2"), _scale(span))
+                    found.append(Mention(start, end, "MONEY", span, f"{code} {amount}"))
                 elif m.group("unit") == "s" and _DECADE.fullmatch(m.group("number")):
                     continue  # "the 1990s"
                 else:

@@ -50,6 +50,7 @@ class DocFilter:
     clauses: list[str] = field(default_factory=list)
     params: list = field(default_factory=list)
     boosts: list[tuple[str, list]] = field(default_factory=list)
+    dates: tuple | None = None  # (after, before, date_from) of a date filter, for facets
 
     def where(self) -> str:
         return " AND ".join(self.clauses) if self.clauses else "TRUE"

@@ -410,6 +410,8 @@ def entities(
     """Entities, most mentioned first, optionally of one type or matching ``q`` (in the
     label, an alias or the ID)."""
     with index.reader() as con:
+        if type_ is not None:
+            type_ = check_type(con, type_)
         rows = con.execute(
             """SELECT e.entity_id, e.type, e.label, e.source,
                       count(l.doc_id) FILTER (l.unit_id IS NOT NULL)
@@ -427,6 +429,18 @@ def entities(
             [type_, type_, q, q, q, q, limit],
         ).fetchall()
     return [EntityRow(*r[:6], list(r[6] or [])) for r in rows]
+
+
+def check_type(con: duckdb.DuckDBPyConnection, type_: str) -> str:
+    """The type, upper-cased, if any recognizer declares it or an entity has it; else one
+    error listing those that exist: the same answer for search, grep, mentions, entities."""
+    t = type_.strip().upper()
+    known = {
+        x for (ts,) in con.execute("SELECT types FROM recognizer_info").fetchall() for x in ts
+    } | {x for (x,) in con.execute("SELECT DISTINCT type FROM entities").fetchall()}
+    if t not in known:
+        raise BadArgument(f"unknown mention type {type_!r}; choose from {', '.join(sorted(known))}")
+    return t
 
 
 def resolve_entity(con: duckdb.DuckDBPyConnection, name: str) -> str:

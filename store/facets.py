@@ -54,8 +54,19 @@ def facet_counts(
               AND {f.where()})
         """
 
-    def q(sql: str) -> list[tuple]:
-        return con.execute(matched + sql, f.params).fetchall()
+    def q(sql: str, extra: tuple = ()) -> list[tuple]:
+        return con.execute(matched + sql, [*f.params, *extra]).fetchall()
+
+    # Under a date filter, only the dates it kept count: --after 2021 shows no 2019.
+    after, before, source = f.dates or (None, None, "any")
+    kept = {
+        "any": "",
+        "mentioned": "AND x.unit_id IS NOT NULL",
+        "document": "AND x.unit_id IS NULL",
+    }
+    window = (
+        f"AND x.lo >= coalesce(?::DATE, x.lo) AND x.hi <= coalesce(?::DATE, x.hi) {kept[source]}"
+    )
 
     n = q("SELECT count(*) FROM matched")[0][0]
     entities = q(
@@ -74,11 +85,12 @@ def facet_counts(
            GROUP BY ALL ORDER BY n DESC, m.type"""
     )
     years = q(
-        """SELECT year(x.lo) AS y, count(DISTINCT (h.doc_id, h.unit_id)) AS n
+        f"""SELECT year(x.lo) AS y, count(DISTINCT (h.doc_id, h.unit_id)) AS n
            FROM matched h JOIN passage_dates x
              ON x.doc_id = h.doc_id AND (x.unit_id IS NULL OR x.unit_id = h.unit_id)
-           WHERE year(x.lo) = year(x.hi - INTERVAL 1 DAY)
-           GROUP BY ALL ORDER BY n DESC, y DESC"""
+           WHERE year(x.lo) = year(x.hi - INTERVAL 1 DAY) {window}
+           GROUP BY ALL ORDER BY n DESC, y DESC""",
+        (after, before),
     )
     cited = q(
         """SELECT json_extract(e.meta, '$.year')::INTEGER AS y,
@@ -89,12 +101,14 @@ def facet_counts(
            GROUP BY ALL ORDER BY n DESC, y DESC"""
     )
     ((first, last),) = q(
-        """SELECT min(x.lo), max(x.hi - INTERVAL 1 DAY)::DATE FROM matched h JOIN passage_dates x
-             ON x.doc_id = h.doc_id AND (x.unit_id IS NULL OR x.unit_id = h.unit_id)"""
+        f"""SELECT min(x.lo), max(x.hi - INTERVAL 1 DAY)::DATE FROM matched h JOIN passage_dates x
+             ON x.doc_id = h.doc_id AND (x.unit_id IS NULL OR x.unit_id = h.unit_id)
+           WHERE true {window}""",
+        (after, before),
     )
     return Facets(
         n,
-        _facet(entities, ["id", "type", "label", "count"]),
+        _facet(entities, ["entity_id", "type", "label", "count"]),
         _facet(types, ["type", "count"]),
         _facet(years, ["year", "count"]),
         str(first) if first else None,

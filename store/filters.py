@@ -19,7 +19,7 @@ import duckdb
 
 from kbx.errors import BadArgument
 from kbx.store.bm25 import DocFilter
-from kbx.store.entities import resolve_entity
+from kbx.store.entities import check_type, resolve_entity
 
 DATE_FROM = ("any", "mentioned", "document")
 _META = re.compile(r"^(?P<key>[A-Za-z0-9_.-]+)(?P<op>!?=)(?P<value>.*)$")
@@ -89,10 +89,7 @@ def _type(con: duckdb.DuckDBPyConnection, type_: str, f: DocFilter) -> None:
         ).fetchall()
     }
     if not grades:
-        known = sorted(
-            {x for (ts,) in con.execute("SELECT types FROM recognizer_info").fetchall() for x in ts}
-        )
-        raise BadArgument(f"unknown mention type {type_!r}; choose from {', '.join(known)}")
+        check_type(con, type_)
     if True in grades:
         f.clauses.append(
             """(EXISTS (SELECT 1 FROM units u2 JOIN mentions m USING (unit_hash)
@@ -174,6 +171,7 @@ def _dates(filters: Filters, f: DocFilter) -> None:
         "AND x.lo >= coalesce(?, x.lo) AND x.hi <= coalesce(?, x.hi))"
     )
     f.params += [after, before]
+    f.dates = (after, before, filters.date_from)
 
 
 def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> DocFilter:

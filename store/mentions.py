@@ -8,6 +8,7 @@ from kbx.errors import BadArgument
 from kbx.extract.textmap import locate, unpack
 from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
+from kbx.store.entities import check_type
 from kbx.store.read import parse_spec, resolve
 
 
@@ -51,6 +52,8 @@ def mentions(index: Index, spec: str, type_: str | None = None) -> list[MentionR
     with index.reader() as con:
         if not con.execute("SELECT 1 FROM documents WHERE path = ?", [rel]).fetchone():
             raise BadArgument(f"{rel} is not in the index; run `kbx index` first")
+        if type_ is not None:
+            type_ = check_type(con, type_)
         rows = con.execute(
             """SELECT pl.ordinal, pl.offsets, u.text, m.start_char, m.end_char, m.type, m.text,
                       CASE WHEN dm.doc_id IS NULL THEN m.value ELSE dm.value END,

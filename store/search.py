@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -36,6 +37,7 @@ class Hit:
     unit: str
     page: int | None = None
     also_in: list[str] = field(default_factory=list)
+    file: str = "indexed"  # or changed, deleted: the file on disk since it was indexed
 
 
 @dataclass
@@ -118,6 +120,46 @@ def hits_for(
     return hits
 
 
+def phrase_pattern(query: str) -> str:
+    """The query as a literal phrase of whole words: ``BCP 14`` is not found in ``BCP 142``."""
+    text = " ".join(query.split())
+    return (
+        (r"(?<!\w)" if re.match(r"\w", text) else "")
+        + r"\s+".join(map(re.escape, text.split(" ")))
+        + (r"(?!\w)" if re.search(r"\w$", text) else "")
+    )
+
+
+def file_states(con: duckdb.DuckDBPyConnection, index: Index, hits: list[Hit]) -> list[str]:
+    """Mark each hit whose file changed or vanished since it was indexed (a stat, no read),
+    and a note saying so: its cited lines may no longer be what the index holds."""
+    paths = sorted({h.path for h in hits})
+    if not paths:
+        return []
+    stats = dict(
+        (p, (size, mtime))
+        for p, size, mtime in con.execute(
+            "SELECT path, size, mtime_ns FROM documents WHERE list_contains(?, path)", [paths]
+        ).fetchall()
+    )
+    state = {}
+    for p in paths:
+        try:
+            st = os.stat(index.root / p)
+            state[p] = "indexed" if (st.st_size, st.st_mtime_ns) == stats.get(p) else "changed"
+        except OSError:
+            state[p] = "deleted"
+    for h in hits:
+        h.file = state[h.path]
+    off = {s: [p for p in paths if state[p] == s] for s in ("changed", "deleted")}
+    return [
+        f"{len(ps)} cited file{'s' * (len(ps) > 1)} {s} since indexing ({', '.join(ps[:3])}"
+        f"{', …' if len(ps) > 3 else ''}); run `kbx index` to refresh"
+        for s, ps in off.items()
+        if ps
+    ]
+
+
 def pending_names(con: duckdb.DuckDBPyConnection) -> list[str]:
     """A line for each name recognizer (NER) that has not yet run on every unit: until it
     has, entity and type filters and facets see only part of the corpus."""
@@ -160,7 +202,7 @@ def search(
         if exact and len(query.split()) > 1:
             g = grep(
                 index,
-                re.escape(query.strip()),
+                phrase_pattern(query),
                 rank_query=query,
                 max_matches=exact,
                 ignore_case=True,
@@ -170,6 +212,7 @@ def search(
             result.exact, result.exact_total = g.matches, g.total
         if facets or (filters and (filters.entities or filters.types)):
             result.notes = pending_names(con)
+        result.notes += file_states(con, index, hits)
         if facets:
             forms = [t for g in groups for t in g]
             term_ids = [

@@ -137,3 +137,16 @@ def test_exit_codes_name_what_went_wrong(tmp_path):
     r = run_kbx("status", cwd=root)
     assert r.returncode == 5 and "records schema version 'x2'" in r.stderr
     assert "Traceback" not in r.stderr and "delete" not in r.stderr
+
+
+def test_validation_agrees_across_commands(corpus):
+    run_kbx("index", str(corpus))
+    for args in (
+        ("mentions", "notes/cedar.md", "--type", "bogus"),
+        ("entities", "--type", "NOPE"),
+        ("search", "cedar", "--type", "bogus"),
+    ):
+        r = run_kbx(*args, cwd=corpus)
+        assert r.returncode == 2 and "unknown mention type" in r.stderr, args
+    r = run_kbx("index", str(corpus), "--workers", "-5")
+    assert r.returncode == 2 and "greater than or equal to 0" in r.stderr

@@ -19,7 +19,8 @@ def _found(text: str) -> list[tuple[str, str, str]]:
     [
         ("take 5 mg twice", ("5 mg", "QUANTITY", "5e-06 kg")),
         ("it costs $1,200 now", ("$1,200", "MONEY", "USD 1200")),
-        ("a $2.5 billion deal", ("$2.5 billion", "MONEY", "USD 2.5e+09")),
+        ("a $2.5 billion deal", ("$2.5 billion", "MONEY", "USD 2500000000")),
+        ("paid $1,234,567.80 in full", ("$1,234,567.80", "MONEY", "USD 1234567.8")),
         ("EUR 30 each", ("EUR 30", "MONEY", "EUR 30")),
         ("a 3.5 GB disk", ("3.5 GB", "QUANTITY", "3.5e+09 B")),
         ("p99 of 250 ms", ("250 ms", "QUANTITY", "0.25 s")),

@@ -3,11 +3,14 @@ counts describe every match; anything unknown is an error with suggestions."""
 
 from __future__ import annotations
 
+import re
+
 import duckdb
 import pytest
 from helpers import Words, registry_with_gazetteer
 
 from kbx.errors import BadArgument
+from kbx.recognizers.base import Mention, RecognizerInfo
 from kbx.store import gazetteer as gz
 from kbx.store.db import Index
 from kbx.store.entities import entities
@@ -146,12 +149,40 @@ def test_boost_only_mentions_raise_scores_instead_of_filtering(posts):
     assert cedar.score == pytest.approx(score[cedar.path] * 1.5, rel=1e-3)
 
 
+class Products:
+    """Finds "Cedar" as a PRODUCT, boost-only as spaCy's PRODUCT is."""
+
+    info = RecognizerInfo(
+        name="products", version="1", types=("PRODUCT",), boost_types=("PRODUCT",)
+    )
+
+    def recognize(self, texts):
+        return [
+            [Mention(m.start(), m.end(), "PRODUCT", "Cedar") for m in re.finditer("Cedar", t)]
+            for t in texts
+        ]
+
+
+def test_a_type_only_boost_grade_recognizers_find_boosts_with_a_gazetteer_present(posts):
+    gz.add(posts, "OpenSSL", "SOFTWARE")  # the gazetteer holds no PRODUCT entry
+    reg = registry_with_gazetteer(posts)
+    reg.register(Products())
+    reprocess(posts, reg)
+    plain = search(posts, "release ships", k=10, exact=0).hits
+    asked = search(posts, "release ships", k=10, exact=0, filters=Filters(types=["PRODUCT"])).hits
+    assert asked and {h.path for h in asked} == {h.path for h in plain}  # boosted, not dropped
+    gz.add(posts, "Cedar Suite", "PRODUCT")  # now a filter-grade source of PRODUCT exists
+    narrowed = search(posts, "release ships", k=10, exact=0, filters=Filters(types=["PRODUCT"]))
+    assert len(narrowed.hits) < len(plain)  # a filter now: only gazetteer PRODUCTs count
+    assert all("Cedar Suite" in h.text for h in narrowed.hits)
+
+
 def test_facets_count_every_match_not_only_those_shown(posts):
     gz.add(posts, "OpenSSL", "SOFTWARE")
     r = search(posts, "openssl", k=1, facets=True)
     f = r.facets
     assert len(r.hits) == 1 and f.passages == 2
-    by_id = {v["id"]: v["count"] for v in f.entities.values}
+    by_id = {v["entity_id"]: v["count"] for v in f.entities.values}
     assert by_id["gz:openssl"] == 2
     assert by_id["person:ann-lee"] == 1 and by_id["person:bo-chen"] == 1
     types = {v["type"]: v["count"] for v in f.types.values}
@@ -161,6 +192,8 @@ def test_facets_count_every_match_not_only_those_shown(posts):
     assert (f.first_date, f.last_date) == ("2019-03-04", "2023-02-01")
     narrowed = search(posts, "openssl", facets=True, filters=Filters(after="2023")).facets
     assert narrowed.passages == 1
+    assert {v["year"] for v in narrowed.years.values} == {2023}  # only the dates it kept
+    assert narrowed.first_date >= "2023-01-01"
 
 
 def test_a_version_1_index_is_migrated(tmp_path):

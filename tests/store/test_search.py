@@ -125,3 +125,34 @@ def test_a_query_word_counts_once_by_its_best_form(indexed):
             alone.append(next((s for u, s, _ in rows if u == unit), 0.0))
     assert together[0][1] == pytest.approx(max(alone))
     assert together[0][1] < sum(alone)
+
+
+def test_an_exact_phrase_is_matched_as_whole_words(tmp_path):
+    root = tmp_path / "rfc"
+    root.mkdir()
+    (root / "a.txt").write_text("Keywords\n\nThe key words follow BCP 14 as written.\n")
+    (root / "b.txt").write_text("Other\n\nThis one cites BCP 142 instead.\n")
+    idx = Index.for_root(root)
+    index(root, workers=1)
+    r = search(idx, "BCP 14")
+    assert [m.path for m in r.exact] == ["a.txt"] and r.exact_total == 1
+
+
+def test_hits_say_when_their_file_changed_or_vanished(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "kept.md").write_text("# Kept\n\nzeppelin notes\n")
+    (root / "edited.md").write_text("# Edited\n\nzeppelin drafts\n")
+    (root / "gone.md").write_text("# Gone\n\nzeppelin plans\n")
+    idx = Index.for_root(root)
+    index(root, workers=1)
+    (root / "edited.md").write_text("# Edited\n\nsomething else entirely, longer now\n")
+    (root / "gone.md").unlink()
+    r = search(idx, "zeppelin", k=5)
+    assert {h.path: h.file for h in r.hits} == {
+        "kept.md": "indexed",
+        "edited.md": "changed",
+        "gone.md": "deleted",
+    }
+    assert any("1 cited file deleted since indexing (gone.md)" in n for n in r.notes)
+    assert any("1 cited file changed since indexing (edited.md)" in n for n in r.notes)
