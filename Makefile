@@ -12,12 +12,14 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 
-# The tests also install a third-party recognizer package, to show plugins are found, and
-# the NER extras, so they run the real spaCy model and GLiNER (with a tiny model they build).
-# torch is pinned first: a CPU build; any other spec downloads several GB.
+# The tests install the NER extras, so they run the real spaCy model and GLiNER (with a tiny
+# model they build); the test plugin is put on the path by the tests alone (conftest.py), so a
+# user's later indexes never fill with its mentions. torch is pinned first: a CPU build; any
+# other spec downloads several GB.
 install-test: $(BIN)/python
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[test,ner,gliner]' -e tests/plugin
+	$(BIN)/python -m pip install -q -e '.[test,ner,gliner]'
+	$(BIN)/python -m pip uninstall -q -y kbx-test-plugin 2>/dev/null || true
 
 demo: install
 	rm -rf examples/.kbx

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,26 @@ from helpers import (
 
 from kbx.store.db import Index
 from kbx.store.ingest import index
+
+PLUGIN = Path(__file__).parent / "plugin"
+
+
+def pytest_configure(config) -> None:
+    """Make the test plugin installed for this run only: a dist-info with its entry point
+    in a temporary folder on the path of this process and of the ``kbx`` subprocesses the
+    tests start. Nothing enters the environment a user's ``kbx`` runs in."""
+    site = Path(tempfile.mkdtemp(prefix="kbx-test-plugin-"))
+    info = site / "kbx_test_plugin-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kbx-test-plugin\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[kbx.recognizers]\nacronyms = kbx_test_plugin:AcronymRecognizer\n"
+    )
+    paths = [str(site), str(PLUGIN)]
+    sys.path[:0] = paths
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [*paths, *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
 
 
 @pytest.fixture
