@@ -335,8 +335,8 @@ def bench_speed(corpus: Corpus, workers: int, repeat: int, single: bool) -> Spee
 def check_report(corpus: Corpus, report: object) -> None:
     """Say on stderr what kbx could not index, so a surprising figure can be explained."""
     if isinstance(report, IndexReport) and report.failures:
-        for rel, why in report.failures:
-            print(f"  {corpus.name}: {rel}: {why}", file=sys.stderr)
+        for f in report.failures:
+            print(f"  {corpus.name}: {f['path']}: {f['error']}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------- memory

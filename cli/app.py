@@ -177,8 +177,8 @@ def index(
             out.print(f"  [yellow]![/] {r.name} failed on unit {unit[:12]}: {why}")
         if r.superseded:
             out.print(f"  {r.name} stopped: {r.superseded}", markup=False)
-    for rel, why in report.failures:
-        out.print(f"  [yellow]![/] {rel}: {why}")
+    for f in report.failures:
+        out.print(f"  [yellow]![/] {escape(f['path'])}: {escape(f['error'])}")
     for name, why in report.unavailable:
         out.print(f"  recognizer {name} not run: {why}", markup=False)
     if resolved:
@@ -462,7 +462,7 @@ def mentions(
     rows = list_mentions(Index.find(db), spec, type_)
     if as_json:
         keys = ("path", "line", "text", "type", "value", "confidence", "recognizer", "version")
-        emit_json([{k: getattr(m, k) for k in keys} for m in rows])
+        emit_json({"spec": spec, "mentions": [{k: getattr(m, k) for k in keys} for m in rows]})
         return
     for m in rows:
         out.print(
@@ -489,7 +489,12 @@ def recognizers(db: DbOption = None, as_json: JsonOption = False) -> None:
     registry = registry_for(idx)
     rows = list_recognizers(idx, registry)
     if as_json:
-        emit_json([dataclasses.asdict(r) for r in rows])
+        emit_json(
+            {
+                "recognizers": [dataclasses.asdict(r) for r in rows],
+                "unavailable": [{"name": n, "why": w} for n, w in registry.broken],
+            }
+        )
         return
     for name, why in registry.broken:
         err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {why}")

@@ -69,7 +69,7 @@ class IndexReport:
     skipped: int = 0
     units_added: int = 0
     units_swept: int = 0
-    failures: list[tuple[str, str]] = field(default_factory=list)
+    failures: list[dict] = field(default_factory=list)  # path, status, error: as in status
     recognizers: list[RecognizerReport] = field(default_factory=list)
     unavailable: list[tuple[str, str]] = field(default_factory=list)  # recognizers not run
     seconds: float = 0.0
@@ -544,7 +544,7 @@ def _count(report: IndexReport, o: Outcome, known: dict, undo: bool = False) -> 
             report.new += 1
     elif o.status == "skipped":
         report.skipped += 1
-        report.failures.append((o.rel, o.error or ""))
+        report.failures.append({"path": o.rel, "status": "skipped", "error": o.error or ""})
     elif o.status in ("failed", "unreadable"):
         report.failed += 1
-        report.failures.append((o.rel, o.error or ""))
+        report.failures.append({"path": o.rel, "status": "failed", "error": o.error or ""})

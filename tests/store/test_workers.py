@@ -78,7 +78,9 @@ def test_a_hanging_file_is_recorded_and_the_others_are_indexed(tmp_path, monkeyp
     monkeypatch.setattr(ingest, "extract", stuck)
     report = index(root, workers=1)
     assert report.new == 1 and report.failed == 1
-    assert report.failures == [("slow.md", "took longer than the time budget (1 s)")]
+    assert report.failures == [
+        {"path": "slow.md", "status": "failed", "error": "took longer than the time budget (1 s)"}
+    ]
 
 
 def test_a_fifo_is_not_read_and_never_blocks(tmp_path):
@@ -163,4 +165,6 @@ def test_a_file_over_the_memory_budget_fails_alone(tmp_path, monkeypatch, budget
     (root / "small.md").write_text("# Small\n\nFine.\n")
     report = index(root, workers=1)
     assert report.new == 1
-    assert report.failures == [("big.md", "over the memory budget for one file")]
+    assert report.failures == [
+        {"path": "big.md", "status": "failed", "error": "over the memory budget for one file"}
+    ]
