@@ -37,6 +37,7 @@ class RecognizerInfo:
     fork_safe: bool = True  # False: never run in forked workers (e.g. torch thread pools)
     names: bool = False  # its mentions are names: linked to entities by alias or surface form
     headings: bool = False  # recognize() also takes headings=[each unit's heading path]
+    code: bool = True  # False: code units get an empty run (hex dumps are not dates or litres)
 
     def __post_init__(self):
         if not _NAME.match(self.name):

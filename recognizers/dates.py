@@ -478,7 +478,11 @@ class DateRecognizer:
     """TIMEX3 dates, times, durations and sets; relative ones resolved per document."""
 
     info = RecognizerInfo(
-        name="dates", version="1", types=("DATE", "TIME", "DURATION", "SET"), needs_context=True
+        name="dates",  # 2: not run on code (enum names, RFC numbers, table cells)
+        version="2",
+        types=("DATE", "TIME", "DURATION", "SET"),
+        needs_context=True,
+        code=False,
     )
 
     def resolve(self, value: str | None, doc_date: date | None) -> str | None:

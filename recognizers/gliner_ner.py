@@ -22,7 +22,7 @@ from pathlib import Path
 from kbx.errors import KbxError
 from kbx.recognizers.base import Mention, Off, RecognizerInfo, surface
 
-VERSION = "2"  # 2: a mention's value is its surface form, not its label
+VERSION = "3"  # 3: not run on code; 2: a mention's value is its surface form, not its label
 INSTALL = "pip install 'kbx[gliner]'"
 _WORD = re.compile(r"\w+(?:[-_]\w+)*|\S")  # GLiNER's own word splitting
 
@@ -111,6 +111,7 @@ class GlinerRecognizer:
             filter=False,
             fork_safe=False,
             names=True,
+            code=False,
         )
         self._model = None
 

