@@ -36,6 +36,7 @@ from kbx.store.gazetteer import registry_for
 from kbx.store.grep import GrepResult
 from kbx.store.grep import grep as grep_clean_text
 from kbx.store.mentions import mentions as list_mentions
+from kbx.store.mentions import purge as purge_recognizers
 from kbx.store.mentions import recognizers as list_recognizers
 from kbx.store.read import read as read_lines
 from kbx.store.reprocess import reprocess as reprocess_index
@@ -475,18 +476,41 @@ def mentions(
 
 
 @app.command()
-def recognizers(db: DbOption = None, as_json: JsonOption = False) -> None:
+def recognizers(
+    purge: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--purge",
+            help="Drop the runs and mentions of this recognizer, no longer installed or "
+            "turned off in kbx.toml, so search stops serving them. Repeatable.",
+        ),
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
     """List the installed recognizers: version, types, filter or boost, and their work.
 
     Recognizers come from the entry-point group `kbx.recognizers` (built-ins too);
-    `kbx index` runs each on every unit that lacks a run of its current version.
+    `kbx index` runs each on every unit that lacks a run of its current version. One
+    that was uninstalled or turned off is listed as not installed while its mentions
+    remain; --purge drops them.
 
-    Example:
+    Examples:
 
       kbx recognizers --json
+
+      kbx recognizers --purge acronyms
     """
     idx = Index.find(db)
     registry = registry_for(idx)
+    if purge:
+        removed = purge_recognizers(idx, purge, registry)
+        if as_json:
+            emit_json({"purged": removed})
+        else:
+            for name, n in removed.items():
+                out.print(f"purged {name}: {n} mentions removed", markup=False)
+        return
     rows = list_recognizers(idx, registry)
     if as_json:
         emit_json(
@@ -501,6 +525,13 @@ def recognizers(db: DbOption = None, as_json: JsonOption = False) -> None:
     for name, why in registry.off:
         out.print(f"{name}  off: {why}", markup=False)
     for r in rows:
+        if not r.installed:
+            out.print(
+                f"{r.name} {r.version}  not installed: {r.mentions} mentions on {r.units} units "
+                f"remain (`kbx recognizers --purge {r.name}` drops them)",
+                markup=False,
+            )
+            continue
         use = "filter" if r.filter else "boost"
         out.print(
             f"{r.name} {r.version}  [{', '.join(r.types)}]  {use}  "

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from kbx.errors import BadArgument
 from kbx.extract.textmap import locate, unpack
 from kbx.recognizers.registry import Registry
-from kbx.store.db import Index
+from kbx.store.consistency import repair, settle
+from kbx.store.db import Index, mark_dirty, transaction
 from kbx.store.entities import check_type
 from kbx.store.read import parse_spec, resolve
 
@@ -41,6 +42,7 @@ class RecognizerRow:
     units_total: int
     mentions: int
     failed: int
+    installed: bool = True  # False: its mentions remain from before; `--purge` drops them
 
 
 def mentions(index: Index, spec: str, type_: str | None = None) -> list[MentionRow]:
@@ -104,4 +106,47 @@ def recognizers(index: Index, registry: Registry) -> list[RecognizerRow]:
                     failed,
                 )
             )
+        gone = con.execute(  # what recognizers no longer installed (or turned off) left
+            """SELECT recognizer, any_value(version), count(*) FILTER (error IS NULL),
+                      count(*) FILTER (error IS NOT NULL),
+                      (SELECT count(*) FROM mentions m WHERE m.recognizer = r.recognizer)
+               FROM runs r WHERE NOT list_contains(?, recognizer)
+               GROUP BY recognizer ORDER BY recognizer""",
+            [[r.info.name for r in registry]],
+        ).fetchall()
+        for name, version, units, failed, found in gone:
+            out.append(RecognizerRow(name, version, [], False, units, total, found, failed, False))
     return out
+
+
+def purge(index: Index, names: list[str], registry: Registry) -> dict[str, int]:
+    """Drop every run and mention of recognizers that are not installed (or are turned off
+    in kbx.toml), so search stops serving what they found; returns the mentions removed."""
+    installed = {r.info.name for r in registry}
+    if refused := sorted(set(names) & installed):
+        raise BadArgument(
+            f"{', '.join(refused)} is installed and on; turn it off in kbx.toml first, or "
+            "`kbx reprocess` to redo it"
+        )
+    removed = {}
+    with index.writing("recognizers --purge"), index.writer() as con:
+        repair(con, index)
+        with transaction(con):
+            for name in names:
+                (n,) = con.execute(
+                    "SELECT count(*) FROM mentions WHERE recognizer = ?", [name]
+                ).fetchone()
+                if (
+                    not n
+                    and not con.execute(
+                        "SELECT 1 FROM runs WHERE recognizer = ? LIMIT 1", [name]
+                    ).fetchone()
+                ):
+                    raise BadArgument(f"no recognizer named {name!r} has run in this index")
+                for table in ("mentions", "runs", "doc_mentions", "recognizer_info"):
+                    key = "name" if table == "recognizer_info" else "recognizer"
+                    con.execute(f"DELETE FROM {table} WHERE {key} = ?", [name])
+                removed[name] = n
+            mark_dirty(con)
+        settle(con)
+    return removed

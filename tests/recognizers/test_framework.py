@@ -14,7 +14,7 @@ from kbx.recognizers.quantities import QuantityRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
 from kbx.store.ingest import index
-from kbx.store.mentions import mentions, recognizers
+from kbx.store.mentions import mentions, purge, recognizers
 
 
 def _q(corpus, sql, params=()):
@@ -181,3 +181,25 @@ def test_recognizers_that_do_not_read_code_leave_code_units_alone(tmp_path):
         ("code", "identifiers"),  # a DOI is a DOI, even in a comment
     }
     assert [(r, n) for _, r, n in runs] == [("dates", 0), ("identifiers", 1), ("quantities", 0)]
+
+
+def test_an_uninstalled_recognizer_is_listed_and_can_be_purged(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# Cedar\n\nProject Cedar, doi:10.1000/xyz123.\n")
+    index(root, registry=Registry([Words(), IdentifierRecognizer()]))
+    idx = Index.for_root(root)
+    now = Registry([IdentifierRecognizer()])  # words was uninstalled since
+    (gone,) = [r for r in recognizers(idx, now) if not r.installed]
+    assert (gone.name, gone.mentions) == ("words", 2)
+    with pytest.raises(BadArgument, match="is installed and on"):
+        purge(idx, ["identifiers"], now)
+    assert purge(idx, ["words"], now) == {"words": 2}
+    assert [r.name for r in recognizers(idx, now)] == ["identifiers"]
+    con = duckdb.connect(str(idx.db), read_only=True)
+    assert con.execute("SELECT count(*) FROM mentions WHERE recognizer = 'words'").fetchone() == (
+        0,
+    )
+    con.close()
+    with pytest.raises(BadArgument, match="no recognizer named 'words'"):
+        purge(idx, ["words"], now)
