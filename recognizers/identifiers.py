@@ -17,8 +17,12 @@ from stdnum.iso7064 import mod_11_2
 
 from kbx.recognizers.base import Mention, RecognizerInfo
 
-_DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>\[\]{}|\\^`]+")
+# A BibTeX escape (``\_``) belongs to the DOI; a publisher's URL path after it does not.
+_DOI = re.compile(r"\b10\.\d{4,9}/(?:\\[_%&#]|[^\s\"'<>\[\]{}|\\^`])+")
 _DOI_TRAILING = ".,;:!?*"
+_DOI_URL_TAIL = re.compile(
+    r"/(?:full|abstract|pdf|epdf|eprint|meta|fulltext|html|suppl|summary)(?:/.*)?$", re.I
+)
 # A label ("ISBN", "issn =", '"ISSN": [') governs the identifiers that follow it on its
 # line, so lists such as {0924-2708, 1601-5215} are read whole.
 _ISBN_LABEL = re.compile(r"(?i)\bISBN(?:-?1[03])?\b")
@@ -43,15 +47,34 @@ _CVE = re.compile(r"\bCVE-(?:19|20)\d\d-\d{4,7}\b")
 _ARXIV_CONTEXT = re.compile(r"(?i)(arxiv|eprint)[^\n]{0,24}$")
 
 
+def doi_as_written(found: str) -> str:
+    """A DOI match less what follows it in prose or a URL: closing punctuation, an
+    unbalanced parenthesis, a publisher's path (``/full``, ``/epdf``, ``/eprint/…``)."""
+    doi = _DOI_URL_TAIL.sub("", found) if found.count("/") > 1 else found
+    while doi and (
+        doi[-1] in _DOI_TRAILING or (doi[-1] == ")" and doi.count("(") < doi.count(")"))
+    ):
+        doi = doi[:-1]
+    return doi
+
+
+def doi_value(written: str) -> str:
+    r"""The canonical DOI: lower case, BibTeX escapes undone (``10.1/a\_b`` is ``10.1/a_b``)."""
+    return re.sub(r"\\([_%&#])", r"\1", written).lower()
+
+
+def find_doi(text: str) -> str | None:
+    """The first DOI in ``text`` (a URL, ``doi:…``, a BibTeX field), canonical; or None."""
+    m = _DOI.search(text)
+    doi = doi_as_written(m.group()) if m else ""
+    return doi_value(doi) if "/" in doi and not doi.endswith("/") else None
+
+
 def _doi(text: str) -> Iterator[Mention]:
     for m in _DOI.finditer(text):
-        doi = m.group()
-        while doi and (
-            doi[-1] in _DOI_TRAILING or (doi[-1] == ")" and doi.count("(") < doi.count(")"))
-        ):
-            doi = doi[:-1]
+        doi = doi_as_written(m.group())
         if "/" in doi and not doi.endswith("/"):
-            yield Mention(m.start(), m.start() + len(doi), "DOI", doi, doi.lower())
+            yield Mention(m.start(), m.start() + len(doi), "DOI", doi, doi_value(doi))
 
 
 def _labelled(text: str, label: re.Pattern, shape: re.Pattern) -> Iterator[re.Match]:
@@ -117,7 +140,7 @@ class IdentifierRecognizer:
     Each mention's key is its entity: the lower-case type and the value (``doi:10.…``)."""
 
     info = RecognizerInfo(
-        name="identifiers", version="2", types=("DOI", "ISBN", "ISSN", "ORCID", "ARXIV", "CVE")
+        name="identifiers", version="3", types=("DOI", "ISBN", "ISSN", "ORCID", "ARXIV", "CVE")
     )
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from kbx.recognizers.base import Mention, RecognizerInfo
+from kbx.recognizers.identifiers import find_doi
 
 _ENTRY = re.compile(r"@(\w+)\s*\{\s*[^,\s]+\s*,", re.IGNORECASE)
 _FIELD = re.compile(r"(\w+)\s*=\s*(?:\{((?:[^{}]|\{[^{}]*\})*)\}|\"([^\"]*)\"|(\d+))", re.DOTALL)
@@ -25,19 +26,7 @@ _AUTHORISH = re.compile(  # et al.; Surname, A.; A. Surname; Surname AB (Vancouv
     rf"\bet al\b|\b{_NAME},\s+(?:[A-Z]\.\s*)+|\b(?:[A-Z]\.\s*)+{_NAME}"
     rf"|\b{_NAME}\s+[A-Z]{{1,3}}\b(?![a-z])|\b{_NAME},\s+[A-Z][a-z]+"
 )
-_DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]+")
 _SKIP_TYPES = {"comment", "string", "preamble"}
-
-
-def _bare_doi(raw: str) -> str | None:
-    """``https://doi.org/10.1/X).`` or ``doi:10.1/x`` → ``10.1/x``; None when it is none."""
-    m = _DOI.search(raw)
-    if not m:
-        return None
-    doi = m.group().rstrip(".,;")
-    while doi.endswith(")") and doi.count("(") < doi.count(")"):
-        doi = doi[:-1]
-    return doi.lower()
 
 
 def _braces_end(text: str, start: int) -> int:
@@ -67,7 +56,7 @@ def _bibtex(text: str) -> Iterator[Mention]:
         authors = " and ".join(fields.get("author", "").split(" and ")[:6])
         venue = fields.get("journal") or fields.get("booktitle") or fields.get("publisher", "")
         value = ". ".join(x for x in (authors, fields.get("year"), fields["title"], venue) if x)
-        doi = _bare_doi(fields.get("doi", ""))
+        doi = find_doi(fields.get("doi", ""))
         yield Mention(m.start(), end, "REFERENCE", text[m.start() : end], value, 1.0,
                       f"doi:{doi}" if doi else None)  # fmt: skip
 
@@ -95,15 +84,15 @@ def _lines(text: str, in_list: bool = False) -> Iterator[Mention]:
         if (in_list or marker) and looks_like_reference(body, in_list):
             a = start + len(line) - len(line.lstrip()) if not marker else start + marker.end()
             b = start + len(line.rstrip())
-            doi = _DOI.search(text, a, b)
-            key = f"doi:{_bare_doi(doi.group())}" if doi else None
+            doi = find_doi(text[a:b])
+            key = f"doi:{doi}" if doi else None
             yield Mention(a, b, "REFERENCE", text[a:b], text[a:b], 0.8, key)
 
 
 class ReferenceRecognizer:
     """Bibliography entries, for linking to their works."""
 
-    info = RecognizerInfo(name="references", version="1", types=("REFERENCE",), headings=True)
+    info = RecognizerInfo(name="references", version="2", types=("REFERENCE",), headings=True)
 
     def recognize(
         self, texts: Sequence[str], headings: Sequence[Sequence[str]] | None = None

@@ -56,3 +56,22 @@ def test_identifiers_are_found_exactly(text, expected):
 )
 def test_look_alikes_are_not_mentions(text):
     assert _found(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "written", "value"),
+    [
+        (
+            r"doi = {10.1007/978-3-319-525-1\_2},",
+            r"10.1007/978-3-319-525-1\_2",
+            "10.1007/978-3-319-525-1_2",
+        ),
+        ("https://doi.org/10.1145/3442188.3445922/eprint/abc).", "10.1145/3442188.3445922", None),
+        ("onlinelibrary.wiley.com/doi/epdf/10.1002/anie.2020/full", "10.1002/anie.2020", None),
+        ("a DOI named 10.1000/full stays whole", "10.1000/full", None),
+    ],
+)
+def test_a_doi_keeps_its_escapes_and_drops_publisher_paths(text, written, value):
+    (m,) = [m for m in IdentifierRecognizer().recognize([text])[0] if m.type == "DOI"]
+    assert (m.text, m.value) == (written, value or written.lower())
+    assert text[m.start : m.end] == written  # the span is exactly what is written
