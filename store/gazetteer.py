@@ -154,8 +154,6 @@ def _stage(
         existing = con.execute(
             "SELECT type, aliases, retracted_at FROM gazetteer WHERE entry_id = ?", [entry_id]
         ).fetchone()
-        if existing and existing[2] is not None:
-            raise BadArgument(f"{entry_id} was retracted; give a new --id")
         if existing and existing[0] != type_:
             raise BadArgument(f"{entry_id} is a {existing[0]}, not a {type_}")
     bound = _bound(con)
@@ -166,7 +164,15 @@ def _stage(
     if existing:
         merged = list(dict.fromkeys([*existing[1], *names]))
         con.execute("UPDATE gazetteer SET aliases = ? WHERE entry_id = ?", [merged, entry_id])
-        _log(con, entry_id, "alias", actor, rel, note, {"aliases": names})
+        if existing[2] is not None:  # an ID people search by (Q312) is restored, not lost
+            con.execute(
+                "UPDATE gazetteer SET retracted_at = NULL, retracted_by = NULL, why = NULL "
+                "WHERE entry_id = ?",
+                [entry_id],
+            )
+            _log(con, entry_id, "restore", actor, rel, note, {"aliases": names})
+        else:
+            _log(con, entry_id, "alias", actor, rel, note, {"aliases": names})
         return entry_id
     entry_id = entry_id or _new_id(con, name)
     con.execute(

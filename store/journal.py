@@ -137,12 +137,18 @@ def _apply(con: duckdb.DuckDBPyConnection, e: dict) -> None:
                 at,
             ],
         )
-    elif e["action"] == "alias":
+    elif e["action"] in ("alias", "restore"):
         (aliases,) = con.execute(
             "SELECT aliases FROM gazetteer WHERE entry_id = ?", [e["entry_id"]]
         ).fetchone()
         merged = list(dict.fromkeys([*aliases, *data["aliases"]]))
         con.execute("UPDATE gazetteer SET aliases = ? WHERE entry_id = ?", [merged, e["entry_id"]])
+        if e["action"] == "restore":
+            con.execute(
+                "UPDATE gazetteer SET retracted_at = NULL, retracted_by = NULL, why = NULL "
+                "WHERE entry_id = ?",
+                [e["entry_id"]],
+            )
     elif e["action"] == "retract":
         con.execute(
             "UPDATE gazetteer SET retracted_at = ?, retracted_by = ?, why = ? WHERE entry_id = ?",

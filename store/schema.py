@@ -119,7 +119,7 @@ CREATE SEQUENCE gazetteer_seq START 1;
 CREATE TABLE gazetteer_log (        -- append-only: who changed what, when, from which document
     seq INTEGER NOT NULL,
     entry_id VARCHAR NOT NULL,
-    action VARCHAR NOT NULL,        -- add | alias | retract | protect
+    action VARCHAR NOT NULL,        -- add | alias | retract | restore | protect
     actor VARCHAR NOT NULL,         -- who: a person or agent:NAME
     source VARCHAR,
     note VARCHAR,

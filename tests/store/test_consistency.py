@@ -327,3 +327,17 @@ def test_an_index_file_elsewhere_is_used_only_inside_its_root(tmp_path):
     con.close()
     with pytest.raises(BadArgument):
         Index.find(elsewhere, start=root)
+
+
+def test_a_retracted_id_is_restored_by_adding_it_again_and_the_log_replays_it(tmp_path):
+    root = _indexed(tmp_path)
+    idx = Index.for_root(root)
+    gz.add(idx, "Maya Okafor", "PERSON", entry_id="Q42", actor="agent:test")
+    gz.retract(idx, "Q42", "agent:test", "not sure yet")
+    gz.add(idx, "Maya Okafor", "PERSON", ["M. Okafor"], entry_id="Q42", actor="user:ann")
+    shown = gz.show(idx, "Q42")
+    assert shown["retracted_at"] is None and shown["aliases"] == ["Maya Okafor", "M. Okafor"]
+    assert [e["action"] for e in shown["log"]] == ["add", "retract", "restore"]
+    idx.db.unlink()
+    index(root, workers=1)
+    assert gz.show(idx, "Q42") == shown  # the log replays the restore too
