@@ -269,10 +269,17 @@ def _cited_by(con: duckdb.DuckDBPyConnection, cited: dict[str, list[str]]) -> No
     )
 
 
+# When a name a model found is precise enough to filter on. A small model on technical text
+# is mostly noise ("Python" as a PERSON in 553 passages), so a name filters only when
+# something confirms it: it is an alias of a known entity (a gazetteer entry, an author, a
+# resolved work's author), or its document names it at least twice, always as one type.
+CONFIRMED = "(NOT starts_with(p.entity_id, 'name:') OR (e.k >= 2 AND e.types = 1))"
+
+
 def _names(con: duckdb.DuckDBPyConnection) -> None:
     """Names from NER (mentions with no key from recognizers that find names): an alias of
     a known entity links to it (a gazetteer entry, an author); any other name is a facet
-    value of its own, ``name:TYPE:surface``."""
+    value of its own, ``name:TYPE:surface``, which filters only when ``CONFIRMED``."""
     con.execute(
         """CREATE OR REPLACE TEMP TABLE named AS
            WITH m AS (
@@ -296,10 +303,17 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
         """INSERT INTO aliases SELECT DISTINCT entity_id, surface FROM named
            WHERE starts_with(entity_id, 'name:')"""
     )
-    con.execute(
-        """INSERT INTO links SELECT pl.doc_id, pl.unit_id, n.entity_id, bool_or(n.grade)
-           FROM named n JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
-           GROUP BY ALL"""
+    con.execute(  # a model's name filters only with evidence; unconfirmed, it boosts
+        f"""INSERT INTO links
+           WITH placed AS (
+               SELECT pl.doc_id, pl.unit_id, n.entity_id, n.grade, n.type,
+                      lower(n.surface) AS s
+               FROM named n JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)),
+           seen AS (SELECT doc_id, s, count(*) AS k, count(DISTINCT type) AS types
+                    FROM placed GROUP BY ALL)
+           SELECT p.doc_id, p.unit_id, p.entity_id, bool_or(p.grade AND {CONFIRMED})
+           FROM placed p JOIN seen e USING (doc_id, s)
+           GROUP BY p.doc_id, p.unit_id, p.entity_id"""
     )
 
 

@@ -77,12 +77,19 @@ def facet_counts(
            JOIN entities e USING (entity_id)
            GROUP BY ALL ORDER BY n DESC, e.entity_id"""
     )
-    types = q(
-        """SELECT m.type, count(DISTINCT (h.doc_id, h.unit_id)) AS n
-           FROM matched h JOIN units u USING (unit_id) JOIN mentions m USING (unit_hash)
-           JOIN recognizer_info r ON r.name = m.recognizer  -- what --type would keep
-           WHERE r.filter AND NOT list_contains(r.boost_types, m.type)
-           GROUP BY ALL ORDER BY n DESC, m.type"""
+    types = q(  # what --type would keep: a model's names through their confirmed links
+        """SELECT t AS type, count(DISTINCT (doc_id, unit_id)) AS n FROM (
+               SELECT m.type AS t, h.doc_id, h.unit_id
+               FROM matched h JOIN units u USING (unit_id) JOIN mentions m USING (unit_hash)
+               JOIN recognizer_info r ON r.name = m.recognizer
+               WHERE r.filter AND NOT r.names AND NOT list_contains(r.boost_types, m.type)
+               UNION ALL
+               SELECT e.type, h.doc_id, h.unit_id
+               FROM matched h JOIN links l
+                 ON l.doc_id = h.doc_id AND (l.unit_id IS NULL OR l.unit_id = h.unit_id)
+                 AND l.filter
+               JOIN entities e USING (entity_id))
+           GROUP BY ALL ORDER BY n DESC, type"""
     )
     years = q(
         f"""SELECT year(x.lo) AS y, count(DISTINCT (h.doc_id, h.unit_id)) AS n

@@ -92,12 +92,14 @@ def _type(con: duckdb.DuckDBPyConnection, type_: str, f: DocFilter) -> None:
         check_type(con, type_)
     if True in grades:
         f.clauses.append(
+            # a model's names count through their links, which carry the evidence for them
             """(EXISTS (SELECT 1 FROM units u2 JOIN mentions m USING (unit_hash)
                         JOIN recognizer_info r ON r.name = m.recognizer
                         WHERE u2.unit_id = pl.unit_id AND m.type = ? AND r.filter
-                          AND NOT list_contains(r.boost_types, m.type))
+                          AND NOT r.names AND NOT list_contains(r.boost_types, m.type))
                 OR EXISTS (SELECT 1 FROM links l JOIN entities e USING (entity_id)
-                           WHERE l.doc_id = pl.doc_id AND l.unit_id IS NULL AND e.type = ?))"""
+                           WHERE l.doc_id = pl.doc_id AND l.filter AND e.type = ?
+                             AND (l.unit_id IS NULL OR l.unit_id = pl.unit_id)))"""
         )
         f.params += [t, t]
     else:

@@ -11,6 +11,7 @@ from helpers import Words, registry_with_gazetteer
 
 from kbx.errors import BadArgument
 from kbx.recognizers.base import Mention, RecognizerInfo
+from kbx.recognizers.registry import Registry
 from kbx.store import gazetteer as gz
 from kbx.store.db import Index
 from kbx.store.entities import entities
@@ -212,3 +213,36 @@ def test_a_version_1_index_is_migrated(tmp_path):
         str(SCHEMA_VERSION),
     )
     con.close()
+
+
+class People:
+    """A name recognizer as noisy as a small model: every capitalized word is a PERSON."""
+
+    info = RecognizerInfo(name="people", version="1", types=("PERSON",), names=True)
+
+    def recognize(self, texts):
+        return [
+            [
+                Mention(m.start(), m.end(), "PERSON", m.group())
+                for m in re.finditer(r"\b[A-Z]\w+", t)
+            ]
+            for t in texts
+        ]
+
+
+def test_a_models_names_filter_only_with_evidence(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# notes\n\nwe wrote it in Python last year.\n")
+    (root / "b.md").write_text("# minutes\n\nmet Okafor today.\n\nlater Okafor agreed.\n")
+    (root / "c.md").write_text("# review\n\nasked Lindqvist once.\n")
+    idx = Index.for_root(root)
+    index(root, registry=Registry([People()]))
+    gz.add(idx, "Lindqvist", "PERSON")  # a gazetteer entry confirms a name seen once
+    reg = registry_with_gazetteer(idx)
+    reg.register(People())
+    reprocess(idx, reg)
+    people = search(idx, "python okafor lindqvist", k=10, filters=Filters(types=["PERSON"]))
+    assert {h.path for h in people.hits} == {"b.md", "c.md"}  # "Python" once: not confirmed
+    facets = search(idx, "python okafor lindqvist", k=10, facets=True).facets
+    assert {v["type"]: v["count"] for v in facets.types.values}["PERSON"] == len(people.hits)
