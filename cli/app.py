@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from kbx import __version__
+from kbx import __version__, api
 from kbx.cli import gazetteer as gazetteer_cli
 from kbx.cli.common import (
     AfterOption,
@@ -29,20 +29,6 @@ from kbx.cli.common import (
     progress_bar,
 )
 from kbx.errors import INTERNAL_ERROR, INTERRUPTED, BadArgument, KbxError
-from kbx.store import ingest
-from kbx.store.db import Index
-from kbx.store.filters import Filters
-from kbx.store.gazetteer import registry_for
-from kbx.store.grep import GrepResult
-from kbx.store.grep import grep as grep_clean_text
-from kbx.store.mentions import mentions as list_mentions
-from kbx.store.mentions import purge as purge_recognizers
-from kbx.store.mentions import recognizers as list_recognizers
-from kbx.store.read import read as read_lines
-from kbx.store.reprocess import reprocess as reprocess_index
-from kbx.store.resolve import resolve as resolve_identifiers
-from kbx.store.search import search as search_index
-from kbx.store.status import status as index_status
 
 app = typer.Typer(
     help=(
@@ -65,8 +51,8 @@ app = typer.Typer(
 )
 
 
-def _filters(path, entity, type_, after, before, date_from, meta) -> Filters:
-    return Filters(entity or [], type_ or [], after, before, date_from, meta or [], path)
+def _filters(path, entity, type_, after, before, date_from, meta) -> api.Filters:
+    return api.Filters(entity or [], type_ or [], after, before, date_from, meta or [], path)
 
 
 def _size(text: str) -> int:
@@ -146,7 +132,7 @@ def index(
                 stages[name] = bar.add_task(f"recognizer {name}", total=total)
             bar.update(stages[name], completed=done)
 
-        report = ingest.index(
+        report = api.index(
             path,
             db,
             max_size=cap,
@@ -156,7 +142,7 @@ def index(
             progress=tick,
             recognizer_progress=tick_recognizer,
         )
-    resolved = resolve_identifiers(Index.for_root(path, db)) if then_resolve else None
+    resolved = api.resolve(api.Index.for_root(path, db)) if then_resolve else None
     if as_json:
         emit_json(
             dataclasses.asdict(report)
@@ -196,8 +182,8 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
 
       kbx status --json
     """
-    idx = Index.find(db)
-    s = index_status(idx, registry_for(idx))
+    idx = api.Index.find(db)
+    s = api.status(idx, api.registry_for(idx))
     if as_json:
         emit_json(dataclasses.asdict(s))
         return
@@ -252,7 +238,7 @@ def read(
 
       kbx read papers/report.pdf:1-20 -n
     """
-    x = read_lines(Index.find(db), spec, hash)
+    x = api.read(api.Index.find(db), spec, hash)
     if x.changed:
         err.print(
             f"[yellow]warning:[/] {x.path} has changed since it was indexed "
@@ -266,7 +252,7 @@ def read(
         sys.stdout.write(f"{i:>{width}}  {line}\n" if numbers else f"{line}\n")
 
 
-def _grep_lines(g: GrepResult, indent: str = "") -> None:
+def _grep_lines(g: api.GrepResult, indent: str = "") -> None:
     for m in g.matches:
         lines = f"{m.start_line}" if m.start_line == m.end_line else f"{m.start_line}-{m.end_line}"
         out.print(f"{indent}{m.path}:{lines}  {m.text}", markup=False)
@@ -315,7 +301,7 @@ def search(
       kbx read notes/cedar.md:40-58 --hash 3f9a1c0b2d4e   (then read what it cites)
     """
     chosen = _filters(path, entity, type_, after, before, date_from, meta)
-    r = search_index(Index.find(db), query, k=k, filters=chosen, facets=facets or as_json)
+    r = api.search(api.Index.find(db), query, k=k, filters=chosen, facets=facets or as_json)
     if as_json:
         emit_json(dataclasses.asdict(r))
         return
@@ -371,8 +357,8 @@ def _print_facets(f) -> None:
         out.print(f"  dates: {f.first_date} to {f.last_date}")
 
 
-def _as_grep(r) -> GrepResult:
-    return GrepResult(r.query, r.exact, r.exact_total, 0, 0, 0)
+def _as_grep(r) -> api.GrepResult:
+    return api.GrepResult(r.query, r.exact, r.exact_total, 0, 0, 0)
 
 
 @app.command()
@@ -417,8 +403,8 @@ def grep(
 
       kbx grep "CVE-2026-\d+" --meta category=release --after 2026
     """
-    g = grep_clean_text(
-        Index.find(db),
+    g = api.grep(
+        api.Index.find(db),
         pattern,
         rank_query=rank,
         context=context,
@@ -460,7 +446,7 @@ def mentions(
 
       kbx mentions papers/sel4-evaluation.tex:1-40 --type DOI --json
     """
-    rows = list_mentions(Index.find(db), spec, type_)
+    rows = api.mentions(api.Index.find(db), spec, type_)
     if as_json:
         keys = ("path", "line", "text", "type", "value", "confidence", "recognizer", "version")
         emit_json({"spec": spec, "mentions": [{k: getattr(m, k) for k in keys} for m in rows]})
@@ -501,17 +487,17 @@ def recognizers(
 
       kbx recognizers --purge acronyms
     """
-    idx = Index.find(db)
-    registry = registry_for(idx)
+    idx = api.Index.find(db)
+    registry = api.registry_for(idx)
     if purge:
-        removed = purge_recognizers(idx, purge, registry)
+        removed = api.purge(idx, purge, registry)
         if as_json:
             emit_json({"purged": removed})
         else:
             for name, n in removed.items():
                 out.print(f"purged {name}: {n} mentions removed", markup=False)
         return
-    rows = list_recognizers(idx, registry)
+    rows = api.recognizers(idx, registry)
     if as_json:
         emit_json(
             {
@@ -575,10 +561,10 @@ def resolve(
 
       KBX_MAILTO=you@example.org kbx resolve --json
     """
-    idx = Index.find(db)
+    idx = api.Index.find(db)
     with progress_bar("[bold]resolving", as_json) as bar:
         task = bar.add_task("", total=None)
-        r = resolve_identifiers(
+        r = api.resolve(
             idx,
             only,
             limit,
@@ -631,8 +617,8 @@ def reprocess(
 
       kbx reprocess -r dates --workers 2 --json
     """
-    idx = Index.find(db)
-    registry = registry_for(idx)
+    idx = api.Index.find(db)
+    registry = api.registry_for(idx)
     for name, why in registry.broken:
         err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {why}")
     workers = workers or os.cpu_count() or 1
@@ -644,9 +630,7 @@ def reprocess(
                 tasks[name] = bar.add_task(name, total=total)
             bar.update(tasks[name], completed=done)
 
-        report = reprocess_index(
-            idx, registry, recognizer, redo_all, workers, dry_run, progress=tick
-        )
+        report = api.reprocess(idx, registry, recognizer, redo_all, workers, dry_run, progress=tick)
     if as_json:
         emit_json(
             {

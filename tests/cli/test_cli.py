@@ -108,7 +108,7 @@ def test_a_bug_is_said_as_such_and_its_traceback_kept(monkeypatch, capsys, tmp_p
     def broken(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(cli.Index, "find", broken)
+    monkeypatch.setattr(cli.api.Index, "find", broken)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(sys, "argv", ["kbx", "status", *(["--json"] if as_json else [])])
     with pytest.raises(SystemExit) as exit_:
