@@ -220,8 +220,13 @@ def locate(segments: list[Segment], text: str, offset: int, encoding: str = "utf
 
 
 def line_range(segments: list[Segment], text: str) -> tuple[int, int]:
-    """First and last original line that the non-blank clean text comes from."""
-    lines = [s[1] for s in segments if s[4] and text[s[0] : s[0] + 1].strip()]
+    """First and last original line that the non-blank clean text comes from.
+
+    A segment counts when any of its characters is not blank, not just its first: an
+    indented code line is one verbatim segment that starts with spaces.
+    """
+    ends = [s[0] for s in segments[1:]] + [len(text)]
+    lines = [s[1] for s, end in zip(segments, ends, strict=True) if text[s[0] : end].strip()]
     if not lines:
         lines = [s[1] for s in segments] or [1]
     return min(lines), max(lines)

@@ -2,7 +2,8 @@
 
 A unit never crosses a section (heading path) or a PDF page. Within a section,
 blocks are packed into parts of even size; a block too large on its own is
-windowed with a small overlap, cutting at line breaks where it can.
+windowed with a small overlap, cutting at line breaks where it can and never inside a
+whitespace-free token (an identifier).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from kbx.extract.model import TABLE, Block, Unit
 from kbx.extract.textmap import Segment, merge, shift, slice_segments
 
 TOKEN = re.compile(r"\w+")
+CHUNK = re.compile(r"\S+")
 MAX_TOKENS = 400
 OVERLAP = 40
 
@@ -51,9 +53,31 @@ def _join(blocks: list[Block], encoding: str) -> Unit:
 
 
 def _window(block: Block, encoding: str, size: int, overlap: int) -> list[Unit]:
-    """Cut one oversized block into overlapping windows of at most ``size`` tokens."""
-    spans = [m.span() for m in TOKEN.finditer(block.text)]
-    text, units, start = block.text, [], 0
+    """Cut one oversized block into overlapping windows of at most ``size`` tokens.
+
+    Windows start and end between whitespace-separated chunks, never inside one, so an
+    identifier (a DOI, a path, ``v18.2.0``) is whole in every window that holds it; only a
+    chunk longer than a window (minified code, base64) is cut between its tokens.
+    """
+    text = block.text
+    spans: list[tuple[int, int]] = []
+    whole: list[bool] = []  # token i is the first of its chunk
+    cut_at: list[int] = []  # where a cut before token i goes: its chunk's start if whole
+    for chunk in CHUNK.finditer(text):
+        for n, m in enumerate(TOKEN.finditer(text, chunk.start(), chunk.end())):
+            spans.append(m.span())
+            whole.append(n == 0)
+            cut_at.append(m.start() if n else chunk.start())
+
+    def snap(i: int, lo: int) -> int:
+        """The last token after ``lo``, up to ``i``, that starts a chunk; ``i`` if none."""
+        j = i
+        while j > lo and not whole[j]:
+            j -= 1
+        return j if j > lo else i
+
+    units: list[Unit] = []
+    start = 0
     while start < len(spans):
         end = min(start + size, len(spans))
         if end < len(spans):  # prefer a line break in the last fifth of the window
@@ -61,8 +85,9 @@ def _window(block: Block, encoding: str, size: int, overlap: int) -> list[Unit]:
             nl = text.rfind("\n", lo, spans[end][0])
             if nl >= 0:
                 end = next(i for i in range(start, end + 1) if spans[i][0] > nl)
-        a = spans[start][0] if start else 0
-        b = spans[end][0] if end < len(spans) else len(text)
+            end = snap(end, start)
+        a = cut_at[start] if start else 0
+        b = cut_at[end] if end < len(spans) else len(text)
         piece = text[a:b].rstrip()
         segs = slice_segments(block.segments, text, a, a + len(piece), encoding)
         units.append(
@@ -70,7 +95,7 @@ def _window(block: Block, encoding: str, size: int, overlap: int) -> list[Unit]:
         )
         if end >= len(spans):
             break
-        start = max(end - overlap, start + 1)
+        start = max(snap(end - overlap, start), start + 1)
     return units
 
 
