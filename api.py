@@ -12,10 +12,11 @@ code. Nothing here opens a connection of its own: the rooms below do, briefly.
 
 from __future__ import annotations
 
+from kbx.gazetteer.entries import TYPES as GAZETTEER_TYPES
 from kbx.store.db import Index
 from kbx.store.entities import EntityDetail, EntityRow, entities, entity
 from kbx.store.filters import Filters
-from kbx.store.gazetteer import EditReport, registry_for
+from kbx.store.gazetteer import EditReport, default_actor, registry_for
 from kbx.store.gazetteer import add as gazetteer_add
 from kbx.store.gazetteer import check as gazetteer_check
 from kbx.store.gazetteer import export as gazetteer_export
@@ -33,6 +34,7 @@ from kbx.store.search import Hit, SearchResult, search
 from kbx.store.status import Status, status
 
 __all__ = [
+    "GAZETTEER_TYPES",
     "EditReport",
     "EntityDetail",
     "EntityRow",
@@ -50,6 +52,7 @@ __all__ = [
     "ResolveReport",
     "SearchResult",
     "Status",
+    "default_actor",
     "entities",
     "entity",
     "gazetteer_add",

@@ -1,0 +1,74 @@
+"""The direction of imports, as a test: the flow runs one way, and the CLI sees one surface."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SKIP = {"tests", "benchmarks", "examples", ".venv", "docs"}
+
+
+def _modules() -> dict[str, set[str]]:
+    """Each kbx module, and the kbx modules it imports."""
+    found = {}
+    for path in ROOT.rglob("*.py"):
+        rel = path.relative_to(ROOT)
+        if rel.parts[0] in SKIP or any(p.startswith(".") or p == "build" for p in rel.parts):
+            continue
+        name = ".".join(["kbx", *rel.with_suffix("").parts]).removesuffix(".__init__")
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(a.name for a in node.names)
+        found[name] = {m for m in imported if m == "kbx" or m.startswith("kbx.")}
+    return found
+
+
+MODULES = _modules()
+
+
+def _in(module: str, room: str) -> bool:
+    return module == room or module.startswith(room + ".")
+
+
+RULES = [  # (who, may not import, why)
+    ("kbx.extract", "kbx.store", "extraction is pure: files in, documents out"),
+    ("kbx.recognizers", "kbx.store", "recognizers are pure: units in, mentions out"),
+    ("kbx.gazetteer", "kbx.store", "the gazetteer's matching knows no database"),
+    ("kbx.store", "kbx.api", "the API is built on the store, not the reverse"),
+    ("kbx.store", "kbx.cli", "nothing below the CLI knows it"),
+    ("kbx.api", "kbx.cli", "nothing below the CLI knows it"),
+]
+
+
+@pytest.mark.parametrize(("who", "banned", "why"), RULES)
+def test_imports_run_one_way(who, banned, why):
+    wrong = sorted(
+        f"{m} imports {i}"
+        for m, imports in MODULES.items()
+        if _in(m, who)
+        for i in imports
+        if _in(i, banned)
+    )
+    assert wrong == [], why
+
+
+def test_the_cli_sees_only_the_api_and_the_errors():
+    allowed = ("kbx.api", "kbx.errors", "kbx.cli")
+    wrong = sorted(
+        f"{m} imports {i}"
+        for m, imports in MODULES.items()
+        if _in(m, "kbx.cli")
+        for i in imports
+        if i != "kbx" and not any(_in(i, a) for a in allowed)
+    )
+    assert wrong == []
+
+
+def test_the_rules_see_the_code():
+    assert "kbx.store.ingest" in MODULES and "kbx.store.db" in MODULES["kbx.store.ingest"]
