@@ -69,13 +69,17 @@ def mentions(index: Index, spec: str, type_: str | None = None) -> list[MentionR
                ORDER BY pl.ordinal, m.start_char, m.recognizer""",
             [rel, type_, type_],
         ).fetchall()
-    out, maps = [], {}
+    out, maps, seen = [], {}, set()
     for ordinal, blob, text, s, e, typ, mtext, value, conf, rec, ver, unit in rows:
         segments = maps.setdefault(ordinal, unpack(blob))
-        line = locate(segments, text, s).line
-        if start is not None and not (start <= line <= end):
+        at = locate(segments, text, s)
+        if start is not None and not (start <= at.line <= end):
             continue
-        out.append(MentionRow(rel, line, mtext, typ, value, conf, rec, ver, unit, s, e))
+        here = (at.byte, typ, mtext, value, rec)  # a mention in two overlapping windows
+        if here in seen:  # sits at one place in the file: listed once
+            continue
+        seen.add(here)
+        out.append(MentionRow(rel, at.line, mtext, typ, value, conf, rec, ver, unit, s, e))
     return out
 
 

@@ -203,3 +203,21 @@ def test_an_uninstalled_recognizer_is_listed_and_can_be_purged(tmp_path):
     con.close()
     with pytest.raises(BadArgument, match="no recognizer named 'words'"):
         purge(idx, ["words"], now)
+
+
+def test_a_mention_in_the_overlap_of_two_windows_is_listed_once(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    words = " ".join(f"word{i}" for i in range(900))  # one paragraph: windowed, overlapping
+    middle = words.split()
+    middle.insert(360, "doi:10.1000/xyz123")  # inside the overlap of windows 1 and 2
+    (root / "long.txt").write_text("Title\n\n" + " ".join(middle) + "\n")
+    index(root, registry=Registry([IdentifierRecognizer()]))
+    idx = Index.for_root(root)
+    con = duckdb.connect(str(idx.db), read_only=True)
+    (units,) = con.execute(
+        "SELECT count(DISTINCT unit_hash) FROM mentions WHERE type = 'DOI'"
+    ).fetchone()
+    con.close()
+    found = [m for m in mentions(idx, "long.txt") if m.type == "DOI"]
+    assert units == 2 and len(found) == 1  # two windows hold it; the file has it once
