@@ -339,17 +339,22 @@ def _carried(con: duckdb.DuckDBPyConnection) -> None:
     """Link the short forms of a name to its entity in the passages of the same document
     from its first full mention on (one sense per discourse), unless the short form is
     another entity's alias."""
-    rows = con.execute(  # long forms: keyed mentions, and the names NER found (``named``)
+    rows = con.execute(  # long forms: keyed mentions, and the names NER found (``named``),
+        # each as precise as its own link in that document: a model's name only with evidence
         f"""WITH long AS (
-                SELECT m.unit_hash, m.key AS entity_id, m.text,
+                SELECT pl.doc_id, pl.ordinal, m.key AS entity_id, m.text,
                        coalesce(r.filter AND NOT list_contains(r.boost_types, m.type), false)
                            AS grade
                 FROM mentions m LEFT JOIN recognizer_info r ON r.name = m.recognizer
+                JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
                 WHERE m.key IS NOT NULL
-                UNION ALL SELECT unit_hash, entity_id, text, grade FROM named)
-            SELECT pl.doc_id, min(pl.ordinal), m.entity_id, e.type, m.text, bool_or(m.grade)
-            FROM long m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
-            JOIN entities e USING (entity_id)
+                UNION ALL
+                SELECT pl.doc_id, pl.ordinal, n.entity_id, n.text, coalesce(l.filter, false)
+                FROM named n JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+                LEFT JOIN links l ON l.doc_id = pl.doc_id AND l.unit_id = pl.unit_id
+                    AND l.entity_id = n.entity_id)
+            SELECT m.doc_id, min(m.ordinal), m.entity_id, e.type, m.text, bool_or(m.grade)
+            FROM long m JOIN entities e USING (entity_id)
             WHERE e.type IN {SHORT_FORM_TYPES} AND contains(m.text, ' ')
             GROUP BY ALL"""
     ).fetchall()

@@ -224,7 +224,7 @@ class People:
         return [
             [
                 Mention(m.start(), m.end(), "PERSON", m.group())
-                for m in re.finditer(r"\b[A-Z]\w+", t)
+                for m in re.finditer(r"\b[A-Z]\w+(?: [A-Z]\w+)*", t)
             ]
             for t in texts
         ]
@@ -246,3 +246,13 @@ def test_a_models_names_filter_only_with_evidence(tmp_path):
     assert {h.path for h in people.hits} == {"b.md", "c.md"}  # "Python" once: not confirmed
     facets = search(idx, "python okafor lindqvist", k=10, facets=True).facets
     assert {v["type"]: v["count"] for v in facets.types.values}["PERSON"] == len(people.hits)
+
+
+def test_a_short_form_is_only_as_confirmed_as_its_long_form(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# notes\n\nopened Tera Term first.\n\nthe Term window froze.\n")
+    idx = Index.for_root(root)
+    index(root, registry=Registry([People()]))
+    got = search(idx, "term", k=10, filters=Filters(types=["PERSON"]))
+    assert got.hits == []  # named once: neither "Tera Term" nor its short form filters
