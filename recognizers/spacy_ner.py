@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -52,6 +53,20 @@ def _package_version(name: str) -> str:
         except importlib.metadata.PackageNotFoundError:
             continue
     return "unknown"
+
+
+_CODE = re.compile(
+    r"[_=@/\\{}<>()\[\]|;`$#]"  # what names do not hold: code, paths, markup, URLs
+    r"|^[a-z]+[A-Z]|[a-z][A-Z]\w*[a-z][A-Z]"  # camelCase: setImmediate, LogTimestampFormat
+    r"|^[^\w]|^[\d\W]+$"  # no letter first, or no letter at all
+    r"|\b[0-9a-f]{7,}\b"  # commit hashes
+)
+
+
+def looks_like_code(span: str) -> bool:
+    """A span a model called a name that is an identifier, a key, a path or a glyph: on
+    technical text these are most of a small model's false names."""
+    return bool(_CODE.search(span.strip()))
 
 
 class SpacyRecognizer:
@@ -101,7 +116,7 @@ class SpacyRecognizer:
                 [
                     Mention(e.start_char, e.end_char, e.label_, e.text, surface(e.text))
                     for e in doc.ents
-                    if e.label_ in TYPES and e.text.strip()
+                    if e.label_ in TYPES and e.text.strip() and not looks_like_code(e.text)
                 ]
             )
         return out

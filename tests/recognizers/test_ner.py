@@ -209,3 +209,26 @@ def test_gliner_version_follows_the_weights_content_not_their_size(
     assert GlinerRecognizer(str(copy), labels=["dataset"]).info.version != base
     cached = json.loads((tmp_path / "cache" / "kbx" / "file-digests.json").read_text())
     assert any(k.startswith(str(weights.resolve())) for k in cached)  # read once, remembered
+
+
+@pytest.mark.parametrize(
+    ("span", "code"),
+    [
+        ("Rich Trott", False),
+        ("McDonald", False),
+        ("GitHub", False),
+        ("Jean-Luc Picard", False),
+        ("Apple Inc.", False),
+        ("setImmediate", True),
+        ("LogTimestampFormat", True),
+        ("SSL_OP_SINGLE_DH_USE", True),
+        ("tr=.2", True),
+        ("┃", True),
+        ("https://example.org", True),
+        ("a1b2c3d4e5f6", True),
+    ],
+)
+def test_spans_that_look_like_code_are_not_names(span, code):
+    from kbx.recognizers.spacy_ner import looks_like_code
+
+    assert looks_like_code(span) is code
