@@ -55,6 +55,10 @@ def _matched_references(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP TABLE matched_refs")
 
 
+# When a mention is precise enough to filter on: written once, used by the entity layer,
+# the filters and the facets alike (``r`` is its recognizer_info row, ``m`` the mention).
+FILTER_GRADE = "(r.filter AND NOT list_contains(r.boost_types, m.type))"
+
 SLUG = r"""CREATE OR REPLACE TEMP MACRO slug(x) AS
     coalesce(nullif(trim(regexp_replace(lower(strip_accents(x)), '[^\p{L}\p{N}]+', '-', 'g'),
                          '-'), ''), 'name')"""  # the twin of gazetteer.entries.slug
@@ -124,10 +128,9 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
             "INSERT INTO links SELECT DISTINCT doc_id, NULL, entity_id, true FROM doc_authors"
         )
         con.execute(
-            """INSERT INTO links
+            f"""INSERT INTO links
                SELECT pl.doc_id, pl.unit_id, m.key,
-                      bool_or(coalesce(r.filter AND NOT list_contains(r.boost_types, m.type),
-                                       false))
+                      bool_or(coalesce({FILTER_GRADE}, false))
                FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
                LEFT JOIN recognizer_info r ON r.name = m.recognizer
                WHERE m.key IS NOT NULL
@@ -281,10 +284,10 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
     a known entity links to it (a gazetteer entry, an author); any other name is a facet
     value of its own, ``name:TYPE:surface``, which filters only when ``CONFIRMED``."""
     con.execute(
-        """CREATE OR REPLACE TEMP TABLE named AS
+        f"""CREATE OR REPLACE TEMP TABLE named AS
            WITH m AS (
                SELECT m.unit_hash, m.type, m.text, coalesce(m.value, m.text) AS surface,
-                      r.filter AND NOT list_contains(r.boost_types, m.type) AS grade
+                      {FILTER_GRADE} AS grade
                FROM mentions m JOIN recognizer_info r ON r.name = m.recognizer AND r.names
                WHERE m.key IS NULL)
            SELECT m.*,
@@ -343,8 +346,7 @@ def _carried(con: duckdb.DuckDBPyConnection) -> None:
         # each as precise as its own link in that document: a model's name only with evidence
         f"""WITH long AS (
                 SELECT pl.doc_id, pl.ordinal, m.key AS entity_id, m.text,
-                       coalesce(r.filter AND NOT list_contains(r.boost_types, m.type), false)
-                           AS grade
+                       coalesce({FILTER_GRADE}, false) AS grade
                 FROM mentions m LEFT JOIN recognizer_info r ON r.name = m.recognizer
                 JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
                 WHERE m.key IS NOT NULL
@@ -396,8 +398,7 @@ def _dates(con: duckdb.DuckDBPyConnection) -> None:
     rows += con.execute(
         f"""SELECT DISTINCT pl.doc_id, pl.unit_id, coalesce(dm.value, m.value)
             FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
-            JOIN recognizer_info r ON r.name = m.recognizer AND r.filter
-                AND NOT list_contains(r.boost_types, m.type)
+            JOIN recognizer_info r ON r.name = m.recognizer AND {FILTER_GRADE}
             LEFT JOIN doc_mentions dm ON dm.doc_id = pl.doc_id AND dm.unit_hash = m.unit_hash
                 AND dm.recognizer = m.recognizer AND dm.version = m.version
                 AND dm.start_char = m.start_char

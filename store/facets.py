@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from kbx.store.bm25 import DocFilter
+from kbx.store.entities import FILTER_GRADE
 
 TOP = 10
 
@@ -78,11 +79,11 @@ def facet_counts(
            GROUP BY ALL ORDER BY n DESC, e.entity_id"""
     )
     types = q(  # what --type would keep: a model's names through their confirmed links
-        """SELECT t AS type, count(DISTINCT (doc_id, unit_id)) AS n FROM (
+        f"""SELECT t AS type, count(DISTINCT (doc_id, unit_id)) AS n FROM (
                SELECT m.type AS t, h.doc_id, h.unit_id
                FROM matched h JOIN units u USING (unit_id) JOIN mentions m USING (unit_hash)
                JOIN recognizer_info r ON r.name = m.recognizer
-               WHERE r.filter AND NOT r.names AND NOT list_contains(r.boost_types, m.type)
+               WHERE NOT r.names AND {FILTER_GRADE}
                UNION ALL
                SELECT e.type, h.doc_id, h.unit_id
                FROM matched h JOIN links l

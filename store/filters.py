@@ -19,7 +19,7 @@ import duckdb
 
 from kbx.errors import BadArgument
 from kbx.store.bm25 import DocFilter
-from kbx.store.entities import check_type, resolve_entity
+from kbx.store.entities import FILTER_GRADE, check_type, resolve_entity
 
 DATE_FROM = ("any", "mentioned", "document")
 _META = re.compile(r"^(?P<key>[A-Za-z0-9_.-]+)(?P<op>!?=)(?P<value>.*)$")
@@ -93,10 +93,10 @@ def _type(con: duckdb.DuckDBPyConnection, type_: str, f: DocFilter) -> None:
     if True in grades:
         f.clauses.append(
             # a model's names count through their links, which carry the evidence for them
-            """(EXISTS (SELECT 1 FROM units u2 JOIN mentions m USING (unit_hash)
+            f"""(EXISTS (SELECT 1 FROM units u2 JOIN mentions m USING (unit_hash)
                         JOIN recognizer_info r ON r.name = m.recognizer
-                        WHERE u2.unit_id = pl.unit_id AND m.type = ? AND r.filter
-                          AND NOT r.names AND NOT list_contains(r.boost_types, m.type))
+                        WHERE u2.unit_id = pl.unit_id AND m.type = ?
+                          AND NOT r.names AND {FILTER_GRADE})
                 OR EXISTS (SELECT 1 FROM links l JOIN entities e USING (entity_id)
                            WHERE l.doc_id = pl.doc_id AND l.filter AND e.type = ?
                              AND (l.unit_id IS NULL OR l.unit_id = pl.unit_id)))"""
