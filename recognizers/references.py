@@ -18,7 +18,10 @@ from kbx.recognizers.identifiers import find_doi
 
 _ENTRY = re.compile(r"@(\w+)\s*\{\s*[^,\s]+\s*,", re.IGNORECASE)
 _FIELD = re.compile(r"(\w+)\s*=\s*(?:\{((?:[^{}]|\{[^{}]*\})*)\}|\"([^\"]*)\"|(\d+))", re.DOTALL)
-_HEADING = re.compile(r"(?im)^\s*(references|bibliography|works cited|literature cited)\s*$")
+_HEADING = re.compile(  # also numbered, as RFCs have them: "12.1. Normative References"
+    r"(?im)^\s*(?:[\dA-Z]+(?:\.\d+)*\.?\s+)?(?:normative\s+|informative\s+)?"
+    r"(references|bibliography|works cited|literature cited)\s*$"
+)
 _MARKER = re.compile(r"^\s*(?:\[\d{1,4}\]|\d{1,4}\.|[-*•])\s+")
 _YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)[a-z]?\b")
 _NAME = r"[A-Z][a-z'’-]+(?:[- ][A-Z][a-z'’-]+)?"

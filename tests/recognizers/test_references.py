@@ -67,3 +67,12 @@ def test_a_unit_under_a_references_heading_needs_no_author_pattern():
     assert r.recognize([text]) == [[]]  # a surname alone is no author pattern
     (found,) = r.recognize([text], headings=[("A paper", "References")])
     assert [m.text for m in found] == [text]
+
+
+def test_a_numbered_rfc_references_heading_counts_too():
+    text = "Abu (2013). Biodiversity image retrieval framework for monogeneans. Syst Biodiv."
+    r = ReferenceRecognizer()
+    (found,) = r.recognize([text], headings=[("RFC 9999", "12.1.  Normative References")])
+    assert [m.text for m in found] == [text]
+    (none,) = r.recognize([text], headings=[("RFC 9999", "12.2. On references in prose")])
+    assert none == []
