@@ -32,8 +32,12 @@ class Repair:
 
 
 def repair(con: duckdb.DuckDBPyConnection, index: Index) -> Repair:
-    """Sweep orphaned units and replay the gazetteer log; cheap when nothing is wrong."""
-    return Repair(swept=sweep(con), replayed=journal.sync(con, index.journal_path))
+    """Sweep orphaned units, replay the gazetteer log, and rebuild an entity layer an
+    earlier run left stale (so even a command that then refuses its arguments repairs);
+    cheap when nothing is wrong."""
+    done = Repair(swept=sweep(con), replayed=journal.sync(con, index.journal_path))
+    settle(con)
+    return done
 
 
 def settle(con: duckdb.DuckDBPyConnection) -> bool:

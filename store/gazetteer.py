@@ -33,7 +33,7 @@ from kbx.store.consistency import repair, settle
 from kbx.store.db import Index, WriterLease, kill_point
 from kbx.store.postings import rebuild_postings
 from kbx.store.read import read_regular, resolve
-from kbx.store.recognize import recognize
+from kbx.store.recognize import missing, recognize
 
 NAME = "gazetteer"
 
@@ -199,6 +199,8 @@ def _edit(index: Index, stage) -> EditReport:
     with index.writing("gazetteer edit"), WriterLease(index) as lease:
         con = lease.con()
         repair(con, index)
+        _catch_up(index, lease)
+        con = lease.con()  # a catch-up may have let the file go
         before = entries(con)
         with journal.journaled(con, index.journal_path):
             ids = stage(con)
@@ -207,6 +209,16 @@ def _edit(index: Index, stage) -> EditReport:
     report.entry_ids = ids
     report.seconds = time.monotonic() - started
     return report
+
+
+def _catch_up(index: Index, lease: WriterLease) -> None:
+    """Bring the gazetteer's runs level with its entries before a new edit, in case an
+    earlier edit was killed between its commit and its re-run (the edit then refused, as a
+    duplicate, would otherwise leave them behind)."""
+    current = recognizer(lease.con())
+    if missing(lease.con(), current, limit=1, keys_only=True):
+        recognize(index, Registry([current]), workers=1, lease=lease)
+    settle(lease.con())
 
 
 def add(

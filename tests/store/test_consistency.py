@@ -341,3 +341,12 @@ def test_a_retracted_id_is_restored_by_adding_it_again_and_the_log_replays_it(tm
     idx.db.unlink()
     index(root, workers=1)
     assert gz.show(idx, "Q42") == shown  # the log replays the restore too
+
+
+@pytest.mark.parametrize("point", ["gazetteer.logged", "gazetteer.carried"])
+def test_the_same_edit_run_again_after_a_kill_repairs_even_when_refused(tmp_path, point):
+    root = _indexed(tmp_path)
+    assert die_at(point, _add_cedar, root) == 137
+    with pytest.raises(BadArgument, match="already an alias"):
+        _add_cedar(root)  # the edit did commit; running it again is refused, and repairs
+    assert contents(Index.for_root(root).db) == fresh_build(root, tmp_path)
