@@ -4,11 +4,13 @@ add, and the entities the index knows."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from kbx.cli.common import DbOption, JsonOption, emit_json, out
 from kbx.gazetteer.entries import TYPES
 from kbx.store import gazetteer as gz
@@ -24,6 +26,22 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
+# C0 and C1 controls (ESC, BEL, CR, …), line and paragraph separators, bidi overrides and
+# isolates, and lone surrogates: what can recolour, move or reorder a terminal's text.
+_HIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def shown(value: object) -> str:
+    """Text from entries and documents for a terminal, control characters written as
+    escapes (``\\x1b``): a name must not recolour, move or rewrite what is printed.
+    JSON output needs none of this (json escapes them)."""
+    return _HIDDEN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(value))
+
+
+def _all(values) -> str:
+    return " | ".join(shown(v) for v in values)
+
+
 ByOption = Annotated[
     str | None,
     typer.Option("--by", help="Who makes the change: a person, or agent:NAME."),
@@ -32,7 +50,7 @@ ByOption = Annotated[
 
 def _edit_summary(r: gz.EditReport, verb: str) -> None:
     out.print(
-        f"{verb} {', '.join(r.entry_ids)}; gazetteer {r.version}: {r.units_rerun} units "
+        f"{verb} {shown(', '.join(r.entry_ids))}; gazetteer {r.version}: {r.units_rerun} units "
         f"re-run, {r.units_carried} carried over, {r.mentions} mentions, "
         f"{r.removed} replaced ({r.seconds:.2f} s)",
         markup=False,
@@ -115,11 +133,15 @@ def list_(
     if not rows:
         out.print("the gazetteer is empty; add a name with `kbx gazetteer add NAME --type T`")
     for r in rows:
-        gone = f"  RETRACTED by {r['retracted_by']}: {r['why']}" if r["retracted_at"] else ""
+        gone = (
+            f"  RETRACTED by {shown(r['retracted_by'])}: {shown(r['why'])}"
+            if r["retracted_at"]
+            else ""
+        )
         out.print(
-            f"{r['entry_id']}  {r['type']}  {' | '.join(r['aliases'])}"
-            f"{'  (any case)' if r['ignore_case'] else ''}  by {r['added_by']}"
-            f"{'  from ' + r['source'] if r['source'] else ''}{gone}",
+            f"{shown(r['entry_id'])}  {shown(r['type'])}  {_all(r['aliases'])}"
+            f"{'  (any case)' if r['ignore_case'] else ''}  by {shown(r['added_by'])}"
+            f"{'  from ' + shown(r['source']) if r['source'] else ''}{gone}",
             markup=False,
         )
 
@@ -135,12 +157,12 @@ def show(
     if as_json:
         emit_json(e)
         return
-    out.print(f"{e['entry_id']}  {e['type']}  {e['name']}", markup=False)
-    out.print(f"  aliases: {' | '.join(e['aliases'])}", markup=False)
+    out.print(f"{shown(e['entry_id'])}  {shown(e['type'])}  {shown(e['name'])}", markup=False)
+    out.print(f"  aliases: {_all(e['aliases'])}", markup=False)
     for x in e["log"]:
-        where = f" from {x['source']}" if x["source"] else ""
-        note = f": {x['note']}" if x["note"] else ""
-        out.print(f"  {x['at']}  {x['action']} by {x['by']}{where}{note}", markup=False)
+        where = f" from {shown(x['source'])}" if x["source"] else ""
+        note = f": {shown(x['note'])}" if x["note"] else ""
+        out.print(f"  {x['at']}  {x['action']} by {shown(x['by'])}{where}{note}", markup=False)
 
 
 @app.command("import")
@@ -188,7 +210,10 @@ def check(
     if not found:
         out.print("every name passes through the analysis chain whole")
     for f in found:
-        out.print(f"{f['entry_id']}  {f['name']}: {f['word']} {f['why']}", markup=False)
+        out.print(
+            f"{shown(f['entry_id'])}  {shown(f['name'])}: {shown(f['word'])} {f['why']}",
+            markup=False,
+        )
     if found and not dry_run:
         out.print(f"protected {len({f['word'] for f in found})} words; postings rebuilt")
 
@@ -219,7 +244,8 @@ def entities(
         out.print("no entity matches")
     for r in rows:
         out.print(
-            f"{r.entity_id}  {r.type}  {r.label}  ({r.passages} passages, {r.documents} docs)",
+            f"{shown(r.entity_id)}  {shown(r.type)}  {shown(r.label)}  "
+            f"({r.passages} passages, {r.documents} docs)",
             markup=False,
         )
 
@@ -243,11 +269,14 @@ def entity(
     if as_json:
         emit_json(dataclasses.asdict(e))
         return
-    out.print(f"{e.entity_id}  {e.type}  {e.label}  (from {e.source})", markup=False)
+    out.print(
+        f"{shown(e.entity_id)}  {shown(e.type)}  {shown(e.label)}  (from {shown(e.source)})",
+        markup=False,
+    )
     if e.aliases:
-        out.print(f"  aliases: {' | '.join(e.aliases)}", markup=False)
+        out.print(f"  aliases: {_all(e.aliases)}", markup=False)
     for p in e.provenance:
-        out.print(f"  {p['at']}  {p['action']} by {p['by']}", markup=False)
+        out.print(f"  {p['at']}  {shown(p['action'])} by {shown(p['by'])}", markup=False)
     for m in e.mentions:
-        what = m["text"] if m["as"] == "text" else f"({m['as']})"
-        out.print(f"  {m['path']}:{m['line']}  {m['doc_date'] or ''}  {what}", markup=False)
+        what = shown(m["text"]) if m["as"] == "text" else f"({shown(m['as'])})"
+        out.print(f"  {shown(m['path'])}:{m['line']}  {m['doc_date'] or ''}  {what}", markup=False)

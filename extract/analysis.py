@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
 import Stemmer
+
 from kbx.errors import BadArgument
 
 TOKEN = re.compile(r"\w+(?:[.\-/:@+'’_]\w+)*")
@@ -75,22 +76,37 @@ class Analyzer:
             )
 
     def tokens(self, text: str, code: bool = False) -> Iterator[tuple[int, int, str]]:
-        """``(start, end, term)`` for every term of ``text``; parts follow their whole."""
-        stem = _stem_fn("none" if code else self.stemmer)
+        """``(start, end, term)`` for every term of ``text``; parts follow their whole.
+        A term is never empty and never holds whitespace: the ingest joins terms with
+        spaces, so one with a space inside would break the postings."""
         for m in TOKEN.finditer(text):
-            raw = m.group()
-            whole = fold(raw)
-            if whole in self.protected:
-                yield m.start(), m.end(), whole
-                continue
-            parts = list(PART.finditer(raw))
-            if len(parts) == 1 and parts[0].end() - parts[0].start() == len(raw):
-                yield m.start(), m.end(), stem(whole)
-                continue
-            yield m.start(), m.end(), whole
-            for p in parts:
-                if p.end() - p.start() > 1 or p.group().isdigit():  # no "s" of "what's"
-                    yield m.start() + p.start(), m.start() + p.end(), stem(fold(p.group()))
+            for start, end, term in self._token(m.group(), code, refold=True):
+                if _one_word(term):
+                    yield m.start() + start, m.start() + end, term
+
+    def _token(self, raw: str, code: bool, refold: bool) -> Iterator[tuple[int, int, str]]:
+        """The terms of one token, spans relative to it."""
+        stem = _stem_fn("none" if code else self.stemmer)
+        whole = fold(raw)
+        if whole in self.protected:
+            yield 0, len(raw), whole
+            return
+        if not _one_word(whole):
+            # Folding turned a letter into words with spaces (U+FDFA) or into nothing
+            # (U+037A, U+FF9E): the words it made are the terms, each spanning the token.
+            if refold:
+                for m in TOKEN.finditer(whole):
+                    for _, _, term in self._token(m.group(), code, refold=False):
+                        yield 0, len(raw), term
+            return
+        parts = list(PART.finditer(raw))
+        if len(parts) == 1 and parts[0].end() - parts[0].start() == len(raw):
+            yield 0, len(raw), stem(whole)
+            return
+        yield 0, len(raw), whole
+        for p in parts:
+            if p.end() - p.start() > 1 or p.group().isdigit():  # no "s" of "what's"
+                yield p.start(), p.end(), stem(fold(p.group()))
 
     def terms(self, text: str, code: bool = False) -> Counter[str]:
         """Term frequencies of one text: raw tokens are counted first (in C), and each
@@ -125,6 +141,11 @@ class Analyzer:
         if stopwords and not all(stop):
             groups = [g for g, s in zip(groups, stop, strict=True) if not s]
         return groups
+
+
+def _one_word(term: str) -> bool:
+    """Non-empty and without whitespace (what ``str.split`` would split on)."""
+    return term.split() == [term]
 
 
 @cache

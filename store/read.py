@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from kbx.errors import BadArgument, OutsideRoot
+from kbx.errors import BadArgument, ExtractError, KbxError, OutsideRoot
 from kbx.extract import format_of, source_text
 from kbx.store.db import Index
+from kbx.store.walk import kind_of
 
 _SPEC = re.compile(r"^(?P<path>.+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
+MAX_LINE_DIGITS = 12  # far past any file; int() refuses numbers over 4300 digits
 
 
 @dataclass
@@ -32,19 +37,45 @@ def parse_spec(spec: str) -> tuple[str, int | None, int | None]:
     m = _SPEC.match(spec)
     if not m:
         raise BadArgument(f"expected PATH[:START[-END]], got {spec!r}")
-    start = int(m["start"]) if m["start"] else None
-    end = int(m["end"]) if m["end"] else start
+    if format_of(m["path"]) is None:
+        _check_range(spec)
+    start = _line(m["start"]) if m["start"] else None
+    end = _line(m["end"]) if m["end"] else start
     if start is not None and (start < 1 or end < start):
         raise BadArgument(f"bad line range in {spec!r}: lines are 1-based and START <= END")
     return m["path"], start, end
+
+
+def _line(digits: str) -> int:
+    if len(digits) > MAX_LINE_DIGITS:
+        raise BadArgument(f"line number {digits[:MAX_LINE_DIGITS]}… is too large")
+    return int(digits)
+
+
+def _check_range(spec: str) -> None:
+    """``notes/a.md:abc``: kbx reads no file named so, so the text after the colon is a
+    line range gone wrong; say that rather than "no such file"."""
+    for at in (i for i, c in enumerate(spec) if c == ":"):
+        if format_of(spec[:at]) is not None:
+            raise BadArgument(
+                f"malformed line range {spec[at + 1 :]!r} in {spec!r}: "
+                "expected PATH:START or PATH:START-END (1-based line numbers)"
+            )
 
 
 def resolve(index: Index, path: str) -> tuple[Path, str]:
     """The file a user named (relative to the root, or to the current folder) inside the root."""
     candidates = [index.root / path, Path(path)] if not Path(path).is_absolute() else [Path(path)]
     for c in candidates:
-        full = c.resolve()
-        if full.exists():
+        try:
+            full = c.resolve()
+            found = full.exists()
+        except (OSError, RuntimeError, ValueError) as e:  # RuntimeError: a link loop (3.11)
+            loop = isinstance(e, RuntimeError) or getattr(e, "errno", None) == errno.ELOOP
+            raise BadArgument(
+                f"cannot read {path}: {'symbolic link loop' if loop else e}"
+            ) from None
+        if found:
             try:
                 return full, full.relative_to(index.root).as_posix()
             except ValueError:
@@ -58,12 +89,17 @@ def read(index: Index, spec: str, expect_hash: str | None = None) -> Excerpt:
     full, rel = resolve(index, path)
     if format_of(rel) is None:
         raise BadArgument(f"kbx does not index this kind of file: {rel}")
-    data = full.read_bytes()
+    data = read_regular(full, rel)
     sha = hashlib.sha256(data).hexdigest()
     with index.reader() as con:
         row = con.execute("SELECT sha256 FROM documents WHERE path = ?", [rel]).fetchone()
     indexed = row[0] if row else None
-    text, _ = source_text(rel, data)
+    try:
+        text, _ = source_text(rel, data)
+    except KbxError:
+        raise
+    except Exception as e:  # a parser bug (a corrupt PDF) is one line, as in `kbx index`
+        raise ExtractError(f"cannot read {rel}: {type(e).__name__}: {e}") from None
     lines = text.replace("\r\n", "\n").split("\n")
     start = start or 1
     end = min(end or len(lines), len(lines))
@@ -77,3 +113,21 @@ def read(index: Index, spec: str, expect_hash: str | None = None) -> Excerpt:
     else:
         changed = indexed is not None and indexed != sha
     return Excerpt(rel, start, end, sha, lines[start - 1 : end], indexed, changed)
+
+
+def read_regular(full: Path, rel: str) -> bytes:
+    """The bytes of a regular file. Opened without blocking and checked before reading,
+    since reading a named pipe would wait for a writer forever."""
+    try:
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise BadArgument(f"cannot read {rel}: {e.strerror or e}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise BadArgument(f"cannot read {rel}: it is a {kind_of(mode)}, not a regular file")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            return f.read()
+        except OSError as e:
+            raise BadArgument(f"cannot read {rel}: {e.strerror or e}") from None

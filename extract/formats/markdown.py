@@ -6,10 +6,11 @@ import html
 import re
 
 import yaml
-from kbx.extract.model import CODE, PROSE, TABLE, Block, Metadata
-from kbx.extract.textmap import LineTable, TextBuilder
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+
+from kbx.extract.model import CODE, PROSE, TABLE, Block, Metadata
+from kbx.extract.textmap import LineTable, TextBuilder
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 _TAG_OR_TEXT = re.compile(r"<[^>]*>|[^<]+")
@@ -29,16 +30,76 @@ _INLINE = re.compile(
 _MDX_STATEMENT = re.compile(r"^(import|export)\s.+(from\s+['\"]|=)", re.S)
 
 
+MAX_ALIAS_NODES = 1000
+
+
+class _AliasRefused(yaml.YAMLError):
+    """Front matter whose aliases are recursive or expand too far."""
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's SafeLoader with aliases bounded: a few hundred bytes of nested anchors
+    ("billion laughs") expand to gigabytes once the metadata is serialized, and a recursive
+    alias never ends. Aliases are allowed (front matter uses them for shared defaults)
+    unless one refers to a node that contains it, or all of them together stand for over
+    ``MAX_ALIAS_NODES`` nodes; then the front matter is refused. Composing only links nodes,
+    so the check runs on the composed graph, before anything is built from it."""
+
+    def compose_document(self):
+        node = super().compose_document()
+        _check_aliases(node)
+        return node
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [x for pair in node.value for x in pair]
+    return []
+
+
+def _check_aliases(root: yaml.Node) -> None:
+    """Refuse a node graph with a cycle, or one that expands far beyond its own size."""
+    state = {id(root): "open"}
+    stack = [(root, iter(_children(root)))]
+    while stack:
+        node, rest = stack[-1]
+        child = next(rest, None)
+        if child is None:
+            state[id(node)] = "done"
+            stack.pop()
+        elif state.get(id(child)) == "open":
+            raise _AliasRefused("an alias refers to a node that contains it")
+        elif id(child) not in state:
+            state[id(child)] = "open"
+            stack.append((child, iter(_children(child))))
+    limit = len(state) + MAX_ALIAS_NODES
+    expanded, todo = 0, [root]
+    while todo:
+        expanded += 1
+        if expanded > limit:
+            raise _AliasRefused(f"aliases expand to over {MAX_ALIAS_NODES} nodes")
+        todo.extend(_children(todo.pop()))
+
+
 def split_front_matter(text: str) -> tuple[dict, str, list[str]]:
-    """YAML front matter as a dict, and the text with those lines blanked (line numbers kept)."""
+    """YAML front matter as a dict, and the text with those lines blanked (line numbers kept).
+    Front matter that cannot be read safely is ignored with a warning; the body is kept."""
     m = _FRONT_MATTER.match(text)
     if not m:
         return {}, text, []
     warnings: list[str] = []
     try:
-        data = yaml.safe_load(m.group(1) or "") or {}
+        data = yaml.load(m.group(1) or "", Loader=_BoundedLoader) or {}
+    except _AliasRefused as e:
+        data, warnings = {}, [f"front matter ignored: {e}"]
     except yaml.YAMLError as e:
-        data, warnings = {}, [f"front matter is not valid YAML: {str(e).splitlines()[0]}"]
+        data, warnings = {}, [f"front matter ignored: not valid YAML: {str(e).splitlines()[0]}"]
+    except RecursionError:
+        data, warnings = {}, ["front matter ignored: nested too deep"]
+    except ValueError as e:  # e.g. an integer over Python's 4300-digit limit
+        data, warnings = {}, [f"front matter ignored: {str(e).split(':')[0]}"]
     if not isinstance(data, dict):
         data = {}
     blank = "\n" * m.group(0).count("\n")
