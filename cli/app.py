@@ -149,7 +149,7 @@ def index(
             | ({"resolve": dataclasses.asdict(resolved)} if resolved else {})
         )
         return
-    out.print(f"Indexed {report.root} in {report.seconds:.1f} s  ({report.db})")
+    out.print(f"Indexed {report.root} in {report.seconds:.1f} s  ({report.db})", markup=False)
     out.print(
         f"  {report.new} new, {report.updated} updated, {report.unchanged} unchanged, "
         f"{report.removed} removed, {report.failed} failed, {report.skipped} skipped"
@@ -161,7 +161,7 @@ def index(
                 f"  {r.name} {r.version}: {r.units} units, {r.mentions} mentions", markup=False
             )
         for unit, why in r.failures[:5]:
-            out.print(f"  [yellow]![/] {r.name} failed on unit {unit[:12]}: {why}")
+            out.print(f"  [yellow]![/] {r.name} failed on unit {unit[:12]}: {escape(why)}")
         if r.superseded:
             out.print(f"  {r.name} stopped: {r.superseded}", markup=False)
     for f in report.failures:
@@ -190,8 +190,10 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
     docs = s.documents
     total = sum(docs.values())
     parts = ", ".join(f"{n} {k}" for k, n in sorted(docs.items()))
-    out.print(f"index      {s.db}  ({_human(s.size_bytes)}, schema {s.schema_version})")
-    out.print(f"root       {s.root}")
+    out.print(
+        f"index      {s.db}  ({_human(s.size_bytes)}, schema {s.schema_version})", markup=False
+    )
+    out.print(f"root       {s.root}", markup=False)
     out.print(f"documents  {total} ({parts or 'none'})")
     out.print(f"formats    {', '.join(f'{n} {k}' for k, n in s.formats.items()) or 'none'}")
     out.print(f"units      {s.units} ({s.placements} placements)")
@@ -507,7 +509,7 @@ def recognizers(
         )
         return
     for name, why in registry.broken:
-        err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {why}")
+        err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {escape(why)}")
     for name, why in registry.off:
         out.print(f"{name}  off: {why}", markup=False)
     for r in rows:
@@ -620,7 +622,7 @@ def reprocess(
     idx = api.Index.find(db)
     registry = api.registry_for(idx)
     for name, why in registry.broken:
-        err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {why}")
+        err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {escape(why)}")
     workers = workers or os.cpu_count() or 1
     with progress_bar("[bold]{task.description}", as_json) as bar:
         tasks: dict[str, int] = {}
@@ -663,7 +665,7 @@ def reprocess(
             markup=False,
         )
         for unit, why in d.failures[:10]:
-            out.print(f"  [yellow]![/] unit {unit[:12]}: {why}")
+            out.print(f"  [yellow]![/] unit {unit[:12]}: {escape(why)}")
     out.print(f"Reprocessed in {report.seconds:.1f} s")
 
 

@@ -11,12 +11,8 @@ from typing import Annotated
 
 import typer
 
+from kbx import api
 from kbx.cli.common import DbOption, JsonOption, emit_json, out
-from kbx.gazetteer.entries import TYPES
-from kbx.store import gazetteer as gz
-from kbx.store.db import Index
-from kbx.store.entities import entities as list_entities
-from kbx.store.entities import entity as show_entity
 
 app = typer.Typer(
     help="Names that general models miss, grown by people and agents, with provenance.\n\n"
@@ -48,7 +44,7 @@ ByOption = Annotated[
 ]
 
 
-def _edit_summary(r: gz.EditReport, verb: str) -> None:
+def _edit_summary(r: api.EditReport, verb: str) -> None:
     out.print(
         f"{verb} {shown(', '.join(r.entry_ids))}; gazetteer {r.version}: {r.units_rerun} units "
         f"re-run, {r.units_carried} carried over, {r.mentions} mentions, "
@@ -60,7 +56,9 @@ def _edit_summary(r: gz.EditReport, verb: str) -> None:
 @app.command()
 def add(
     name: Annotated[str, typer.Argument(help="The name as it is written.")],
-    type_: Annotated[str, typer.Option("--type", "-t", help=f"One of: {', '.join(TYPES)}.")],
+    type_: Annotated[
+        str, typer.Option("--type", "-t", help=f"One of: {', '.join(api.GAZETTEER_TYPES)}.")
+    ],
     alias: Annotated[
         list[str] | None, typer.Option("--alias", "-a", help="Another way it is written.")
     ] = None,
@@ -91,7 +89,9 @@ def add(
 
       kbx gazetteer add Apple --id Q312 --type ORG --alias "Apple Inc."
     """
-    r = gz.add(Index.find(db), name, type_, alias, entry_id, by, source, note, ignore_case)
+    r = api.gazetteer_add(
+        api.Index.find(db), name, type_, alias, entry_id, by, source, note, ignore_case
+    )
     if as_json:
         emit_json(dataclasses.asdict(r))
         return
@@ -112,7 +112,7 @@ def retract(
 
       kbx gazetteer retract gz:project-cedar --by ann --why "merged into Q312"
     """
-    r = gz.retract(Index.find(db), entry_id, by, why)
+    r = api.gazetteer_retract(api.Index.find(db), entry_id, by, why)
     if as_json:
         emit_json(dataclasses.asdict(r))
         return
@@ -126,9 +126,9 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List the entries with their aliases and who added them."""
-    rows = gz.listing(Index.find(db), retracted)
+    rows = api.gazetteer_list(api.Index.find(db), retracted)
     if as_json:
-        emit_json(rows)
+        emit_json({"entries": rows})
         return
     if not rows:
         out.print("the gazetteer is empty; add a name with `kbx gazetteer add NAME --type T`")
@@ -153,7 +153,7 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """Show one entry and its full history."""
-    e = gz.show(Index.find(db), entry_id)
+    e = api.gazetteer_show(api.Index.find(db), entry_id)
     if as_json:
         emit_json(e)
         return
@@ -173,7 +173,7 @@ def import_(
     as_json: JsonOption = False,
 ) -> None:
     """Add every entry of a file in one transaction: one bad entry and nothing is added."""
-    r = gz.import_entries(Index.find(db), file, by)
+    r = api.gazetteer_import(api.Index.find(db), file, by)
     if as_json:
         emit_json(dataclasses.asdict(r))
         return
@@ -186,7 +186,7 @@ def export(
     db: DbOption = None,
 ) -> None:
     """Write every entry, retracted ones included, to standard output."""
-    sys.stdout.write(gz.export(Index.find(db), fmt))
+    sys.stdout.write(api.gazetteer_export(api.Index.find(db), fmt))
 
 
 @app.command()
@@ -203,9 +203,9 @@ def check(
     frequent `well`. A protected word is indexed and searched whole (like Lucene's
     keyword_marker); the postings of the units holding it are rebuilt.
     """
-    found = gz.check(Index.find(db), protect=not dry_run)
+    found = api.gazetteer_check(api.Index.find(db), protect=not dry_run)
     if as_json:
-        emit_json(found)
+        emit_json({"found": found})
         return
     if not found:
         out.print("every name passes through the analysis chain whole")
@@ -236,9 +236,9 @@ def entities(
 
       kbx entities --type PERSON --q dahl
     """
-    rows = list_entities(Index.find(db), type_, q, limit)
+    rows = api.entities(api.Index.find(db), type_, q, limit)
     if as_json:
-        emit_json([dataclasses.asdict(r) for r in rows])
+        emit_json({"entities": [dataclasses.asdict(r) for r in rows]})
         return
     if not rows:
         out.print("no entity matches")
@@ -265,7 +265,7 @@ def entity(
 
       kbx entity "Ann Lee" --json
     """
-    e = show_entity(Index.find(db), name, limit)
+    e = api.entity(api.Index.find(db), name, limit)
     if as_json:
         emit_json(dataclasses.asdict(e))
         return

@@ -84,7 +84,7 @@ def test_gazetteer_entities_and_facets_from_the_command_line(corpus):
         "error: 'cedar' is already an alias of gz:project-cedar (Project Cedar)"
     )
     r = run_kbx("entities", "--type", "PROJECT", "--json", cwd=corpus)
-    (cedar,) = json.loads(r.stdout)
+    (cedar,) = json.loads(r.stdout)["entities"]
     assert cedar["entity_id"] == "gz:project-cedar" and cedar["documents"] >= 1
     r = run_kbx("entity", "Cedar", cwd=corpus)
     assert r.returncode == 0 and "add by agent:planner" in r.stdout

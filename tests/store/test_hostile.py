@@ -306,7 +306,7 @@ def test_gazetteer_and_entity_output_escapes_control_characters(posts):
         assert "\\x1b[31mEvil\\x07" in result.output, what
     assert "why\\r\\x1b[2K" in outputs["show"].output
     listed = json.loads(runner.invoke(app, ["gazetteer", "list", "--db", db, "--json"]).output)
-    assert f"{EVIL} Corp" in [e["name"] for e in listed]  # JSON keeps the name as it is
+    assert f"{EVIL} Corp" in [e["name"] for e in listed["entries"]]  # JSON keeps the name as it is
 
 
 def test_document_authors_are_escaped_in_entities(tmp_path):
