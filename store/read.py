@@ -103,8 +103,6 @@ def read(index: Index, spec: str, expect_hash: str | None = None) -> Excerpt:
     lines = text.replace("\r\n", "\n").split("\n")
     start = start or 1
     end = min(end or len(lines), len(lines))
-    if start > len(lines):
-        raise BadArgument(f"{rel} has {len(lines)} lines; line {start} does not exist")
     if expect_hash is not None:
         expect = expect_hash.lower()
         if len(expect) < 6 or not re.fullmatch(r"[0-9a-f]+", expect):
@@ -112,6 +110,12 @@ def read(index: Index, spec: str, expect_hash: str | None = None) -> Excerpt:
         changed = not sha.startswith(expect)
     else:
         changed = indexed is not None and indexed != sha
+    if start > len(lines):  # on a changed file, the change is the news, then the lines
+        raise BadArgument(
+            (f"{rel} has changed since it was indexed; " if changed else "")
+            + f"{rel} has {len(lines)} lines; line {start} does not exist"
+            + ("; run `kbx index` and search again" if changed else "")
+        )
     return Excerpt(rel, start, end, sha, lines[start - 1 : end], indexed, changed)
 
 

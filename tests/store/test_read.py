@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kbx.errors import BadArgument, OutsideRoot
+from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
 from kbx.store.ingest import index
 from kbx.store.read import read
@@ -50,3 +51,15 @@ def test_bad_read_requests_say_why(corpus, spec, error, message):
     index(corpus)
     with pytest.raises(error, match=message):
         read(Index.for_root(corpus), spec)
+
+
+def test_a_changed_file_says_so_before_the_missing_lines(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\n" + "line\n" * 40)
+    idx = Index.for_root(root)
+    index(root, registry=Registry([]))
+    sha = read(idx, "a.md:1-2").hash
+    (root / "a.md").write_text("# A\n\nshort now\n")
+    with pytest.raises(BadArgument, match=r"^a.md has changed since it was indexed; a.md has 4"):
+        read(idx, "a.md:30-35", expect_hash=sha[:12])
