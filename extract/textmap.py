@@ -201,10 +201,26 @@ def slice_segments(
             cs, line, col, byte, verbatim = seg
             if verbatim:
                 col += start - cs
-                byte += len(text[cs:start].encode(encoding, "replace"))
+                byte += _bytes_between(text, cs, start, encoding)
             seg = (start, line, col, byte, verbatim)
         out.append((seg[0] - start, *seg[1:]))
     return out
+
+
+_LAST: list = [None, 0, 0, 0, ""]  # text, segment start, offset, bytes to it, encoding
+
+
+def _bytes_between(text: str, cs: int, offset: int, encoding: str) -> int:
+    """Encoded length of ``text[cs:offset]``. The windows of one long line ask in order,
+    so carry on from the last answer for the same text and segment: linear, not quadratic
+    in the line's length."""
+    last_text, last_cs, last_offset, last_bytes, last_enc = _LAST
+    if last_text is text and last_cs == cs and last_enc == encoding and last_offset <= offset:
+        n = last_bytes + len(text[last_offset:offset].encode(encoding, "replace"))
+    else:
+        n = len(text[cs:offset].encode(encoding, "replace"))
+    _LAST[:] = [text, cs, offset, n, encoding]
+    return n
 
 
 def locate(segments: list[Segment], text: str, offset: int, encoding: str = "utf-8") -> Position:
