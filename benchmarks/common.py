@@ -264,3 +264,21 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], right: int =
     ]
     lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def write_section(path: Path, title: str, section: str, header: str) -> None:
+    """Replace (or append) the section headed ``title`` of the Markdown file ``path``
+    (begun with ``header`` when it does not exist yet)."""
+    text = path.read_text("utf-8") if path.exists() else header
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.rstrip() == title), None)
+    if start is None:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
+        )
+        tail = "".join(lines[end:])
+        text = "".join(lines[:start]) + section + ("\n" + tail if tail else "")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text.rstrip("\n") + "\n", "utf-8")

@@ -40,9 +40,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
-from common import table
+from common import table, write_section
 
 import kbx
+from kbx.store.consistency import CONTENT
+from kbx.store.consistency import contents as store_contents
 from kbx.store.db import Index
 from kbx.store.search import search
 from kbx.store.status import status
@@ -86,28 +88,6 @@ NAMES = [  # (name, type, aliases): words the Node.js pages use
     ("GitHub", "ORG", []),
 ]
 BASE_ENTRY = ["Node.js Foundation", "--type", "ORG", "--by", "agent:crash"]
-# Every table, free of ids and times (as tests/store/test_consistency.py compares them).
-TABLES = {
-    "documents": "SELECT path, sha256, status, doc_date, title, n_units FROM documents",
-    "units": "SELECT unit_hash, text, n_terms FROM units",
-    "placements": "SELECT d.path, p.ordinal, u.unit_hash, p.start_line, p.end_line "
-    "FROM placements p JOIN documents d USING (doc_id) JOIN units u USING (unit_id)",
-    "postings": "SELECT t.term, u.unit_hash, p.tf, p.htf FROM postings p "
-    "JOIN terms t USING (term_id) JOIN units u USING (unit_id)",
-    "runs": "SELECT unit_hash, recognizer, version, n_mentions, error FROM runs",
-    "mentions": "SELECT * FROM mentions",
-    "doc_mentions": "SELECT d.path, x.* EXCLUDE (doc_id) FROM doc_mentions x "
-    "JOIN documents d USING (doc_id)",
-    "entities": "SELECT * FROM entities",
-    "aliases": "SELECT * FROM aliases",
-    "links": "SELECT d.path, u.unit_hash, l.entity_id, l.filter FROM links l "
-    "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
-    "passage_dates": "SELECT d.path, u.unit_hash, x.lo, x.hi FROM passage_dates x "
-    "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
-    "gazetteer": "SELECT * EXCLUDE (added_at, retracted_at) FROM gazetteer",
-    "gazetteer_log": "SELECT * EXCLUDE (logged_at) FROM gazetteer_log",
-}
-
 Contents = dict[str, list[str]]
 
 
@@ -192,7 +172,7 @@ def contents(db: Path) -> Contents:
     """Every table's rows, free of ids and times, sorted: equal for equal stores."""
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return {t: sorted(map(repr, con.execute(sql).fetchall())) for t, sql in TABLES.items()}
+        return store_contents(con)
     finally:
         con.close()
 
@@ -398,7 +378,7 @@ def diff(got: Contents | None, want: Contents) -> list[str]:
     """The tables that differ."""
     if got is None:
         return ["(no store)"]
-    return [name for name in TABLES if got[name] != want[name]]
+    return [name for name in CONTENT if got[name] != want[name]]
 
 
 def control(op: str, setup: Setup, fresh: Fresh, work: Path, rng: random.Random):
@@ -526,20 +506,6 @@ def report(args: argparse.Namespace, trials: list[Trial], controls: dict, n_file
     return "\n".join(parts)
 
 
-def write_section(title: str, section: str, path: Path = DOC) -> None:
-    """Replace (or append) the section headed ``title`` of ``path``."""
-    text = path.read_text("utf-8") if path.exists() else HEADER
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == title), None)
-    if start is None:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), None)
-        tail = "".join(lines[end:]) if end is not None else ""
-        text = "".join(lines[:start]) + section + ("\n" + tail if tail else "")
-    path.write_text(text.rstrip("\n") + "\n", "utf-8")
-
-
 def code_note() -> str:
     """Which kbx ran: the working tree (its HEAD, whether it has changes) or a copy."""
     git = ["git", "-C", str(REPO)]
@@ -594,7 +560,7 @@ def main(argv: list[str] | None = None) -> None:
     section = report(args, trials, controls, args.files)
     print(section)
     if args.write:
-        write_section(SECTION, section)
+        write_section(DOC, SECTION, section, HEADER)
         print(f"wrote {DOC.relative_to(REPO)}", file=sys.stderr)
 
 

@@ -38,8 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import table
-from crash import DOC, KBX, REPO, RULES_ONLY, code_note, write_section
+from common import table, write_section
+from crash import DOC, HEADER, KBX, REPO, RULES_ONLY, code_note
 from fpdf import FPDF
 
 SECTION = "## Malformed input"
@@ -494,7 +494,7 @@ def main(argv: list[str] | None = None) -> None:
     section = report(args, outcomes, together)
     print(section)
     if args.write:
-        write_section(SECTION, section)
+        write_section(DOC, SECTION, section, HEADER)
         print(f"wrote {DOC.relative_to(REPO)}", file=sys.stderr)
 
 

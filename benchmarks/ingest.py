@@ -49,7 +49,7 @@ from pathlib import Path
 
 import duckdb
 import psutil
-from common import rule_registry, table
+from common import rule_registry, table, write_section
 
 from kbx.store import ingest
 from kbx.store.ingest import IndexReport, index
@@ -587,26 +587,6 @@ def report(
     return "\n".join(parts)
 
 
-def write_section(section: str, path: Path = DOC) -> None:
-    """Replace (or append) the ``## Ingest`` section of docs/BENCHMARKS.md."""
-    text = path.read_text("utf-8") if path.exists() else HEADER
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == SECTION), None)
-    if start is None:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = next(
-            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
-        )
-        tail = "".join(lines[end:])
-        text = "".join(lines[:start]) + section + ("\n" + tail if tail else "")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, "utf-8")
-
-
-# ---------------------------------------------------------------- main
-
-
 def corpora(eval_dir: Path, names: list[str] | None) -> list[Corpus]:
     """The named corpora, or every folder in corpora/ except *_meta, plus formats/."""
     base = eval_dir / "corpora"
@@ -670,7 +650,7 @@ def main(argv: list[str] | None = None) -> None:
     section = report(args, contention, speed, memory)
     print(section)
     if args.write:
-        write_section(section)
+        write_section(DOC, SECTION, section, HEADER)
         print(f"wrote {DOC.relative_to(REPO)}", file=sys.stderr)
 
 

@@ -100,3 +100,31 @@ def sweep(con: duckdb.DuckDBPyConnection) -> int:
     """Delete every unit no document places; returns how many."""
     with transaction(con):
         return drop_orphans(con, everywhere=True)
+
+
+CONTENT = {  # every table, free of ids and times: what two builds of the same files share
+    "documents": "SELECT path, sha256, status, doc_date, title, n_units FROM documents",
+    "units": "SELECT unit_hash, text, n_terms FROM units",
+    "placements": "SELECT d.path, p.ordinal, u.unit_hash, p.start_line, p.end_line "
+    "FROM placements p JOIN documents d USING (doc_id) JOIN units u USING (unit_id)",
+    "postings": "SELECT t.term, u.unit_hash, p.tf, p.htf FROM postings p "
+    "JOIN terms t USING (term_id) JOIN units u USING (unit_id)",
+    "runs": "SELECT unit_hash, recognizer, version, n_mentions, error FROM runs",
+    "mentions": "SELECT * FROM mentions",
+    "doc_mentions": "SELECT d.path, x.* EXCLUDE (doc_id) FROM doc_mentions x "
+    "JOIN documents d USING (doc_id)",
+    "entities": "SELECT * FROM entities",
+    "aliases": "SELECT * FROM aliases",
+    "links": "SELECT d.path, u.unit_hash, l.entity_id, l.filter FROM links l "
+    "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
+    "passage_dates": "SELECT d.path, u.unit_hash, x.lo, x.hi FROM passage_dates x "
+    "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
+    "gazetteer": "SELECT * EXCLUDE (added_at, retracted_at) FROM gazetteer",
+    "gazetteer_log": "SELECT * EXCLUDE (logged_at) FROM gazetteer_log",
+}
+
+
+def contents(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Every table's rows, free of ids and times, sorted: equal for equal stores. The crash
+    tests and benchmarks compare a repaired store with a fresh build by this."""
+    return {t: sorted(map(repr, con.execute(sql).fetchall())) for t, sql in CONTENT.items()}

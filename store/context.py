@@ -53,14 +53,20 @@ def document_dates(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
             "DELETE FROM doc_context WHERE recognizer = 'dates' AND list_contains(?, doc_id)",
             [ids],
         )
-        for i, (doc_id, _) in enumerate(rows):
-            day = _full_date(found[i]) if dates else None
-            con.execute("UPDATE documents SET doc_date = ? WHERE doc_id = ?", [day, doc_id])
-            if dates:
-                con.execute(
-                    "INSERT INTO doc_context VALUES (?, 'dates', ?, ?)",
-                    [doc_id, version, json.dumps({"date": day})],
-                )
+        days = [_full_date(ms) for ms in found] if dates else [None] * len(rows)
+        select, params = rows_select(["doc_id", "day"], list(zip(ids, days, strict=True)))
+        con.execute(  # one statement for the batch: a first index asks this of every file
+            f"UPDATE documents SET doc_date = x.day FROM ({select}) x "
+            "WHERE documents.doc_id = x.doc_id",
+            params,
+        )
+        if dates:
+            found_at = [
+                (i, "dates", version, json.dumps({"date": d}))
+                for i, d in zip(ids, days, strict=True)
+            ]
+            select, params = rows_select(["doc_id", "recognizer", "version", "data"], found_at)
+            con.execute(f"INSERT INTO doc_context {select}", params)
         mark_dirty(con)
     return len(rows)
 

@@ -218,7 +218,7 @@ def _catch_up(index: Index, lease: WriterLease) -> None:
     current = recognizer(lease.con())
     if missing(lease.con(), current, limit=1, keys_only=True):
         recognize(index, Registry([current]), workers=1, lease=lease)
-    settle(lease.con())
+        settle(lease.con())  # the repair before this settled everything else
 
 
 def add(

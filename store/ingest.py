@@ -28,7 +28,6 @@ from kbx.store.bm25 import analyzer_of
 from kbx.store.consistency import drop_orphans, repair, settle, unplace
 from kbx.store.context import refresh as refresh_context
 from kbx.store.db import Index, kill_point, mark_dirty, rows_select, transaction
-from kbx.store.entities import refresh as refresh_entities
 from kbx.store.gazetteer import registry_for
 from kbx.store.postings import rebuild_postings, resort_postings, term_rows
 from kbx.store.recognize import RecognizerReport, recognize
@@ -468,12 +467,7 @@ def _index(
     with idx.writer() as con:
         refresh_context(con, registry)
         kill_point("index.context")
-        stale = con.execute(  # e.g. just migrated: mentions, but no entity layer yet
-            "SELECT NOT EXISTS (SELECT 1 FROM links) AND EXISTS (SELECT 1 FROM mentions)"
-        ).fetchone()[0]
-        if stale:
-            refresh_entities(con)
-        settle(con)
+        settle(con)  # a migration marks the layer stale too
 
 
 def _analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:

@@ -41,7 +41,6 @@ def _die_with_parent(parent: int) -> None:
 
 def _budgeted(parent: int) -> None:
     _die_with_parent(parent)
-    signal.signal(signal.SIGALRM, _over_time)
     used = _address_space()
     if used is not None:
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)

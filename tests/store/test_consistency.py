@@ -20,6 +20,7 @@ from helpers import Loopback, crossref_work
 from kbx.errors import BadArgument, IndexBusy, IndexUnwritable
 from kbx.store import gazetteer as gz
 from kbx.store import journal
+from kbx.store.consistency import contents as store_contents
 from kbx.store.db import Index
 from kbx.store.gazetteer import registry_for
 from kbx.store.ingest import index
@@ -53,33 +54,10 @@ def _change(root: Path) -> None:
     (root / "d.md").write_text("# Delta\n\nNew words on zeppelins, 2023-01-02.\n")
 
 
-TABLES = {
-    "documents": "SELECT path, sha256, status, doc_date, title, n_units FROM documents",
-    "units": "SELECT unit_hash, text, n_terms FROM units",
-    "placements": "SELECT d.path, p.ordinal, u.unit_hash, p.start_line, p.end_line "
-    "FROM placements p JOIN documents d USING (doc_id) JOIN units u USING (unit_id)",
-    "postings": "SELECT t.term, u.unit_hash, p.tf, p.htf FROM postings p "
-    "JOIN terms t USING (term_id) JOIN units u USING (unit_id)",
-    "runs": "SELECT unit_hash, recognizer, version, n_mentions, error FROM runs",
-    "mentions": "SELECT * FROM mentions",
-    "doc_mentions": "SELECT d.path, x.* EXCLUDE (doc_id) FROM doc_mentions x "
-    "JOIN documents d USING (doc_id)",
-    "entities": "SELECT * FROM entities",
-    "aliases": "SELECT * FROM aliases",
-    "links": "SELECT d.path, u.unit_hash, l.entity_id, l.filter FROM links l "
-    "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
-    "passage_dates": "SELECT d.path, u.unit_hash, x.lo, x.hi FROM passage_dates x "
-    "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
-    "gazetteer": "SELECT * EXCLUDE (added_at, retracted_at) FROM gazetteer",
-    "gazetteer_log": "SELECT * EXCLUDE (logged_at) FROM gazetteer_log",
-}
-
-
 def contents(db: Path) -> dict[str, list]:
-    """Every table's rows, free of ids and times, sorted: equal for equal stores."""
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return {t: sorted(map(repr, con.execute(sql).fetchall())) for t, sql in TABLES.items()}
+        return store_contents(con)
     finally:
         con.close()
 
