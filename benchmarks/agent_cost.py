@@ -47,9 +47,9 @@ from common import (
     table,
 )
 
-from kbx.extract.analysis import QUERY_STOPWORDS
+from kbx.analysis import QUERY_STOPWORDS
+from kbx.search.search import search
 from kbx.store.db import Index
-from kbx.store.search import search
 
 CONTEXT_LINES = 10
 KEYWORDS = 4

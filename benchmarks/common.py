@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kbx.indexing.ingest import index
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.quantities import QuantityRecognizer
 from kbx.recognizers.registry import Registry
-from kbx.store.ingest import index
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_EVAL = (REPO / ".." / "shared" / "eval").resolve()

@@ -43,11 +43,11 @@ import duckdb
 from common import table, write_section
 
 import kbx
+from kbx.search.search import search
+from kbx.search.status import status
 from kbx.store.consistency import CONTENT
 from kbx.store.consistency import contents as store_contents
 from kbx.store.db import Index
-from kbx.store.search import search
-from kbx.store.status import status
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_EVAL = (REPO / ".." / "shared" / "eval").resolve()
@@ -522,7 +522,7 @@ def code_note() -> str:
 def code_points() -> set[str]:
     """The kill points named in kbx's code now."""
     found = set()
-    for p in KBX_DIR.glob("store/*.py"):
+    for p in KBX_DIR.glob("*/*.py"):
         found |= set(re.findall(r'kill_point\("([\w.]+)"\)', p.read_text("utf-8")))
     return found
 

@@ -38,18 +38,18 @@ from pathlib import Path
 import duckdb
 from common import eval_arg, percentile, table
 
+from kbx.entities import gazetteer as gz
 from kbx.errors import BadArgument
+from kbx.indexing.ingest import index
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.quantities import QuantityRecognizer
 from kbx.recognizers.registry import Registry
-from kbx.store import gazetteer as gz
-from kbx.store.bm25 import analyzer_of, rank
+from kbx.search.bm25 import analyzer_of, rank
+from kbx.search.filters import Filters, compile_filters
+from kbx.search.grep import grep
+from kbx.search.search import search
 from kbx.store.db import Index
-from kbx.store.filters import Filters, compile_filters
-from kbx.store.grep import grep
-from kbx.store.ingest import index
-from kbx.store.search import search
 
 PROBES = Path("probes") / "nodejs_filters.tsv"
 ALL = 100_000

@@ -1,4 +1,4 @@
-"""Side-by-side indexing benchmark: ``kbx.store.ingest.index`` beside a SQLite FTS5 build.
+"""Side-by-side indexing benchmark: ``kbx.indexing.ingest.index`` beside a SQLite FTS5 build.
 
 What is compared, per corpus, in one run:
 
@@ -51,8 +51,8 @@ import duckdb
 import psutil
 from common import rule_registry, table, write_section
 
-from kbx.store import ingest
-from kbx.store.ingest import IndexReport, index
+from kbx.indexing import ingest
+from kbx.indexing.ingest import IndexReport, index
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_EVAL = (REPO / ".." / "shared" / "eval").resolve()
@@ -65,7 +65,7 @@ HEADER = (
 FTS5_DDL = "CREATE VIRTUAL TABLE u USING fts5(text, tokenize='porter unicode61')"
 TEXT_SUFFIXES = (".md", ".mdx", ".markdown", ".txt")
 MB = 1024 * 1024
-# kbx.store.ingest function -> column of the time split (workers=1 runs only).
+# kbx.indexing.ingest function -> column of the time split (workers=1 runs only).
 SPLIT_STAGES = {
     "walk": "walk",
     "read_one": "read+extract",
@@ -87,7 +87,7 @@ CHILD = """
 import json, resource, sys
 sys.path.insert(0, sys.argv[4])
 from common import rule_registry
-from kbx.store.ingest import index
+from kbx.indexing.ingest import index
 r = index(sys.argv[1], db=sys.argv[2], workers=int(sys.argv[3]), registry=rule_registry())
 peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:

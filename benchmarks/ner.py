@@ -32,14 +32,14 @@ from common import eval_arg, table
 
 from kbx.extract import extract
 from kbx.extract.textmap import locate
+from kbx.indexing.ingest import index
+from kbx.indexing.reprocess import reprocess
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.gliner_ner import GlinerRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.recognizers.spacy_ner import SpacyRecognizer
 from kbx.store.db import Index
-from kbx.store.ingest import index
-from kbx.store.reprocess import reprocess
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from helpers import make_tiny_gliner  # noqa: E402  (the tests' tiny model, built here)

@@ -3,13 +3,13 @@
 A spaCy name filters (``links.filter``: ``--entity``, ``--type PERSON`` and the facets keep
 it) only with evidence: it is an alias of a known entity (a gazetteer entry, an author), or
 its document names it at least twice, always as one type; any other name only boosts
-(``store/entities.py``). This script measures what that leaves:
+(``entities/layer.py``). This script measures what that leaves:
 
 * From each technical corpus of the eval folder (the Node.js website's Markdown, and the
   HTML documentation sites of ``formats/html`` without the two manubot manuscripts, which
   are scientific reviews, not software docs), a seeded sample of ``--files`` files is
   copied to a temporary folder with a ``kbx.toml`` that keeps spaCy on (GLiNER and the
-  test plugin's acronyms off) and indexed with ``kbx.store.ingest.index``.
+  test plugin's acronyms off) and indexed with ``kbx.indexing.ingest.index``.
 * Every passage link (doc, passage, entity) that a spaCy name made is classified from the
   index file: ``direct`` (a spaCy mention in the passage links to the entity: by alias to a
   known entity, or as ``name:TYPE:surface``) or ``carried`` (no spaCy mention there: the
@@ -43,11 +43,11 @@ from pathlib import Path
 
 from common import table
 
+from kbx.entities.layer import short_form
 from kbx.gazetteer.entries import slug
+from kbx.indexing.ingest import index
 from kbx.recognizers.spacy_ner import BOOST_ONLY
 from kbx.store.db import Index
-from kbx.store.entities import short_form
-from kbx.store.ingest import index
 
 # name -> (folder under the eval folder, file suffixes, path prefixes left out)
 CORPORA = {

@@ -35,13 +35,13 @@ from urllib.parse import parse_qs, urlparse
 
 from common import eval_arg, table
 
+from kbx.entities.resolve import resolve
+from kbx.indexing.ingest import index
+from kbx.linking.resolvers import Settings
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.references import ReferenceRecognizer, looks_like_reference
 from kbx.recognizers.registry import Registry
-from kbx.recognizers.resolvers import Settings
 from kbx.store.db import Index
-from kbx.store.ingest import index
-from kbx.store.resolve import resolve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from helpers import Loopback  # noqa: E402  (the tests' loopback server)

@@ -20,13 +20,13 @@ from pathlib import Path
 
 from common import eval_arg, table
 
+from kbx.indexing.ingest import index
+from kbx.indexing.reprocess import reprocess
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.quantities import QuantityRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
-from kbx.store.ingest import index
-from kbx.store.reprocess import reprocess
 
 
 def registry(date_version: str) -> Registry:

@@ -19,7 +19,7 @@ What is compared, and why:
   same FTS5 ranking over kbx's own units, to separate segmentation from ranking.
 
 kbx variants: stemmer (snowball, plural, none), heading weight (0, 1, 2), k1/b, and kbx's
-query-time function-word list on or off (``QUERY_STOPWORDS`` in ``extract/analysis.py``).
+query-time function-word list on or off (``QUERY_STOPWORDS`` in ``analysis.py``).
 A script, not a test: it prints Markdown tables and asserts nothing.
 
     .venv/bin/python benchmarks/search_quality.py [--eval ../shared/eval] [--full]
@@ -54,10 +54,10 @@ from common import (
     table,
 )
 
-from kbx.extract.analysis import Analyzer
-from kbx.store.bm25 import BM25Params, analyzer_of, rank
+from kbx.analysis import Analyzer
+from kbx.search.bm25 import BM25Params, analyzer_of, rank
+from kbx.search.search import hits_for
 from kbx.store.db import Index
-from kbx.store.search import hits_for
 
 RANK_LIMIT = 1000
 Run = dict[str, list[str]]  # query id -> document ids, best first

@@ -49,9 +49,9 @@ from common import (
     timed,
 )
 
-from kbx.store.bm25 import DocFilter, analyzer_of, rank
+from kbx.search.bm25 import DocFilter, analyzer_of, rank
+from kbx.search.search import search
 from kbx.store.db import Index
-from kbx.store.search import search
 
 GLOB = "blog/vulnerability/*"
 SEED = 20261130

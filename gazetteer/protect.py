@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kbx.extract.analysis import TOKEN, Analyzer, fold
+from kbx.analysis import TOKEN, Analyzer, fold
 
 FREQUENT = 5  # a stem shared by at least this many units, and twice the name's own
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import duckdb
 
+from kbx.entities.layer import refresh as refresh_entities
 from kbx.store import journal
 from kbx.store.db import Index, is_dirty, mark_dirty, transaction
-from kbx.store.entities import refresh as refresh_entities
 
 
 @dataclass

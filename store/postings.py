@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import duckdb
 
-from kbx.extract.analysis import Analyzer, analyze_units
+from kbx.analysis import Analyzer, analyze_units
 from kbx.store.db import rows_select
 
 RESORT_FRACTION = 0.1

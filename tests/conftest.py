@@ -19,8 +19,8 @@ from helpers import (
     registry_with_gazetteer,
 )
 
+from kbx.indexing.ingest import index
 from kbx.store.db import Index
-from kbx.store.ingest import index
 
 PLUGIN = Path(__file__).parent / "plugin"
 

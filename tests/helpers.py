@@ -10,11 +10,11 @@ from pathlib import Path
 
 from fpdf import FPDF
 
+from kbx.entities import gazetteer as gz
 from kbx.recognizers.base import Mention, RecognizerInfo
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.registry import Registry
-from kbx.store import gazetteer as gz
 from kbx.store.db import Index
 
 MARKDOWN = """\

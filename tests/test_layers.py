@@ -71,4 +71,4 @@ def test_the_cli_sees_only_the_api_and_the_errors():
 
 
 def test_the_rules_see_the_code():
-    assert "kbx.store.ingest" in MODULES and "kbx.store.db" in MODULES["kbx.store.ingest"]
+    assert "kbx.indexing.ingest" in MODULES and "kbx.store.db" in MODULES["kbx.indexing.ingest"]

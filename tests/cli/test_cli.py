@@ -9,8 +9,8 @@ import duckdb
 import pytest
 from helpers import run_kbx
 
+from kbx.search.status import status
 from kbx.store.db import Index
-from kbx.store.status import status
 
 
 def test_index_status_read_round_trip(corpus):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from kbx.analysis import Analyzer, plural_stem
 from kbx.errors import BadArgument
-from kbx.extract.analysis import Analyzer, plural_stem
 
 
 def _terms(text: str, **kw) -> list[str]:

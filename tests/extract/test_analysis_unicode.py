@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kbx.extract.analysis import Analyzer
+from kbx.analysis import Analyzer
+from kbx.indexing.ingest import index
 from kbx.recognizers.registry import Registry
+from kbx.search.search import search
 from kbx.store.db import Index
-from kbx.store.ingest import index
-from kbx.store.search import search
 
 # The code points whose folding (lower case, NFKD, accents dropped) holds a space or is empty.
 # fmt: off

@@ -12,7 +12,7 @@ from kbx.errors import ExtractError
 from kbx.extract import extract, source_text
 from kbx.extract.formats.pdf import READABLE_MIN, readable_share
 from kbx.extract.textmap import locate
-from kbx.store.ingest import index
+from kbx.indexing.ingest import index
 
 BODY = "   The client sends a message and the server answers it in kind,\n   as described below."
 

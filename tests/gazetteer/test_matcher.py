@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from kbx.analysis import Analyzer
 from kbx.errors import BadArgument
-from kbx.extract.analysis import Analyzer
 from kbx.gazetteer.entries import Entry, check_name, check_type, version_of
 from kbx.gazetteer.matcher import GazetteerRecognizer
 from kbx.gazetteer.protect import damage

@@ -7,14 +7,14 @@ import pytest
 from helpers import Words
 
 from kbx.errors import BadArgument
+from kbx.indexing.ingest import index
 from kbx.recognizers.base import RecognizerInfo
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.quantities import QuantityRecognizer
 from kbx.recognizers.registry import Registry
+from kbx.search.mentions import mentions, purge, recognizers
 from kbx.store.db import Index
-from kbx.store.ingest import index
-from kbx.store.mentions import mentions, purge, recognizers
 
 
 def _q(corpus, sql, params=()):

@@ -12,17 +12,17 @@ import pytest
 from helpers import run_kbx
 
 from kbx.config import load_config
+from kbx.entities import gazetteer as gz
 from kbx.errors import BadArgument
+from kbx.indexing.ingest import index
+from kbx.indexing.reprocess import plan, reprocess
 from kbx.recognizers.base import check_spans, surface
 from kbx.recognizers.gliner_ner import GlinerRecognizer, GlinerUnavailable
 from kbx.recognizers.registry import Registry
 from kbx.recognizers.spacy_ner import BOOST_ONLY, ModelMissing, SpacyRecognizer
-from kbx.store import gazetteer as gz
+from kbx.search.filters import Filters
+from kbx.search.search import search
 from kbx.store.db import Index
-from kbx.store.filters import Filters
-from kbx.store.ingest import index
-from kbx.store.reprocess import plan, reprocess
-from kbx.store.search import search
 
 TEXTS = [
     "Apple Inc. hired Ryan Dahl in San Francisco last spring.",

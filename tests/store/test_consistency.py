@@ -17,17 +17,17 @@ import duckdb
 import pytest
 from helpers import Loopback, crossref_work
 
+from kbx.entities import gazetteer as gz
+from kbx.entities.gazetteer import registry_for
+from kbx.entities.resolve import resolve
 from kbx.errors import BadArgument, IndexBusy, IndexUnwritable
-from kbx.store import gazetteer as gz
+from kbx.indexing.ingest import index
+from kbx.indexing.reprocess import reprocess
+from kbx.search.search import search
+from kbx.search.status import status
 from kbx.store import journal
 from kbx.store.consistency import contents as store_contents
 from kbx.store.db import Index
-from kbx.store.gazetteer import registry_for
-from kbx.store.ingest import index
-from kbx.store.reprocess import reprocess
-from kbx.store.resolve import resolve
-from kbx.store.search import search
-from kbx.store.status import status
 
 RULES_ONLY = '[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n'
 

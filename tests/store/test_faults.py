@@ -13,14 +13,14 @@ import duckdb
 import pytest
 
 from kbx.errors import IndexBusy, SchemaError
+from kbx.indexing.ingest import index
+from kbx.search.status import status
 from kbx.store.db import Index, connect
-from kbx.store.ingest import index
-from kbx.store.status import status
 
 KILL_IN_THIRD_BATCH = textwrap.dedent(
     """
     import os, signal, sys
-    from kbx.store import ingest
+    from kbx.indexing import ingest
     ingest.BATCH_DOCS = 5
     calls = []
     real = ingest._write_units

@@ -9,18 +9,18 @@ import duckdb
 import pytest
 from helpers import Words, registry_with_gazetteer
 
+from kbx.entities import gazetteer as gz
+from kbx.entities.layer import entities
 from kbx.errors import BadArgument
+from kbx.indexing.ingest import index
+from kbx.indexing.reprocess import reprocess
 from kbx.recognizers.base import Mention, RecognizerInfo
 from kbx.recognizers.registry import Registry
-from kbx.store import gazetteer as gz
+from kbx.search.filters import Filters
+from kbx.search.grep import grep
+from kbx.search.search import search
 from kbx.store.db import Index
-from kbx.store.entities import entities
-from kbx.store.filters import Filters
-from kbx.store.grep import grep
-from kbx.store.ingest import index
-from kbx.store.reprocess import reprocess
 from kbx.store.schema import _V1, SCHEMA_VERSION
-from kbx.store.search import search
 
 
 def _paths(idx: Index, query: str, **filters) -> set[str]:

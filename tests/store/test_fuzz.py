@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from fpdf import FPDF
 
+from kbx.indexing.ingest import index
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.registry import Registry
+from kbx.search.search import search
+from kbx.search.status import status
 from kbx.store.db import Index
-from kbx.store.ingest import index
-from kbx.store.search import search
-from kbx.store.status import status
 
 CAP = 2_000_000  # bytes: the size cap of these runs
 GOOD = {

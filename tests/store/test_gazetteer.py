@@ -10,14 +10,14 @@ import duckdb
 import pytest
 from helpers import registry_with_gazetteer as _registry
 
+from kbx.entities import gazetteer as gz
+from kbx.entities.layer import entities
 from kbx.errors import BadArgument
-from kbx.store import gazetteer as gz
+from kbx.indexing.ingest import index
+from kbx.indexing.reprocess import reprocess
+from kbx.search.filters import Filters
+from kbx.search.search import search
 from kbx.store.db import Index
-from kbx.store.entities import entities
-from kbx.store.filters import Filters
-from kbx.store.ingest import index
-from kbx.store.reprocess import reprocess
-from kbx.store.search import search
 
 
 def _q(idx: Index, sql: str, params=()):

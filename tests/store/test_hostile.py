@@ -16,16 +16,16 @@ from helpers import run_kbx
 from typer.testing import CliRunner
 
 from kbx.cli.app import app
+from kbx.entities import gazetteer as gz
 from kbx.errors import BadArgument
 from kbx.extract.formats.markdown import split_front_matter
+from kbx.indexing.ingest import index
 from kbx.recognizers.registry import Registry
-from kbx.store import gazetteer as gz
+from kbx.search.read import read
+from kbx.search.search import search
+from kbx.search.status import status
+from kbx.source.walk import walk
 from kbx.store.db import Index
-from kbx.store.ingest import index
-from kbx.store.read import read
-from kbx.store.search import search
-from kbx.store.status import status
-from kbx.store.walk import walk
 
 NOT_UTF8 = "name is not valid UTF-8"
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import duckdb
 
-from kbx.extract.analysis import Analyzer
+from kbx.analysis import Analyzer
+from kbx.indexing.ingest import index, read_one
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.registry import Registry
+from kbx.source.walk import Found
 from kbx.store.db import Index
-from kbx.store.ingest import index, read_one
-from kbx.store.walk import Found
 
 
 def _rows(root: Path, sql: str, params=()) -> list[tuple]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from kbx.errors import BadArgument, OutsideRoot
+from kbx.indexing.ingest import index
 from kbx.recognizers.registry import Registry
+from kbx.search.read import read
 from kbx.store.db import Index
-from kbx.store.ingest import index
-from kbx.store.read import read
 
 
 def test_read_returns_the_cited_lines(corpus):

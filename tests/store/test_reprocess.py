@@ -15,13 +15,13 @@ import duckdb
 import pytest
 from helpers import Words, run_kbx
 
+from kbx.annotate import run as recognize_module
+from kbx.indexing.ingest import index
+from kbx.indexing.reprocess import plan, reprocess
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.registry import Registry
-from kbx.store import recognize as recognize_module
+from kbx.search.status import status
 from kbx.store.db import Index
-from kbx.store.ingest import index
-from kbx.store.reprocess import plan, reprocess
-from kbx.store.status import status
 
 N_DOCS = 40
 BATCH = 5
@@ -117,7 +117,7 @@ def test_all_redoes_current_runs(indexed):
 
 def test_two_workers_give_the_same_mentions_as_one(tmp_path, monkeypatch):
     monkeypatch.setattr(recognize_module, "BATCH_UNITS", BATCH)
-    monkeypatch.setattr("kbx.store.reprocess.BATCH_UNITS", BATCH)
+    monkeypatch.setattr("kbx.indexing.reprocess.BATCH_UNITS", BATCH)
     results = []
     for n in (1, 2):
         root = _corpus(tmp_path / f"w{n}")
@@ -137,7 +137,8 @@ KILLED_PASS = textwrap.dedent(
     import os, signal, sys
     from helpers import Words
     from kbx.recognizers.registry import Registry
-    from kbx.store import recognize, reprocess
+    from kbx.annotate import run as recognize
+    from kbx.indexing import reprocess
     from kbx.store.db import Index
     recognize.BATCH_UNITS = int(sys.argv[3])
     calls = []
@@ -217,7 +218,8 @@ SLOW_PASS = textwrap.dedent(
     import sys
     from helpers import Words
     from kbx.recognizers.registry import Registry
-    from kbx.store import recognize, reprocess
+    from kbx.annotate import run as recognize
+    from kbx.indexing import reprocess
     from kbx.store.db import Index
     recognize.BATCH_UNITS = 2
     print("started", flush=True)

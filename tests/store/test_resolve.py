@@ -17,16 +17,16 @@ import duckdb
 import pytest
 from helpers import Loopback, crossref_work, run_kbx
 
+from kbx.entities.layer import entity
+from kbx.entities.resolve import resolve
+from kbx.indexing.ingest import index
+from kbx.linking.resolvers import Settings
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.references import ReferenceRecognizer
 from kbx.recognizers.registry import Registry
-from kbx.recognizers.resolvers import Settings
+from kbx.search.filters import Filters
+from kbx.search.search import search
 from kbx.store.db import Index
-from kbx.store.entities import entity
-from kbx.store.filters import Filters
-from kbx.store.ingest import index
-from kbx.store.resolve import resolve
-from kbx.store.search import search
 
 SEL4 = "10.1145/1629575.1629596"
 WORK = crossref_work(
@@ -181,9 +181,9 @@ def test_offline_is_one_line_and_changes_nothing(tmp_path):
 KILLED_RESOLVE = textwrap.dedent(
     """
     import sys
-    from kbx.recognizers.resolvers import Settings
+    from kbx.linking.resolvers import Settings
     from kbx.store.db import Index
-    from kbx.store.resolve import resolve
+    from kbx.entities.resolve import resolve
     url = sys.argv[2]
     resolve(Index.for_root(sys.argv[1]), only=["doi"],
             settings=Settings(crossref_url=url, openalex_url=url, rate=1000, timeout=60))
@@ -305,7 +305,7 @@ def test_reference_strings_link_to_a_doi_only_when_title_and_year_agree(tmp_path
 def test_a_slow_connect_is_retried_not_taken_for_offline():
     import requests
 
-    from kbx.recognizers.resolvers import Polite
+    from kbx.linking.resolvers import Polite
 
     calls = []
 

@@ -24,15 +24,15 @@ import duckdb
 import pytest
 from helpers import Loopback, crossref_work, run_kbx
 
+from kbx.entities.layer import entity
+from kbx.entities.resolve import MATCH, resolve
+from kbx.indexing.ingest import index
+from kbx.linking.resolvers import Settings
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.references import ReferenceRecognizer
 from kbx.recognizers.registry import Registry
-from kbx.recognizers.resolvers import Settings
+from kbx.search.search import search
 from kbx.store.db import Index
-from kbx.store.entities import entity
-from kbx.store.ingest import index
-from kbx.store.resolve import MATCH, resolve
-from kbx.store.search import search
 
 DOI = "10.1145/1629575.1629596"
 ORCID = "0000-0002-1825-0097"

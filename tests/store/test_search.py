@@ -6,13 +6,13 @@ import duckdb
 import pytest
 
 from kbx.errors import BadArgument
-from kbx.store.bm25 import BM25Params, analyzer_of, rank
+from kbx.indexing.ingest import index
+from kbx.search.bm25 import BM25Params, analyzer_of, rank
+from kbx.search.filters import Filters
+from kbx.search.grep import grep
+from kbx.search.read import read
+from kbx.search.search import search
 from kbx.store.db import Index
-from kbx.store.filters import Filters
-from kbx.store.grep import grep
-from kbx.store.ingest import index
-from kbx.store.read import read
-from kbx.store.search import search
 
 
 @pytest.fixture

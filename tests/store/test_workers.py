@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from kbx.store import ingest, workers
-from kbx.store.ingest import index
-from kbx.store.walk import Found
+from kbx.indexing import ingest
+from kbx.indexing.ingest import index
+from kbx.source.walk import Found
+from kbx.store import workers
 
 
 def _slow(seconds: float) -> str:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from kbx.config import load_config
+from kbx.entities.layer import reference_id
 from kbx.errors import BadArgument
-from kbx.recognizers.references import agrees
-from kbx.recognizers.resolvers import (
+from kbx.linking.resolvers import (
     DATES,
     Crossref,
     Failed,
@@ -28,9 +28,9 @@ from kbx.recognizers.resolvers import (
     Polite,
     Settings,
 )
+from kbx.recognizers.references import agrees
 from kbx.store.consistency import settle
 from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, transaction
-from kbx.store.entities import reference_id
 
 SERVICES = {"doi": ("crossref", "openalex"), "orcid": ("openalex",), "reference": ("crossref",)}
 MATCH = "crossref-bibliographic"

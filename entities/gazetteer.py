@@ -20,20 +20,20 @@ from pathlib import Path
 
 import duckdb
 
+from kbx.analysis import Analyzer
+from kbx.annotate.run import missing, recognize
 from kbx.config import load_config
 from kbx.errors import BadArgument
-from kbx.extract.analysis import Analyzer
 from kbx.gazetteer.entries import Entry, check_id, check_name, check_type, slug
 from kbx.gazetteer.matcher import GazetteerRecognizer
 from kbx.gazetteer.protect import damage
 from kbx.recognizers.registry import Registry
+from kbx.search.bm25 import analyzer_of
+from kbx.search.read import read_regular, resolve
 from kbx.store import journal
-from kbx.store.bm25 import analyzer_of
 from kbx.store.consistency import repair, settle
 from kbx.store.db import Index, WriterLease, kill_point
 from kbx.store.postings import rebuild_postings
-from kbx.store.read import read_regular, resolve
-from kbx.store.recognize import missing, recognize
 
 NAME = "gazetteer"
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from kbx.extract.analysis import Analyzer
+from kbx.analysis import Analyzer
 
 
 @dataclass(frozen=True)

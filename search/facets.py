@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from kbx.store.bm25 import DocFilter
-from kbx.store.entities import FILTER_GRADE
+from kbx.entities.layer import FILTER_GRADE
+from kbx.search.bm25 import DocFilter
 
 TOP = 10
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from kbx.indexing.reprocess import pending_redo, standing
 from kbx.recognizers.registry import Registry
 from kbx.store.consistency import problems
 from kbx.store.db import Index
-from kbx.store.reprocess import pending_redo, standing
 from kbx.store.schema import SCHEMA_VERSION
 
 

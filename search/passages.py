@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kbx.extract.analysis import Analyzer
+from kbx.analysis import Analyzer
 from kbx.extract.textmap import Segment, locate
 
 SNIPPET_CHARS = 240

@@ -8,15 +8,15 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from kbx.analysis import Analyzer
 from kbx.errors import BadArgument
-from kbx.extract.analysis import Analyzer
 from kbx.extract.textmap import unpack
-from kbx.store.bm25 import DEFAULT_PARAMS, BM25Params, DocFilter, analyzer_of, rank
+from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, DocFilter, analyzer_of, rank
+from kbx.search.facets import Facets, facet_counts
+from kbx.search.filters import Filters, compile_filters
+from kbx.search.grep import grep
+from kbx.search.passages import line_span, mark, matches, snippet_window
 from kbx.store.db import Index
-from kbx.store.facets import Facets, facet_counts
-from kbx.store.filters import Filters, compile_filters
-from kbx.store.grep import grep
-from kbx.store.passages import line_span, mark, matches, snippet_window
 
 
 @dataclass

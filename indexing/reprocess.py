@@ -2,7 +2,7 @@
 
 A run is keyed by (unit hash, recognizer, version), so after an upgrade the stale
 units are exactly those whose run carries another version. The pass itself is
-:func:`kbx.store.recognize.recognize`: workers compute, this process commits one
+:func:`kbx.annotate.run.recognize`: workers compute, this process commits one
 batch per transaction, and finished batches are never redone. A forced pass
 (``--all``) records when it started, so an interrupted one resumes too.
 """
@@ -16,18 +16,18 @@ from datetime import datetime
 
 import duckdb
 
-from kbx.recognizers.base import Recognizer
-from kbx.recognizers.registry import Registry
-from kbx.store.consistency import repair, settle
-from kbx.store.context import refresh as refresh_context
-from kbx.store.db import Index, kill_point
-from kbx.store.recognize import (
+from kbx.annotate.context import refresh as refresh_context
+from kbx.annotate.run import (
     BATCH_UNITS,
     RecognizerReport,
     measured_rate,
     recognize,
     recognize_batch,
 )
+from kbx.recognizers.base import Recognizer
+from kbx.recognizers.registry import Registry
+from kbx.store.consistency import repair, settle
+from kbx.store.db import Index, kill_point
 
 SAMPLE_UNITS = 100  # timed in a dry run when no pass has measured the rate yet
 

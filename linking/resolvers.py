@@ -1,6 +1,6 @@
 """Metadata for identifiers from Crossref (through habanero) and OpenAlex (through pyalex),
 fetched politely: a ``mailto``, a rate limit, timeouts, and retries with backoff on 429
-and 5xx that honour ``Retry-After``. No database here; ``kbx.store.resolve`` caches.
+and 5xx that honour ``Retry-After``. No database here; ``kbx.entities.resolve`` caches.
 Whatever goes wrong on the wire ends as Offline, NotFound or Failed, and every answer is
 checked to have the shape kbx reads before it is returned, so nothing odd gets cached.
 

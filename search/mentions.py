@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kbx.entities.layer import check_type
 from kbx.errors import BadArgument
 from kbx.extract.textmap import locate, unpack
 from kbx.recognizers.registry import Registry
+from kbx.search.read import parse_spec, resolve
 from kbx.store.consistency import repair, settle
 from kbx.store.db import Index, mark_dirty, transaction
-from kbx.store.entities import check_type
-from kbx.store.read import parse_spec, resolve
 
 
 @dataclass

@@ -17,9 +17,9 @@ from datetime import date
 
 import duckdb
 
+from kbx.entities.layer import FILTER_GRADE, check_type, resolve_entity
 from kbx.errors import BadArgument
-from kbx.store.bm25 import DocFilter
-from kbx.store.entities import FILTER_GRADE, check_type, resolve_entity
+from kbx.search.bm25 import DocFilter
 
 DATE_FROM = ("any", "mentioned", "document")
 _META = re.compile(r"^(?P<key>[A-Za-z0-9_.-]+)(?P<op>!?=)(?P<value>.*)$")

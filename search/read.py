@@ -12,8 +12,8 @@ from pathlib import Path
 
 from kbx.errors import BadArgument, ExtractError, KbxError, OutsideRoot
 from kbx.extract import format_of, source_text
+from kbx.source.walk import kind_of
 from kbx.store.db import Index
-from kbx.store.walk import kind_of
 
 _SPEC = re.compile(r"^(?P<path>.+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
 MAX_LINE_DIGITS = 12  # far past any file; int() refuses numbers over 4300 digits

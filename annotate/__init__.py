@@ -1,0 +1,1 @@
+"""Units -> mentions in the store: which recognizers run, their runs, doc context."""

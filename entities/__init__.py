@@ -1,0 +1,1 @@
+"""Mentions -> entities: the derived layer, the curated gazetteer, resolution."""

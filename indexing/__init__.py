@@ -1,0 +1,1 @@
+"""The write commands that drive the flow: `kbx index`, `kbx reprocess`."""

@@ -1,0 +1,1 @@
+"""HTTP clients and service JSON (Crossref, OpenAlex): no database here."""
