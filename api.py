@@ -12,7 +12,9 @@ code. Nothing here opens a connection of its own: the rooms below do, briefly.
 
 from __future__ import annotations
 
-from kbx.entities.gazetteer import EditReport, default_actor, registry_for
+from kbx.annotate.plan import PlanRow
+from kbx.annotate.setup import registry_for
+from kbx.entities.gazetteer import EditReport, default_actor
 from kbx.entities.gazetteer import add as gazetteer_add
 from kbx.entities.gazetteer import check as gazetteer_check
 from kbx.entities.gazetteer import export as gazetteer_export
@@ -20,14 +22,14 @@ from kbx.entities.gazetteer import import_entries as gazetteer_import
 from kbx.entities.gazetteer import listing as gazetteer_list
 from kbx.entities.gazetteer import retract as gazetteer_retract
 from kbx.entities.gazetteer import show as gazetteer_show
-from kbx.entities.layer import EntityDetail, EntityRow, entities, entity
+from kbx.entities.lookup import EntityDetail, EntityRow, entities, entity
 from kbx.entities.resolve import ResolveReport, resolve
 from kbx.gazetteer.entries import TYPES as GAZETTEER_TYPES
 from kbx.indexing.ingest import IndexReport, index
-from kbx.indexing.reprocess import PlanRow, ReprocessReport, reprocess
+from kbx.indexing.reprocess import ReprocessReport, purge, reprocess
 from kbx.search.filters import Filters
 from kbx.search.grep import GrepMatch, GrepResult, grep
-from kbx.search.mentions import MentionRow, RecognizerRow, mentions, purge, recognizers
+from kbx.search.mentions import MentionRow, RecognizerRow, mentions, recognizers
 from kbx.search.read import Excerpt, read
 from kbx.search.search import Hit, SearchResult, search
 from kbx.search.status import Status, status

@@ -51,5 +51,54 @@ class IndexUnwritable(KbxError):
     exit_code = 6
 
 
+class ModelMissing(KbxError):
+    """A configured model is not installed; the message says what to install."""
+
+
+class GlinerUnavailable(KbxError):
+    """The configured GLiNER model cannot be read or run; the message says what to do."""
+
+
+class Off(KbxError):
+    """Raised by a recognizer's constructor when it is not set up for this index (no model
+    configured): it is left out quietly, unlike one that fails."""
+
+
+class GlinerOff(Off):
+    """No GLiNER model configured: GLiNER is off for this index, which is the default."""
+
+
+class Superseded(KbxError):
+    """Another process ran a newer version of this recognizer meanwhile (a gazetteer edit
+    during an index run): this pass's remaining batches must not overwrite its runs."""
+
+
+class ServiceError(KbxError):
+    """A lookup service (Crossref, OpenAlex) gave no usable answer; never fails indexing."""
+
+
+class ServiceOffline(ServiceError):
+    """The service cannot be reached at all: stop asking it, and say so once."""
+
+
+class ServiceNotFound(ServiceError):
+    """The service answered 404: recorded, and not asked again every run."""
+
+
+class ServiceFailed(ServiceError):
+    """No usable answer: a fault that outlasted the retries, or an answer of a shape kbx
+    does not read. Recorded, and asked again next run; ``location`` is where a redirect
+    pointed."""
+
+    def __init__(self, why: str, location: str | None = None):
+        super().__init__(why)
+        self.location = location
+
+
+class OverBudget(BaseException):
+    """Raised in a worker when a file runs past its time budget. A BaseException, so a
+    parser's ``except Exception`` cannot swallow it."""
+
+
 INTERNAL_ERROR = 70  # EX_SOFTWARE: an unexpected exception, a bug in kbx
 INTERRUPTED = 130

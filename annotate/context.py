@@ -14,7 +14,8 @@ from datetime import date
 import duckdb
 
 from kbx.recognizers.registry import Registry
-from kbx.store.db import mark_dirty, rows_select, transaction
+from kbx.store.db import mark_dirty, rows_select
+from kbx.store.transaction import transaction
 
 
 def document_date(raw: str | None) -> date | None:
@@ -119,20 +120,19 @@ def refresh(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
             for doc_id, when, h, rec, ver, start, value in rows
         }
     )
-    con.execute("BEGIN")
-    con.execute("DELETE FROM doc_mentions WHERE list_contains(?, doc_id)", [docs])
-    if resolved:
-        columns = [
-            "doc_id",
-            "unit_hash",
-            "recognizer",
-            "version",
-            "start_char",
-            "doc_date",
-            "value",
-        ]
-        select, params = rows_select(columns, resolved)
-        con.execute(f"INSERT INTO doc_mentions {select}", params)
-    mark_dirty(con)
-    con.execute("COMMIT")
+    with transaction(con):
+        con.execute("DELETE FROM doc_mentions WHERE list_contains(?, doc_id)", [docs])
+        if resolved:
+            columns = [
+                "doc_id",
+                "unit_hash",
+                "recognizer",
+                "version",
+                "start_char",
+                "doc_date",
+                "value",
+            ]
+            select, params = rows_select(columns, resolved)
+            con.execute(f"INSERT INTO doc_mentions {select}", params)
+        mark_dirty(con)
     return len(resolved)

@@ -17,9 +17,11 @@ from datetime import datetime
 
 import duckdb
 
+from kbx.errors import Superseded
 from kbx.recognizers.base import Recognizer, check_spans
 from kbx.recognizers.registry import Registry
-from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, rows_select, transaction
+from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, rows_select
+from kbx.store.transaction import transaction
 from kbx.store.workers import pool as worker_pool
 
 BATCH_UNITS = 500
@@ -124,16 +126,10 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> No
         con.execute(f"INSERT INTO {table} {select}", params)
 
 
-class Superseded(Exception):
-    """Another process ran a newer version of this recognizer meanwhile (a gazetteer edit
-    during an index run): this pass's remaining batches must not overwrite its runs."""
-
-
 def _write(con: duckdb.DuckDBPyConnection, name: str, mentions: list, runs: list) -> int:
     """Swap the units' mentions and runs in one transaction; returns the mentions removed."""
     hashes = [r[0] for r in runs]
-    con.execute("BEGIN")
-    try:
+    with transaction(con):
         current = con.execute(
             "SELECT version FROM recognizer_info WHERE name = ?", [name]
         ).fetchone()
@@ -150,10 +146,6 @@ def _write(con: duckdb.DuckDBPyConnection, name: str, mentions: list, runs: list
         _insert(con, "runs", runs)
         if mentions or removed:
             mark_dirty(con)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return removed
 
 

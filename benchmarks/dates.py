@@ -130,7 +130,8 @@ def load_docs(eval_dir: Path) -> list[Doc]:
 
 def kbx_predictor() -> Predictor:
     """kbx's recognizer plus ``resolve`` against the document creation date."""
-    from kbx.recognizers.dates import DateRecognizer, resolve
+    from kbx.recognizers.dates import DateRecognizer
+    from kbx.timex import resolve
 
     recognizer = DateRecognizer()
 

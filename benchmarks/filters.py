@@ -38,6 +38,7 @@ from pathlib import Path
 import duckdb
 from common import eval_arg, percentile, table
 
+from kbx.annotate.setup import registry_for
 from kbx.entities import gazetteer as gz
 from kbx.errors import BadArgument
 from kbx.indexing.ingest import index
@@ -45,11 +46,12 @@ from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.quantities import QuantityRecognizer
 from kbx.recognizers.registry import Registry
-from kbx.search.bm25 import analyzer_of, rank
+from kbx.search.bm25 import rank
 from kbx.search.filters import Filters, compile_filters
 from kbx.search.grep import grep
 from kbx.search.search import search
 from kbx.store.db import Index
+from kbx.store.postings import analyzer_of
 
 PROBES = Path("probes") / "nodejs_filters.tsv"
 ALL = 100_000
@@ -230,7 +232,7 @@ def main() -> None:
         db = Path(tmp) / "nodejs.duckdb"
         idx = Index.for_root(corpus, db)
         base = Registry([IdentifierRecognizer(), DateRecognizer(), QuantityRecognizer()])
-        index(corpus, db=db, workers=2, registry=gz.registry_for(idx, base))
+        index(corpus, db=db, workers=2, registry=registry_for(idx, base))
         with idx.reader() as con:
             n_units = con.execute("SELECT count(*) FROM units").fetchone()[0]
         edits: list = []

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from common import table
 
-from kbx.entities.layer import short_form
+from kbx.entities.build import short_form
 from kbx.gazetteer.entries import slug
 from kbx.indexing.ingest import index
 from kbx.recognizers.spacy_ner import BOOST_ONLY

@@ -55,9 +55,10 @@ from common import (
 )
 
 from kbx.analysis import Analyzer
-from kbx.search.bm25 import BM25Params, analyzer_of, rank
+from kbx.search.bm25 import BM25Params, rank
 from kbx.search.search import hits_for
 from kbx.store.db import Index
+from kbx.store.postings import analyzer_of
 
 RANK_LIMIT = 1000
 Run = dict[str, list[str]]  # query id -> document ids, best first

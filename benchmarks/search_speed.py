@@ -49,9 +49,11 @@ from common import (
     timed,
 )
 
-from kbx.search.bm25 import DocFilter, analyzer_of, rank
+from kbx.search.bm25 import rank
+from kbx.search.filters import DocFilter
 from kbx.search.search import search
 from kbx.store.db import Index
+from kbx.store.postings import analyzer_of
 
 GLOB = "blog/vulnerability/*"
 SEED = 20261130

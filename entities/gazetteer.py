@@ -22,20 +22,18 @@ import duckdb
 
 from kbx.analysis import Analyzer
 from kbx.annotate.run import missing, recognize
-from kbx.config import load_config
+from kbx.annotate.setup import NAME, entries, recognizer
+from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument
 from kbx.gazetteer.entries import Entry, check_id, check_name, check_type, slug
 from kbx.gazetteer.matcher import GazetteerRecognizer
 from kbx.gazetteer.protect import damage
 from kbx.recognizers.registry import Registry
-from kbx.search.bm25 import analyzer_of
-from kbx.search.read import read_regular, resolve
+from kbx.source.cite import read_regular, resolve
 from kbx.store import journal
-from kbx.store.consistency import repair, settle
 from kbx.store.db import Index, WriterLease, kill_point
-from kbx.store.postings import rebuild_postings
-
-NAME = "gazetteer"
+from kbx.store.postings import analyzer_of, rebuild_postings
+from kbx.store.transaction import transaction
 
 
 @dataclass
@@ -54,34 +52,6 @@ class EditReport:
 
 def default_actor() -> str:
     return f"user:{os.environ.get('USER') or os.environ.get('USERNAME') or 'unknown'}"
-
-
-def entries(con: duckdb.DuckDBPyConnection, retracted: bool = False) -> list[Entry]:
-    """The current entries (with ``retracted``, the retracted ones too)."""
-    rows = con.execute(
-        "SELECT entry_id, name, type, aliases, ignore_case, protected FROM gazetteer "
-        f"{'' if retracted else 'WHERE retracted_at IS NULL'} ORDER BY entry_id"
-    ).fetchall()
-    return [Entry(r[0], r[1], r[2], tuple(r[3]), r[4], r[5]) for r in rows]
-
-
-def recognizer(con: duckdb.DuckDBPyConnection) -> GazetteerRecognizer:
-    return GazetteerRecognizer(entries(con))
-
-
-def registry_for(index: Index, base: Registry | None = None) -> Registry:
-    """The installed recognizers as the root's ``kbx.toml`` sets them up, plus this index's
-    gazetteer (unless ``kbx.toml`` disables it)."""
-    config = load_config(index.root)
-    registry = base if base is not None else Registry.load(config)
-    if NAME in config.disabled:
-        return registry
-    if not index.db.exists():  # nothing indexed yet: an empty gazetteer
-        registry.register(GazetteerRecognizer([]))
-        return registry
-    with index.reader() as con:
-        registry.register(recognizer(con))
-    return registry
 
 
 def _log(con, entry_id: str, action: str, actor: str, source=None, note=None, data=None, at=None):
@@ -104,7 +74,7 @@ def _source(index: Index, con: duckdb.DuckDBPyConnection, source: str | None) ->
     """The root-relative path of an indexed document, or an error."""
     if source is None:
         return None
-    _, rel = resolve(index, source)
+    _, rel = resolve(index.root, source)
     if not con.execute("SELECT 1 FROM documents WHERE path = ?", [rel]).fetchone():
         raise BadArgument(f"--source {source}: not an indexed document; run `kbx index` first")
     return rel
@@ -446,23 +416,22 @@ def apply(index: Index, before: list[Entry], lease: WriterLease) -> EditReport:
     after = recognizer(con)
     old = GazetteerRecognizer(before).info.version
     exact, folded = _changed_aliases(before, after.entries)
-    con.execute("BEGIN")
-    carried = con.execute(
-        """UPDATE runs SET version = ? WHERE recognizer = ? AND version = ? AND error IS NULL
-           AND unit_hash IN (
-               SELECT unit_hash FROM units
-               WHERE NOT coalesce(list_bool_or([contains(text, a) FOR a IN ?]), false)
-                 AND NOT coalesce(
-                     list_bool_or([contains(lower(text), lower(a)) FOR a IN ?]), false))""",
-        [after.info.version, NAME, old, exact, folded],
-    ).fetchone()[0]
-    con.execute(
-        """UPDATE mentions SET version = ? WHERE recognizer = ? AND version = ?
-           AND unit_hash IN (SELECT unit_hash FROM runs
-                             WHERE recognizer = ? AND version = ?)""",
-        [after.info.version, NAME, old, NAME, after.info.version],
-    )
-    con.execute("COMMIT")
+    with transaction(con):
+        carried = con.execute(
+            """UPDATE runs SET version = ? WHERE recognizer = ? AND version = ? AND error IS NULL
+               AND unit_hash IN (
+                   SELECT unit_hash FROM units
+                   WHERE NOT coalesce(list_bool_or([contains(text, a) FOR a IN ?]), false)
+                     AND NOT coalesce(
+                         list_bool_or([contains(lower(text), lower(a)) FOR a IN ?]), false))""",
+            [after.info.version, NAME, old, exact, folded],
+        ).fetchone()[0]
+        con.execute(
+            """UPDATE mentions SET version = ? WHERE recognizer = ? AND version = ?
+               AND unit_hash IN (SELECT unit_hash FROM runs
+                                 WHERE recognizer = ? AND version = ?)""",
+            [after.info.version, NAME, old, NAME, after.info.version],
+        )
     kill_point("gazetteer.carried")
     (done,) = recognize(index, Registry([after]), workers=1, lease=lease)
     kill_point("gazetteer.rerun")

@@ -16,21 +16,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from kbx.config import load_config
-from kbx.entities.layer import reference_id
-from kbx.errors import BadArgument
+from kbx.entities.build import reference_id, settle
+from kbx.errors import BadArgument, ServiceFailed, ServiceNotFound, ServiceOffline
 from kbx.linking.resolvers import (
     DATES,
     Crossref,
-    Failed,
-    NotFound,
-    Offline,
     OpenAlex,
     Polite,
     Settings,
 )
-from kbx.recognizers.references import agrees
-from kbx.store.consistency import settle
-from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, transaction
+from kbx.linking.works import agrees
+from kbx.store.db import Index, WriterLease, kill_point, mark_dirty
+from kbx.store.transaction import transaction
 
 SERVICES = {"doi": ("crossref", "openalex"), "orcid": ("openalex",), "reference": ("crossref",)}
 MATCH = "crossref-bibliographic"
@@ -189,13 +186,13 @@ def resolve(
                 report.found += 1
             else:
                 report.not_found += 1
-        except NotFound:
+        except ServiceNotFound:
             _record(lease, entity_id, service, "not_found")
             report.not_found += 1
-        except Failed as e:
+        except ServiceFailed as e:
             _record(lease, entity_id, service, "failed", error=str(e))
             report.failures.append((entity_id, service, str(e)))
-        except Offline as e:
+        except ServiceOffline as e:
             offline[host] = f"{host} cannot be reached ({e})"
             return
         written += 1

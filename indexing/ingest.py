@@ -22,17 +22,18 @@ import duckdb
 from kbx.analysis import Analyzer, analyze_units
 from kbx.annotate.context import refresh as refresh_context
 from kbx.annotate.run import RecognizerReport, recognize
-from kbx.entities.gazetteer import registry_for
-from kbx.errors import BadArgument, ExtractError
+from kbx.annotate.setup import registry_for
+from kbx.entities.build import repair, settle
+from kbx.errors import BadArgument, ExtractError, OverBudget
 from kbx.extract import Document, extract
 from kbx.extract.textmap import pack
 from kbx.recognizers.registry import Registry
-from kbx.search.bm25 import analyzer_of
 from kbx.source.walk import Found, walk
-from kbx.store.consistency import drop_orphans, repair, settle, unplace
-from kbx.store.db import Index, kill_point, mark_dirty, rows_select, transaction
-from kbx.store.postings import rebuild_postings, resort_postings, term_rows
-from kbx.store.workers import OverBudget, each_in_order, timed
+from kbx.store.consistency import drop_orphans, unplace
+from kbx.store.db import Index, kill_point, mark_dirty, rows_select
+from kbx.store.postings import analyzer_of, rebuild_postings, resort_postings, term_rows
+from kbx.store.transaction import transaction
+from kbx.store.workers import each_in_order, timed
 
 DEFAULT_MAX_SIZE = 50 * 1024 * 1024
 BATCH_DOCS = 400

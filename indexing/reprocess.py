@@ -4,7 +4,8 @@ A run is keyed by (unit hash, recognizer, version), so after an upgrade the stal
 units are exactly those whose run carries another version. The pass itself is
 :func:`kbx.annotate.run.recognize`: workers compute, this process commits one
 batch per transaction, and finished batches are never redone. A forced pass
-(``--all``) records when it started, so an interrupted one resumes too.
+(``--all``) records when it started, so an interrupted one resumes too. ``purge`` drops
+what recognizers no longer installed found.
 """
 
 from __future__ import annotations
@@ -14,41 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import duckdb
-
 from kbx.annotate.context import refresh as refresh_context
+from kbx.annotate.plan import PlanRow, pending_redo, plan, redo_key
 from kbx.annotate.run import (
-    BATCH_UNITS,
     RecognizerReport,
-    measured_rate,
     recognize,
-    recognize_batch,
 )
-from kbx.recognizers.base import Recognizer
+from kbx.entities.build import repair, settle
+from kbx.errors import BadArgument
 from kbx.recognizers.registry import Registry
-from kbx.store.consistency import repair, settle
-from kbx.store.db import Index, kill_point
-
-SAMPLE_UNITS = 100  # timed in a dry run when no pass has measured the rate yet
-
-
-@dataclass
-class PlanRow:
-    """Where one recognizer stands: how many units are current, stale, missing or failed."""
-
-    name: str
-    version: str
-    units: int
-    current: int
-    stale: int  # their run carries another version
-    missing: int  # never run, e.g. a recognizer installed after indexing
-    failed: int  # the current version raised on them; retried
-    forced: int = 0  # current, but redone by a forced pass
-    estimate_s: float | None = None
-
-    @property
-    def todo(self) -> int:
-        return self.stale + self.missing + self.failed + self.forced
+from kbx.store.db import Index, kill_point, mark_dirty
+from kbx.store.transaction import transaction
 
 
 @dataclass
@@ -59,90 +36,6 @@ class ReprocessReport:
     done: list[RecognizerReport] = field(default_factory=list)
     dry_run: bool = False
     seconds: float = 0.0
-
-
-def _redo_key(name: str) -> str:
-    return f"redo:{name}"
-
-
-def pending_redo(con: duckdb.DuckDBPyConnection, r: Recognizer) -> datetime | None:
-    """When an unfinished forced pass of this recognizer's version started, if one did."""
-    row = con.execute(
-        "SELECT value FROM kbx_meta WHERE key = ?", [_redo_key(r.info.name)]
-    ).fetchone()
-    if not row:
-        return None
-    version, started = row[0].split(" ", 1)
-    return datetime.fromisoformat(started) if version == r.info.version else None
-
-
-def standing(
-    con: duckdb.DuckDBPyConnection, r: Recognizer, redo_from: datetime | None = None
-) -> PlanRow:
-    """Count the units by the state of this recognizer's run on them."""
-    units, current, failed, stale, never, forced = con.execute(
-        """SELECT count(*),
-                  count(*) FILTER (cur.error IS NULL AND cur.ran_at >= ?),
-                  count(*) FILTER (cur.error IS NOT NULL),
-                  count(*) FILTER (cur.unit_hash IS NULL AND old.unit_hash IS NOT NULL),
-                  count(*) FILTER (cur.unit_hash IS NULL AND old.unit_hash IS NULL),
-                  count(*) FILTER (cur.error IS NULL AND cur.ran_at < ?)
-           FROM units u
-           LEFT JOIN (SELECT unit_hash, error, ran_at FROM runs
-                      WHERE recognizer = ? AND version = ?) cur USING (unit_hash)
-           LEFT JOIN (SELECT DISTINCT unit_hash FROM runs
-                      WHERE recognizer = ? AND version <> ?) old USING (unit_hash)""",
-        [redo_from or datetime.min, redo_from or datetime.min] + [r.info.name, r.info.version] * 2,
-    ).fetchone()
-    return PlanRow(r.info.name, r.info.version, units, current, stale, never, failed, forced)
-
-
-def _estimate(
-    index: Index, r: Recognizer, row: PlanRow, workers: int, sample: bool
-) -> float | None:
-    """Seconds the row's work should take, from the rate measured here before, else (when
-    ``sample``) from a small timed sample whose results are not kept."""
-    if not row.todo:
-        return 0.0
-    with index.reader() as con:
-        rate = measured_rate(con, r)
-        sample = (
-            []
-            if rate or not sample
-            else con.execute(
-                "SELECT unit_hash, text, heading_path FROM units ORDER BY unit_id LIMIT ?",
-                [SAMPLE_UNITS],
-            ).fetchall()
-        )
-    if not rate and sample:
-        started = time.monotonic()
-        recognize_batch(r, sample)
-        rate = len(sample) / max(time.monotonic() - started, 1e-6)
-    if not rate:
-        return None
-    parallel = r.info.fork_safe and row.todo > BATCH_UNITS
-    return row.todo / (rate * (workers if parallel else 1))
-
-
-def plan(
-    index: Index,
-    registry: Registry,
-    names: list[str] | None = None,
-    redo_all: bool = False,
-    workers: int = 1,
-    sample: bool = True,
-) -> list[PlanRow]:
-    """What a pass would do, per recognizer, with a time estimate (None when no pass has
-    measured the rate and ``sample`` is off)."""
-    chosen = [registry.get(n) for n in names] if names else list(registry)
-    rows = []
-    for r in chosen:
-        with index.reader() as con:
-            redo_from = datetime.now() if redo_all else None
-            row = standing(con, r, pending_redo(con, r) or redo_from)
-        row.estimate_s = _estimate(index, r, row, workers, sample)
-        rows.append(row)
-    return rows
 
 
 def reprocess(
@@ -186,7 +79,7 @@ def _reprocess(
                 pending = datetime.now()
                 con.execute(
                     "INSERT OR REPLACE INTO kbx_meta VALUES (?, ?)",
-                    [_redo_key(r.info.name), f"{r.info.version} {pending.isoformat()}"],
+                    [redo_key(r.info.name), f"{r.info.version} {pending.isoformat()}"],
                 )
             if pending:
                 redo_from[r.info.name] = pending
@@ -201,8 +94,41 @@ def _reprocess(
     kill_point("reprocess.recognized")
     with index.writer() as con:
         for name in redo_from:
-            con.execute("DELETE FROM kbx_meta WHERE key = ?", [_redo_key(name)])
+            con.execute("DELETE FROM kbx_meta WHERE key = ?", [redo_key(name)])
         refresh_context(con, registry)
         kill_point("reprocess.context")
         settle(con)
     return report
+
+
+def purge(index: Index, names: list[str], registry: Registry) -> dict[str, int]:
+    """Drop every run and mention of recognizers that are not installed (or are turned off
+    in kbx.toml), so search stops serving what they found; returns the mentions removed."""
+    installed = {r.info.name for r in registry}
+    if refused := sorted(set(names) & installed):
+        raise BadArgument(
+            f"{', '.join(refused)} is installed and on; turn it off in kbx.toml first, or "
+            "`kbx reprocess` to redo it"
+        )
+    removed = {}
+    with index.writing("recognizers --purge"), index.writer() as con:
+        repair(con, index)
+        with transaction(con):
+            for name in names:
+                (n,) = con.execute(
+                    "SELECT count(*) FROM mentions WHERE recognizer = ?", [name]
+                ).fetchone()
+                if (
+                    not n
+                    and not con.execute(
+                        "SELECT 1 FROM runs WHERE recognizer = ? LIMIT 1", [name]
+                    ).fetchone()
+                ):
+                    raise BadArgument(f"no recognizer named {name!r} has run in this index")
+                for table in ("mentions", "runs", "doc_mentions", "recognizer_info"):
+                    key = "name" if table == "recognizer_info" else "recognizer"
+                    con.execute(f"DELETE FROM {table} WHERE {key} = ?", [name])
+                removed[name] = n
+            mark_dirty(con)
+        settle(con)
+    return removed

@@ -1,8 +1,9 @@
 """Metadata for identifiers from Crossref (through habanero) and OpenAlex (through pyalex),
 fetched politely: a ``mailto``, a rate limit, timeouts, and retries with backoff on 429
 and 5xx that honour ``Retry-After``. No database here; ``kbx.entities.resolve`` caches.
-Whatever goes wrong on the wire ends as Offline, NotFound or Failed, and every answer is
-checked to have the shape kbx reads before it is returned, so nothing odd gets cached.
+Whatever goes wrong on the wire ends as ServiceOffline, ServiceNotFound or ServiceFailed
+(kbx.errors), and every answer is checked to have the shape kbx reads before it is
+returned, so nothing odd gets cached.
 
 pyalex builds its URLs on a fixed host, so the OpenAlex base URL is applied by a
 requests adapter that re-hosts each request (and sets the timeout), not by patching it.
@@ -24,6 +25,8 @@ import httpx2
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import NewConnectionError, ReadTimeoutError
+
+from kbx.errors import ServiceFailed, ServiceNotFound, ServiceOffline
 
 T = TypeVar("T")
 
@@ -61,24 +64,6 @@ class Settings:
         )
 
 
-class Offline(Exception):
-    """The service cannot be reached at all: stop asking it, and say so once."""
-
-
-class NotFound(Exception):
-    """The service answered 404: recorded, and not asked again every run."""
-
-
-class Failed(Exception):
-    """No usable answer: a fault that outlasted the retries, or an answer of a shape kbx
-    does not read. Recorded, and asked again next run; ``location`` is where a redirect
-    pointed."""
-
-    def __init__(self, why: str, location: str | None = None):
-        super().__init__(why)
-        self.location = location
-
-
 def _short(e: BaseException, n: int = 200) -> str:
     return (str(e).splitlines() or [type(e).__name__])[0][:n]
 
@@ -113,8 +98,8 @@ BROKEN = (httpx2.TransportError, requests.ConnectionError, requests.exceptions.C
 
 def _fault(e: Exception, s: Settings, backoff: float) -> tuple[str, float]:
     """Why one try failed and how long to wait before the next, for a fault worth retrying;
-    raises Offline, NotFound or Failed for the rest. Any exception from the client libraries
-    is one of these, so one odd answer never ends the run."""
+    raises ServiceOffline, ServiceNotFound or ServiceFailed for the rest. Any exception from
+    the client libraries is one of these, so one odd answer never ends the run."""
     from habanero.exceptions import RequestError
 
     while isinstance(e, RuntimeError) and isinstance(e.__cause__, Exception):
@@ -126,29 +111,31 @@ def _fault(e: Exception, s: Settings, backoff: float) -> tuple[str, float]:
         return f"timed out after {s.timeout:g} s", backoff
     offline = _unreachable(e)
     if offline:
-        raise Offline(offline)
+        raise ServiceOffline(offline)
     if isinstance(e, (httpx2.TooManyRedirects, requests.TooManyRedirects)):
-        raise Failed("too many redirects")
+        raise ServiceFailed("too many redirects")
     if isinstance(e, BROKEN):
         return f"connection broken ({_short(e, 80)})", backoff
     response = getattr(e, "response", None)
     code = getattr(response, "status_code", None)
     if isinstance(e, RequestError) and code is None:  # habanero: a 2xx body that is not JSON
-        raise Failed(f"not JSON ({_short(e, 80)})")
+        raise ServiceFailed(f"not JSON ({_short(e, 80)})")
     if isinstance(code, int):
         headers = response.headers  # case-insensitive in both libraries
         if code == 404:
-            raise NotFound()
+            raise ServiceNotFound()
         if code != 429 and code < 500:
             moved = headers.get("location") if 300 <= code < 400 else None
-            raise Failed(f"HTTP {code}", location=moved)
+            raise ServiceFailed(f"HTTP {code}", location=moved)
         wait = _retry_after(headers.get("retry-after"), backoff)
         if wait > s.max_wait:  # retrying sooner would not honour it: next run instead
-            raise Failed(f"HTTP {code}, Retry-After {wait:.0f} s is over max_wait {s.max_wait:g} s")
+            raise ServiceFailed(
+                f"HTTP {code}, Retry-After {wait:.0f} s is over max_wait {s.max_wait:g} s"
+            )
         return f"HTTP {code}", wait
     if isinstance(e, (json.JSONDecodeError, requests.JSONDecodeError)):
-        raise Failed(f"malformed JSON ({_short(e, 80)})")
-    raise Failed(f"unexpected answer ({type(e).__name__}: {_short(e, 80)})")
+        raise ServiceFailed(f"malformed JSON ({_short(e, 80)})")
+    raise ServiceFailed(f"unexpected answer ({type(e).__name__}: {_short(e, 80)})")
 
 
 class Polite:
@@ -171,12 +158,12 @@ class Polite:
             self._pace()
             try:
                 return fn()
-            except Exception as e:  # sorted by _fault: whatever it does not know is Failed
+            except Exception as e:  # sorted by _fault: whatever it does not know is ServiceFailed
                 why, delay = _fault(e, s, s.backoff * 2**attempt)
             if attempt < s.retries:
                 self.retried += 1
                 self.sleep(delay)
-        raise Failed(f"{why}, after {s.retries + 1} tries")
+        raise ServiceFailed(f"{why}, after {s.retries + 1} tries")
 
 
 Shape = type | tuple | list | dict
@@ -222,12 +209,12 @@ def _misfit(v: object, shape: Shape, at: str = "") -> str | None:
 
 def checked(answer: object, shape: dict, key: str) -> dict:
     """``answer`` if it is an object with a string ``key`` whose fields kbx reads have the
-    types it reads them as; else Failed, so an odd answer is asked again, never cached."""
+    types it reads them as; else ServiceFailed, so an odd answer is asked again, never cached."""
     if not isinstance(answer, dict) or not isinstance(answer.get(key), str):
-        raise Failed(f"unexpected answer: not an object with a {key}")
+        raise ServiceFailed(f"unexpected answer: not an object with a {key}")
     where = _misfit(answer, shape)
     if where:
-        raise Failed(f"unexpected answer: {where} is of the wrong type")
+        raise ServiceFailed(f"unexpected answer: {where} is of the wrong type")
     return dict(answer)
 
 
@@ -251,12 +238,12 @@ class Crossref:
         """The work's record; a DOI the API redirects (an alias) is followed, a few hops."""
         try:
             answer = self.polite.call(lambda: self.client.works(ids=doi))
-        except Failed as e:
+        except ServiceFailed as e:
             moved = _moved(e.location)
             if moved is None:
                 raise
             if not hops:
-                raise Failed("too many redirects") from None
+                raise ServiceFailed("too many redirects") from None
             return self.work(moved, hops - 1)
         return checked(_message(answer), CROSSREF_WORK, "DOI")
 
@@ -268,7 +255,7 @@ class Crossref:
         items = _message(answer)
         items = items.get("items") if isinstance(items, dict) else None
         if not isinstance(items, list):
-            raise Failed("unexpected answer: no list of items")
+            raise ServiceFailed("unexpected answer: no list of items")
         return [checked(item, CROSSREF_WORK, "DOI") for item in items]
 
 

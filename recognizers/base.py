@@ -13,14 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from kbx.errors import BadArgument, KbxError
+from kbx.errors import BadArgument
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
-
-
-class Off(KbxError):
-    """Raised by a recognizer's constructor when it is not set up for this index (no model
-    configured): it is left out quietly, unlike one that fails."""
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from functools import lru_cache
 
 from kbx.recognizers.base import Mention, RecognizerInfo
+from kbx.timex import resolve
 
 MONTHS = {
     m: i
@@ -385,95 +386,6 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
     return "DATE", None
 
 
-def _iso_week(d: date) -> str:
-    y, w, _ = d.isocalendar()
-    return f"{y}-W{w:02d}"
-
-
-def _shift_month(d: date, months: int) -> tuple[int, int]:
-    m = d.month - 1 + months
-    return d.year + m // 12, m % 12 + 1
-
-
-def resolve(value: str | None, doc_date: date | None) -> str | None:
-    """A TIMEX3 value for a mention's value, given its document's date.
-
-    Absolute values come back unchanged; relative ones need ``doc_date`` and stay
-    unresolved (None) without it.
-    """
-    if value is None or not value.startswith("REL:"):
-        return value
-    if doc_date is None:
-        return None
-    d = doc_date
-    code = value[4:]
-    if code[0] == "D" and code[1] in "+-":
-        return (d + timedelta(days=int(code[1:]))).isoformat()
-    if code[0] == "W" and code[1] in "+-":
-        return _iso_week(d + timedelta(weeks=int(code[1:])))
-    if code.startswith("WE"):
-        return _iso_week(d + timedelta(weeks=int(code[2:]))) + "-WE"
-    if code[0] == "M" and code[1] in "+-":
-        y, m = _shift_month(d, int(code[1:]))
-        return f"{y}-{m:02d}"
-    if code[0] == "Y" and code[1] in "+-":
-        return str(d.year + int(code[1:]))
-    if code[0] == "Q" and code[1] in "+-":
-        q = (d.month - 1) // 3 + int(code[1:])
-        return f"{d.year + q // 4}-Q{q % 4 + 1}"
-    if code.startswith("QN:"):
-        return f"{d.year}-Q{code[3:]}"
-    if code[0] == "H" and code[1] in "+-":
-        return (datetime(d.year, d.month, d.day) + timedelta(hours=int(code[1:]))).strftime(
-            "%Y-%m-%dT%H"
-        )
-    if code.startswith("MD:"):  # the nearest such day to the document's date
-        month, day = int(code[3:5]), int(code[6:8])
-        options = []
-        for y in (d.year - 1, d.year, d.year + 1):
-            try:
-                options.append(date(y, month, day))
-            except ValueError:
-                continue
-        return min(options, key=lambda o: abs((o - d).days)).isoformat() if options else None
-    if code.startswith("MON:"):
-        month, direction = int(code[4:6]), code[7:]
-        if direction == "~":  # the nearest such month
-            year = min(
-                (d.year - 1, d.year, d.year + 1),
-                key=lambda y: abs((y - d.year) * 12 + month - d.month),
-            )
-        else:
-            year = (
-                d.year - 1
-                if direction == "-" and month >= d.month
-                else (d.year + 1 if direction == "+" and month <= d.month else d.year)
-            )
-        return f"{year}-{month:02d}"
-    if code == "THANKSGIVING":  # the fourth Thursday of November, in the document's year
-        first = date(d.year, 11, 1)
-        return (first + timedelta(days=(3 - first.weekday()) % 7 + 21)).isoformat()
-    if code.startswith("S:"):
-        season, shift = code[2:4], int(code[5:])
-        return f"{d.year + shift}-{season}"
-    if code.startswith("WD:"):
-        day, direction = int(code[3]), code[5:]
-        delta = (day - d.weekday()) % 7
-        if direction == "+":
-            return (d + timedelta(days=delta or 7)).isoformat()
-        back = (d.weekday() - day) % 7
-        if direction == "-":
-            return (d - timedelta(days=back or 7)).isoformat()
-        return (d - timedelta(days=back)).isoformat()  # the latest such day, maybe today
-    if code.startswith("TOD:"):
-        parts = code.split(":")
-        shift = int(parts[2]) if len(parts) > 2 else 0
-        return f"{(d + timedelta(days=shift)).isoformat()}T{parts[1]}"
-    if code.startswith("T:"):
-        return f"{d.isoformat()}T{code[2:]}"
-    return None
-
-
 class DateRecognizer:
     """TIMEX3 dates, times, durations and sets; relative ones resolved per document."""
 
@@ -535,47 +447,3 @@ def _year_context(text: str, start: int, end: int) -> bool:
     count, a version or part of another number ("$1999", "2019.5", "1999/2000")."""
     before = text[max(0, start - 8) : start]
     return not (_NOT_YEAR_BEFORE.search(before) or _NOT_YEAR_AFTER.match(text[end : end + 8]))
-
-
-_QUARTER = {"Q1": 1, "Q2": 4, "Q3": 7, "Q4": 10, "H1": 1, "H2": 7}
-_SEASON = {"SP": 3, "SU": 6, "FA": 9, "WI": 12}
-
-
-def _month_after(year: int, month: int, months: int) -> date:
-    n = year * 12 + month - 1 + months
-    return date(n // 12, n % 12 + 1, 1)
-
-
-def interval(value: str | None) -> tuple[date, date] | None:
-    """The days a TIMEX3 calendar value covers, as ``[lo, hi)``: ``2021`` is the year,
-    ``2021-03`` the month, ``2021-W05`` the ISO week, ``197`` the 1970s. Values that are
-    not on the calendar (durations, ``PRESENT_REF``, unresolved relatives) give None."""
-    if not value or not value[:1].isdigit():
-        return None
-    v = value.split("T", 1)[0]
-    try:
-        if re.fullmatch(r"\d{4}-\d\d-\d\d", v):
-            lo = date.fromisoformat(v)
-            return lo, lo + timedelta(days=1)
-        if re.fullmatch(r"\d{4}-\d\d", v):
-            y, m = int(v[:4]), int(v[5:])
-            return date(y, m, 1), _month_after(y, m, 1)
-        if re.fullmatch(r"\d{4}", v):
-            return date(int(v), 1, 1), date(int(v) + 1, 1, 1)
-        if m := re.fullmatch(r"(\d{4})-W(\d\d)", v):
-            lo = date.fromisocalendar(int(m[1]), int(m[2]), 1)
-            return lo, lo + timedelta(days=7)
-        if m := re.fullmatch(r"(\d{4})-([QH][1-4])", v):
-            y, start = int(m[1]), _QUARTER.get(m[2])
-            span = 3 if m[2][0] == "Q" else 6
-            return (date(y, start, 1), _month_after(y, start, span)) if start else None
-        if m := re.fullmatch(r"(\d{4})-(SP|SU|FA|WI)", v):
-            y, start = int(m[1]), _SEASON[m[2]]
-            return date(y, start, 1), _month_after(y, start, 3)
-        if re.fullmatch(r"\d{3}", v):
-            return date(int(v) * 10, 1, 1), date(int(v) * 10 + 10, 1, 1)
-        if re.fullmatch(r"\d{2}", v):
-            return date(max(int(v) * 100, 1), 1, 1), date(int(v) * 100 + 100, 1, 1)
-    except ValueError:
-        return None
-    return None

@@ -19,20 +19,12 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from kbx.errors import KbxError
-from kbx.recognizers.base import Mention, Off, RecognizerInfo, surface
+from kbx.errors import GlinerOff, GlinerUnavailable
+from kbx.recognizers.base import Mention, RecognizerInfo, surface
 
 VERSION = "3"  # 3: not run on code; 2: a mention's value is its surface form, not its label
 INSTALL = "pip install 'kbx[gliner]'"
 _WORD = re.compile(r"\w+(?:[-_]\w+)*|\S")  # GLiNER's own word splitting
-
-
-class GlinerUnavailable(KbxError):
-    """The configured model cannot be read or run; the message says what to do."""
-
-
-class GlinerOff(Off):
-    """No model configured: GLiNER is off for this index, which is the default."""
 
 
 def _digest(model_dir: Path) -> str:

@@ -110,22 +110,3 @@ class ReferenceRecognizer:
             ]
             out.append(sorted(found, key=lambda m: m.start))
         return out
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[^\W_]{3,}", text.casefold())
-
-
-def agrees(reference: str, title: str | None, year: int | None) -> tuple[bool, str]:
-    """Whether a candidate work is the one a reference string names: most words of its
-    title appear in the string, and its year is one the string gives (or one off, for
-    online-first and print years)."""
-    if not title:
-        return False, "the candidate has no title"
-    words, have = _words(title), set(_words(reference))
-    if not words or sum(w in have for w in words) / len(words) < 0.8:
-        return False, "the title does not agree"
-    years = {int(y) for y in _YEAR.findall(reference)}
-    if year and years and not any(abs(year - y) <= 1 for y in years):
-        return False, "the year does not agree"
-    return True, "title and year agree"

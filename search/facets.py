@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from kbx.entities.layer import FILTER_GRADE
-from kbx.search.bm25 import DocFilter
+from kbx.entities.lookup import FILTER_GRADE
+from kbx.search.filters import DocFilter
 
 TOP = 10
 

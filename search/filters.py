@@ -17,12 +17,25 @@ from datetime import date
 
 import duckdb
 
-from kbx.entities.layer import FILTER_GRADE, check_type, resolve_entity
+from kbx.entities.lookup import FILTER_GRADE, check_type, resolve_entity
 from kbx.errors import BadArgument
-from kbx.search.bm25 import DocFilter
 
 DATE_FROM = ("any", "mentioned", "document")
 _META = re.compile(r"^(?P<key>[A-Za-z0-9_.-]+)(?P<op>!?=)(?P<value>.*)$")
+
+
+@dataclass
+class DocFilter:
+    """Restricts ranking to placements matching every condition (SQL over ``placements pl``
+    and ``documents d``); ``boosts`` are conditions on ``unit_id`` that raise the score."""
+
+    clauses: list[str] = field(default_factory=list)
+    params: list = field(default_factory=list)
+    boosts: list[tuple[str, list]] = field(default_factory=list)
+    dates: tuple | None = None  # (after, before, date_from) of a date filter, for facets
+
+    def where(self) -> str:
+        return " AND ".join(self.clauses) if self.clauses else "TRUE"
 
 
 @dataclass

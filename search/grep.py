@@ -11,10 +11,11 @@ import duckdb
 from kbx.errors import BadArgument
 from kbx.extract import source_text
 from kbx.extract.textmap import unpack
-from kbx.search.bm25 import analyzer_of, rank
+from kbx.search.bm25 import rank
 from kbx.search.filters import Filters, compile_filters
 from kbx.search.passages import line_span
 from kbx.store.db import Index
+from kbx.store.postings import analyzer_of
 
 AROUND = 60
 _META = set(".^$*+?{}[]|()")

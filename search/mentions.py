@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kbx.entities.layer import check_type
+from kbx.entities.lookup import check_type
 from kbx.errors import BadArgument
 from kbx.extract.textmap import locate, unpack
 from kbx.recognizers.registry import Registry
-from kbx.search.read import parse_spec, resolve
-from kbx.store.consistency import repair, settle
-from kbx.store.db import Index, mark_dirty, transaction
+from kbx.source.cite import parse_spec, resolve
+from kbx.store.db import Index
 
 
 @dataclass
@@ -50,7 +49,7 @@ def mentions(index: Index, spec: str, type_: str | None = None) -> list[MentionR
     that need the document (a relative date) come from the document context layer,
     since one unit can sit in documents of different dates."""
     path, start, end = parse_spec(spec)
-    _, rel = resolve(index, path)
+    _, rel = resolve(index.root, path)
     with index.reader() as con:
         if not con.execute("SELECT 1 FROM documents WHERE path = ?", [rel]).fetchone():
             raise BadArgument(f"{rel} is not in the index; run `kbx index` first")
@@ -121,36 +120,3 @@ def recognizers(index: Index, registry: Registry) -> list[RecognizerRow]:
         for name, version, units, failed, found in gone:
             out.append(RecognizerRow(name, version, [], False, units, total, found, failed, False))
     return out
-
-
-def purge(index: Index, names: list[str], registry: Registry) -> dict[str, int]:
-    """Drop every run and mention of recognizers that are not installed (or are turned off
-    in kbx.toml), so search stops serving what they found; returns the mentions removed."""
-    installed = {r.info.name for r in registry}
-    if refused := sorted(set(names) & installed):
-        raise BadArgument(
-            f"{', '.join(refused)} is installed and on; turn it off in kbx.toml first, or "
-            "`kbx reprocess` to redo it"
-        )
-    removed = {}
-    with index.writing("recognizers --purge"), index.writer() as con:
-        repair(con, index)
-        with transaction(con):
-            for name in names:
-                (n,) = con.execute(
-                    "SELECT count(*) FROM mentions WHERE recognizer = ?", [name]
-                ).fetchone()
-                if (
-                    not n
-                    and not con.execute(
-                        "SELECT 1 FROM runs WHERE recognizer = ? LIMIT 1", [name]
-                    ).fetchone()
-                ):
-                    raise BadArgument(f"no recognizer named {name!r} has run in this index")
-                for table in ("mentions", "runs", "doc_mentions", "recognizer_info"):
-                    key = "name" if table == "recognizer_info" else "recognizer"
-                    con.execute(f"DELETE FROM {table} WHERE {key} = ?", [name])
-                removed[name] = n
-            mark_dirty(con)
-        settle(con)
-    return removed

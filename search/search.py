@@ -11,12 +11,13 @@ import duckdb
 from kbx.analysis import Analyzer
 from kbx.errors import BadArgument
 from kbx.extract.textmap import unpack
-from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, DocFilter, analyzer_of, rank
+from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, rank
 from kbx.search.facets import Facets, facet_counts
-from kbx.search.filters import Filters, compile_filters
+from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.grep import grep
 from kbx.search.passages import line_span, mark, matches, snippet_window
 from kbx.store.db import Index
+from kbx.store.postings import analyzer_of
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from kbx.indexing.reprocess import pending_redo, standing
+from kbx.annotate.plan import pending_redo, standing
 from kbx.recognizers.registry import Registry
 from kbx.store.consistency import problems
 from kbx.store.db import Index

@@ -1,51 +1,14 @@
-"""Repair from state, not from events: what every writing command does first and last.
-
-A command can be killed between any two of its commits. Rather than trust that the next
-run will redo the step that was interrupted, each writing command starts by bringing the
-store to a consistent state from what it finds (``repair``) and ends by rebuilding the
-derived entity layer if anything marked it stale (``settle``):
-
-- units no document places are swept (a sweep is also part of the transaction that
-  orphans them; this catches files written by an older kbx);
-- the curated gazetteer is made level with its own log (``store/journal.py``);
-- the entity layer is rebuilt when a write since its last rebuild left the
-  ``entities_dirty`` mark, which every such write sets in its own transaction.
-"""
+"""What is consistent in a store and what is not: orphaned units swept (inside the
+transaction that orphans them, and once more at the start of every writing command, see
+``kbx.entities.build.repair``), the problems ``kbx status`` reports, and a digest of every
+table that the crash tests compare a repaired store with a fresh build by."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import duckdb
 
-from kbx.entities.layer import refresh as refresh_entities
-from kbx.store import journal
-from kbx.store.db import Index, is_dirty, mark_dirty, transaction
-
-
-@dataclass
-class Repair:
-    """What the consistency step found and fixed."""
-
-    swept: int = 0
-    replayed: int = 0
-
-
-def repair(con: duckdb.DuckDBPyConnection, index: Index) -> Repair:
-    """Sweep orphaned units, replay the gazetteer log, and rebuild an entity layer an
-    earlier run left stale (so even a command that then refuses its arguments repairs);
-    cheap when nothing is wrong."""
-    done = Repair(swept=sweep(con), replayed=journal.sync(con, index.journal_path))
-    settle(con)
-    return done
-
-
-def settle(con: duckdb.DuckDBPyConnection) -> bool:
-    """Rebuild the entity layer if a write marked it stale; returns whether it did."""
-    if not is_dirty(con):
-        return False
-    refresh_entities(con)
-    return True
+from kbx.store.db import is_dirty, mark_dirty
+from kbx.store.transaction import transaction
 
 
 def problems(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -174,19 +174,6 @@ def _holder(path: Path) -> str:
         return "another kbx process is writing this index"
 
 
-@contextmanager
-def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
-    """``BEGIN`` … ``COMMIT``, rolled back on any error: every multi-statement write goes
-    through here, so a failure leaves nothing half-done."""
-    con.execute("BEGIN")
-    try:
-        yield con
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("COMMIT")
-
-
 def mark_dirty(con: duckdb.DuckDBPyConnection) -> None:
     """Note, inside the caller's transaction, that the entity layer must be rebuilt: the
     rebuild clears the mark in its own, so a run killed between the two leaves it set."""

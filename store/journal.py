@@ -21,14 +21,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
 import duckdb
 
 from kbx.errors import SchemaError
-from kbx.store.db import kill_point, mark_dirty, transaction
+from kbx.store.db import kill_point, mark_dirty
+from kbx.store.transaction import transaction
 
 FIELDS = ["seq", "entry_id", "action", "actor", "source", "note", "data", "logged_at"]
 
@@ -205,18 +206,15 @@ def journaled(con: duckdb.DuckDBPyConnection, path: Path) -> Iterator[None]:
     (a failed commit takes them out again); it marks the entity layer stale."""
     seq = last_seq(con)
     size = None
-    con.execute("BEGIN")
     try:
-        yield
-        events = rows_since(con, seq)
-        mark_dirty(con)
-        if events:
-            size = append(path, events)
-            kill_point("journal.appended")
-        con.execute("COMMIT")
-    except BaseException:
+        with transaction(con):
+            yield
+            events = rows_since(con, seq)
+            mark_dirty(con)
+            if events:
+                size = append(path, events)
+                kill_point("journal.appended")
+    except BaseException:  # rolled back, or the commit failed: the log takes them out too
         if size is not None:
             truncate(path, size)
-        with suppress(duckdb.Error):  # a failed COMMIT has already ended the transaction
-            con.execute("ROLLBACK")
         raise

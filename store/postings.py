@@ -7,12 +7,14 @@ index run that added many rows rewrites the table in term order.
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import duckdb
 
 from kbx.analysis import Analyzer, analyze_units
 from kbx.store.db import rows_select
+from kbx.store.transaction import transaction
 
 RESORT_FRACTION = 0.1
 
@@ -42,30 +44,29 @@ def rebuild_postings(
         ["unit_id", "terms", "tfs", "htfs", "n_terms"],
         [(r[0], *a) for r, a in zip(rows, analyzed, strict=True)],
     )
-    con.execute("BEGIN")
-    if unit_ids is None:
-        con.execute("DELETE FROM postings")
-        con.execute("DELETE FROM terms")
-    else:
-        con.execute("DELETE FROM postings WHERE list_contains(?, unit_id)", [unit_ids])
-    con.execute(f"CREATE OR REPLACE TEMP TABLE analyzed AS {select}", params)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE rebuilt AS {term_rows('analyzed', 'unit_id')}")
-    con.execute(
-        "INSERT INTO terms SELECT nextval('term_ids'), term "
-        "FROM (SELECT DISTINCT term FROM rebuilt) ANTI JOIN terms USING (term)"
-    )
-    con.execute(
-        "INSERT INTO postings SELECT t.term_id, r.unit_id, r.tf, r.htf "
-        "FROM rebuilt r JOIN terms t USING (term) ORDER BY t.term_id, r.unit_id"
-    )
-    con.execute(
-        "UPDATE units SET n_terms = a.n_terms FROM analyzed a WHERE units.unit_id = a.unit_id"
-    )
-    con.execute("DROP TABLE rebuilt")
-    con.execute("DROP TABLE analyzed")
-    if unit_ids is None:
-        _mark_sorted(con)
-    con.execute("COMMIT")
+    with transaction(con):
+        if unit_ids is None:
+            con.execute("DELETE FROM postings")
+            con.execute("DELETE FROM terms")
+        else:
+            con.execute("DELETE FROM postings WHERE list_contains(?, unit_id)", [unit_ids])
+        con.execute(f"CREATE OR REPLACE TEMP TABLE analyzed AS {select}", params)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE rebuilt AS {term_rows('analyzed', 'unit_id')}")
+        con.execute(
+            "INSERT INTO terms SELECT nextval('term_ids'), term "
+            "FROM (SELECT DISTINCT term FROM rebuilt) ANTI JOIN terms USING (term)"
+        )
+        con.execute(
+            "INSERT INTO postings SELECT t.term_id, r.unit_id, r.tf, r.htf "
+            "FROM rebuilt r JOIN terms t USING (term) ORDER BY t.term_id, r.unit_id"
+        )
+        con.execute(
+            "UPDATE units SET n_terms = a.n_terms FROM analyzed a WHERE units.unit_id = a.unit_id"
+        )
+        con.execute("DROP TABLE rebuilt")
+        con.execute("DROP TABLE analyzed")
+        if unit_ids is None:
+            _mark_sorted(con)
     if unit_ids is not None:
         resort_postings(con)
     return len(rows)
@@ -83,11 +84,24 @@ def resort_postings(con: duckdb.DuckDBPyConnection) -> bool:
     sorted_rows = int(row[0]) if row else 0
     if abs(total - sorted_rows) <= RESORT_FRACTION * max(total, 1):
         return False
-    con.execute("BEGIN")
-    con.execute("CREATE TEMP TABLE resorted AS SELECT * FROM postings ORDER BY term_id, unit_id")
-    con.execute("DELETE FROM postings")
-    con.execute("INSERT INTO postings SELECT * FROM resorted")
-    con.execute("DROP TABLE resorted")
-    _mark_sorted(con)
-    con.execute("COMMIT")
+    with transaction(con):
+        con.execute(
+            "CREATE TEMP TABLE resorted AS SELECT * FROM postings ORDER BY term_id, unit_id"
+        )
+        con.execute("DELETE FROM postings")
+        con.execute("INSERT INTO postings SELECT * FROM resorted")
+        con.execute("DROP TABLE resorted")
+        _mark_sorted(con)
     return True
+
+
+def analyzer_of(con: duckdb.DuckDBPyConnection, stemmer: str | None = None) -> Analyzer:
+    """The analysis chain the index was built with (or with another stemmer): its stemmer
+    and the names ``kbx gazetteer check`` protected."""
+    meta = dict(
+        con.execute(
+            "SELECT key, value FROM kbx_meta WHERE key IN ('stemmer', 'protected')"
+        ).fetchall()
+    )
+    protected = frozenset(json.loads(meta.get("protected", "[]")))
+    return Analyzer(stemmer or meta.get("stemmer", "snowball"), protected)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import duckdb
 
 from kbx.errors import SchemaError
+from kbx.store.transaction import transaction
 
 SCHEMA_VERSION = 3
 
@@ -209,19 +210,20 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, root: str) -> None:
             f"this index has schema version {version}, newer than this kbx understands "
             f"({SCHEMA_VERSION}); upgrade kbx"
         )
-    con.execute("BEGIN")
-    if version == 0:
-        con.execute(_V1)
-        con.execute(
-            "INSERT INTO kbx_meta VALUES ('schema_version', ?), ('root', ?)",
-            ["1", root],
-        )
-        version = 1
-    while version < SCHEMA_VERSION:
-        MIGRATIONS[version](con)
-        version += 1
-        con.execute("UPDATE kbx_meta SET value = ? WHERE key = 'schema_version'", [str(version)])
-    con.execute("COMMIT")
+    with transaction(con):
+        if version == 0:
+            con.execute(_V1)
+            con.execute(
+                "INSERT INTO kbx_meta VALUES ('schema_version', ?), ('root', ?)",
+                ["1", root],
+            )
+            version = 1
+        while version < SCHEMA_VERSION:
+            MIGRATIONS[version](con)
+            version += 1
+            con.execute(
+                "UPDATE kbx_meta SET value = ? WHERE key = 'schema_version'", [str(version)]
+            )
 
 
 def check_readable(con: duckdb.DuckDBPyConnection) -> None:

@@ -22,14 +22,11 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 
+from kbx.errors import OverBudget
+
 FILE_SECONDS = 60  # a file's time budget
 FILE_MEMORY = 4 * 1024**3  # bytes of address space a reader may add while reading one file
 _PR_SET_PDEATHSIG = 1
-
-
-class OverBudget(BaseException):
-    """Raised in a worker when a file runs past its time budget. A BaseException, so a
-    parser's ``except Exception`` cannot swallow it."""
 
 
 def _die_with_parent(parent: int) -> None:

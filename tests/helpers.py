@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fpdf import FPDF
 
-from kbx.entities import gazetteer as gz
+from kbx.annotate.setup import registry_for
 from kbx.recognizers.base import Mention, RecognizerInfo
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
@@ -189,7 +189,7 @@ Apple paid for the bus; Dahl drove it.
 
 def registry_with_gazetteer(idx: Index) -> Registry:
     """Identifiers, dates and the index's gazetteer (no plugins, whatever is installed)."""
-    return gz.registry_for(idx, Registry([IdentifierRecognizer(), DateRecognizer()]))
+    return registry_for(idx, Registry([IdentifierRecognizer(), DateRecognizer()]))
 
 
 def make_tiny_gliner(folder: Path) -> Path:

@@ -6,7 +6,8 @@ from datetime import date
 
 import pytest
 
-from kbx.recognizers.dates import DateRecognizer, resolve
+from kbx.recognizers.dates import DateRecognizer
+from kbx.timex import resolve
 
 DOC = date(2021, 3, 10)  # a Wednesday
 

@@ -8,12 +8,13 @@ from helpers import Words
 
 from kbx.errors import BadArgument
 from kbx.indexing.ingest import index
+from kbx.indexing.reprocess import purge
 from kbx.recognizers.base import RecognizerInfo
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.quantities import QuantityRecognizer
 from kbx.recognizers.registry import Registry
-from kbx.search.mentions import mentions, purge, recognizers
+from kbx.search.mentions import mentions, recognizers
 from kbx.store.db import Index
 
 

@@ -11,15 +11,17 @@ import duckdb
 import pytest
 from helpers import run_kbx
 
+from kbx.annotate.plan import plan
+from kbx.annotate.setup import registry_for
 from kbx.config import load_config
 from kbx.entities import gazetteer as gz
-from kbx.errors import BadArgument
+from kbx.errors import BadArgument, GlinerUnavailable, ModelMissing
 from kbx.indexing.ingest import index
-from kbx.indexing.reprocess import plan, reprocess
+from kbx.indexing.reprocess import reprocess
 from kbx.recognizers.base import check_spans, surface
-from kbx.recognizers.gliner_ner import GlinerRecognizer, GlinerUnavailable
+from kbx.recognizers.gliner_ner import GlinerRecognizer
 from kbx.recognizers.registry import Registry
-from kbx.recognizers.spacy_ner import BOOST_ONLY, ModelMissing, SpacyRecognizer
+from kbx.recognizers.spacy_ner import BOOST_ONLY, SpacyRecognizer
 from kbx.search.filters import Filters
 from kbx.search.search import search
 from kbx.store.db import Index
@@ -84,7 +86,7 @@ def test_names_link_to_authors_and_gazetteer_entries_or_stand_alone(tmp_path, sp
     )
     (root / "b.md").write_text("# Other\n\nMicrosoft opened an office in Berlin.\n")
     idx = Index.for_root(root)
-    registry = gz.registry_for(idx, Registry([spacy_ner]))
+    registry = registry_for(idx, Registry([spacy_ner]))
     index(root, registry=registry)
     gz.add(idx, "Microsoft Corporation", "ORG", ["Microsoft"], entry_id="Q2283")
     con = duckdb.connect(str(idx.db), read_only=True)
@@ -168,7 +170,7 @@ def test_gliner_from_kbx_toml_is_stored_and_a_label_change_reruns_only_it(tmp_pa
     con.close()
     assert gliner_runs == (4,) and types == [("DATASET",)]
     toml.write_text(settings + f'model = "{tiny_gliner}"\nlabels = ["software"]\nthreshold = 0.0\n')
-    registry = gz.registry_for(idx)
+    registry = registry_for(idx)
     stale = {p.name: p.todo for p in plan(idx, registry)}
     assert stale["gliner"] == 4 and stale["dates"] == 0 and stale["identifiers"] == 0
     reprocess(idx, registry)

@@ -3,8 +3,9 @@ that keeps a Crossref match only when its title and year fit the string."""
 
 from __future__ import annotations
 
+from kbx.linking.works import agrees
 from kbx.recognizers.base import check_spans
-from kbx.recognizers.references import ReferenceRecognizer, agrees, looks_like_reference
+from kbx.recognizers.references import ReferenceRecognizer, looks_like_reference
 
 BIB = """@article{klein2009,
   title = {{seL4}: Formal Verification of an {OS} Kernel},

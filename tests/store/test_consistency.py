@@ -17,8 +17,9 @@ import duckdb
 import pytest
 from helpers import Loopback, crossref_work
 
+from kbx.annotate.setup import entries as gazetteer_entries
+from kbx.annotate.setup import registry_for
 from kbx.entities import gazetteer as gz
-from kbx.entities.gazetteer import registry_for
 from kbx.entities.resolve import resolve
 from kbx.errors import BadArgument, IndexBusy, IndexUnwritable
 from kbx.indexing.ingest import index
@@ -163,7 +164,9 @@ def test_the_gazetteer_survives_deleting_the_index(tmp_path):
     after = gz.show(idx, "gz:maya-okafor")
     assert after == before  # entry, provenance and log, times included
     assert gz.show(idx, "gz:project-cedar")["why"] == "wrong project"
-    assert [e.entry_id for e in gz.entries(duckdb.connect(str(idx.db)))] == ["gz:maya-okafor"]
+    assert [e.entry_id for e in gazetteer_entries(duckdb.connect(str(idx.db)))] == [
+        "gz:maya-okafor"
+    ]
 
 
 def test_a_torn_last_line_is_an_edit_that_never_happened(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from helpers import Words, registry_with_gazetteer
 
 from kbx.entities import gazetteer as gz
-from kbx.entities.layer import entities
+from kbx.entities.lookup import entities
 from kbx.errors import BadArgument
 from kbx.indexing.ingest import index
 from kbx.indexing.reprocess import reprocess

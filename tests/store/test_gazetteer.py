@@ -11,7 +11,7 @@ import pytest
 from helpers import registry_with_gazetteer as _registry
 
 from kbx.entities import gazetteer as gz
-from kbx.entities.layer import entities
+from kbx.entities.lookup import entities
 from kbx.errors import BadArgument
 from kbx.indexing.ingest import index
 from kbx.indexing.reprocess import reprocess

@@ -16,8 +16,9 @@ import pytest
 from helpers import Words, run_kbx
 
 from kbx.annotate import run as recognize_module
+from kbx.annotate.plan import plan
 from kbx.indexing.ingest import index
-from kbx.indexing.reprocess import plan, reprocess
+from kbx.indexing.reprocess import reprocess
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.search.status import status
@@ -117,7 +118,7 @@ def test_all_redoes_current_runs(indexed):
 
 def test_two_workers_give_the_same_mentions_as_one(tmp_path, monkeypatch):
     monkeypatch.setattr(recognize_module, "BATCH_UNITS", BATCH)
-    monkeypatch.setattr("kbx.indexing.reprocess.BATCH_UNITS", BATCH)
+    monkeypatch.setattr("kbx.annotate.plan.BATCH_UNITS", BATCH)
     results = []
     for n in (1, 2):
         root = _corpus(tmp_path / f"w{n}")

@@ -24,7 +24,7 @@ import duckdb
 import pytest
 from helpers import Loopback, crossref_work, run_kbx
 
-from kbx.entities.layer import entity
+from kbx.entities.lookup import entity
 from kbx.entities.resolve import MATCH, resolve
 from kbx.indexing.ingest import index
 from kbx.linking.resolvers import Settings

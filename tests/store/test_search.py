@@ -7,12 +7,13 @@ import pytest
 
 from kbx.errors import BadArgument
 from kbx.indexing.ingest import index
-from kbx.search.bm25 import BM25Params, analyzer_of, rank
+from kbx.search.bm25 import BM25Params, rank
 from kbx.search.filters import Filters
 from kbx.search.grep import grep
 from kbx.search.read import read
 from kbx.search.search import search
 from kbx.store.db import Index
+from kbx.store.postings import analyzer_of
 
 
 @pytest.fixture

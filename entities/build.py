@@ -5,6 +5,13 @@ the mentions (an identifier's or a gazetteer match's ``key`` is its entity), the
 documents' authors (PERSON entities that the whole document mentions) and dates
 (each passage's mentioned dates, resolved per document, plus its document's date).
 Search filters and facets read only these tables.
+
+Every writing command starts with ``repair`` and ends with ``settle``: a command can be
+killed between any two of its commits, so rather than trust the next run to redo the step
+that was cut, it brings the store to a consistent state from what it finds. Units no
+document places are swept, the curated gazetteer is made level with its own log, and the
+layer is rebuilt when a write since its last rebuild left the ``entities_dirty`` mark
+(which every such write sets in its own transaction).
 """
 
 from __future__ import annotations
@@ -12,15 +19,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import duckdb
 
-from kbx.errors import BadArgument
-from kbx.extract.textmap import locate, unpack
+from kbx.entities.lookup import FILTER_GRADE
 from kbx.gazetteer.entries import slug
-from kbx.recognizers.dates import interval
-from kbx.store.db import ENTITIES_DIRTY, Index, rows_select
+from kbx.linking.works import summary
+from kbx.store import journal
+from kbx.store.consistency import sweep
+from kbx.store.db import ENTITIES_DIRTY, Index, is_dirty, rows_select
+from kbx.store.transaction import transaction
+from kbx.timex import interval
 
 DATE_TYPES = ("DATE", "TIME")
 ID_KINDS = ("doi", "orcid", "isbn", "issn", "arxiv", "cve")
@@ -55,10 +65,6 @@ def _matched_references(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP TABLE matched_refs")
 
 
-# When a mention is precise enough to filter on: written once, used by the entity layer,
-# the filters and the facets alike (``r`` is its recognizer_info row, ``m`` the mention).
-FILTER_GRADE = "(r.filter AND NOT list_contains(r.boost_types, m.type))"
-
 SLUG = r"""CREATE OR REPLACE TEMP MACRO slug(x) AS
     coalesce(nullif(trim(regexp_replace(lower(strip_accents(x)), '[^\p{L}\p{N}]+', '-', 'g'),
                          '-'), ''), 'name')"""  # the twin of gazetteer.entries.slug
@@ -67,8 +73,7 @@ SLUG = r"""CREATE OR REPLACE TEMP MACRO slug(x) AS
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
     """Rebuild entities, aliases, links and passage dates."""
     con.execute(SLUG)
-    con.execute("BEGIN")
-    try:
+    with transaction(con):
         for table in ("entities", "aliases", "links", "passage_dates"):
             con.execute(f"DELETE FROM {table}")
         con.execute(
@@ -151,58 +156,6 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         _dates(con)
         con.execute("DROP TABLE doc_authors")
         con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-
-
-def _work(crossref: object, openalex: object) -> dict:
-    """A resolved work's title, year, venue, authors and OpenAlex ID, Crossref first. Each
-    field is read only where it has the type expected, so an odd answer cached by an older
-    kbx (which did not check them) leaves that field empty rather than failing the rebuild."""
-
-    def at(v: object, *path: str | int) -> object:  # None where the answer is shaped otherwise
-        for k in path:
-            if isinstance(k, int):
-                v = v[k] if isinstance(v, list) and len(v) > k else None
-            else:
-                v = v.get(k) if isinstance(v, dict) else None
-        return v
-
-    def text(v: object) -> str | None:  # a string, or the first of a list (Crossref's titles)
-        v = at(v, 0) if isinstance(v, list) else v
-        return v if isinstance(v, str) and v.strip() else None
-
-    def items(v: object, key: str) -> list[dict]:
-        found = at(v, key)
-        return [x for x in found if isinstance(x, dict)] if isinstance(found, list) else []
-
-    def tail(v: object) -> str | None:  # an ID from its URL (https://orcid.org/…)
-        return (text(v) or "").rsplit("/", 1)[-1] or None
-
-    c, o = crossref, openalex
-    years = [at(c, "issued", "date-parts", 0, 0), at(o, "publication_year")]
-    year = next((y for y in years if type(y) is int and 0 < y < 10000), None)  # not a bool
-    authors = [
-        {
-            "name": " ".join(x for x in (text(a.get("given")), text(a.get("family"))) if x)
-            or text(a.get("name")),
-            "orcid": tail(a.get("ORCID")),
-        }
-        for a in items(c, "author")
-    ] or [
-        {"name": text(at(a, "author", "display_name")), "orcid": tail(at(a, "author", "orcid"))}
-        for a in items(o, "authorships")
-    ]
-    return {
-        "title": text(at(c, "title")) or text(at(o, "title")),
-        "year": year,
-        "venue": text(at(c, "container-title"))
-        or text(at(o, "primary_location", "source", "display_name")),
-        "authors": [a for a in authors if a["name"]],
-        "openalex": tail(at(o, "id")),
-    }
 
 
 def _resolved(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
@@ -229,7 +182,7 @@ def _resolved(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
                 con.execute("UPDATE entities SET label = ? WHERE entity_id = ?", [name, entity_id])
                 new_aliases.add((entity_id, name))
             continue
-        work = _work(got.get("crossref"), got.get("openalex"))
+        work = summary(got.get("crossref"), got.get("openalex"))
         con.execute(
             "UPDATE entities SET label = coalesce(?, label), meta = ? WHERE entity_id = ?",
             [work["title"], json.dumps(work), entity_id],
@@ -412,147 +365,25 @@ def _dates(con: duckdb.DuckDBPyConnection) -> None:
 
 
 @dataclass
-class EntityRow:
-    """An entity with how often it is mentioned."""
+class Repair:
+    """What the consistency step found and fixed."""
 
-    entity_id: str
-    type: str
-    label: str
-    source: str
-    passages: int
-    documents: int
-    aliases: list[str] = field(default_factory=list)
+    swept: int = 0
+    replayed: int = 0
 
 
-def entities(
-    index: Index, type_: str | None = None, q: str | None = None, limit: int = 50
-) -> list[EntityRow]:
-    """Entities, most mentioned first, optionally of one type or matching ``q`` (in the
-    label, an alias or the ID)."""
-    with index.reader() as con:
-        if type_ is not None:
-            type_ = check_type(con, type_)
-        rows = con.execute(
-            """SELECT e.entity_id, e.type, e.label, e.source,
-                      count(l.doc_id) FILTER (l.unit_id IS NOT NULL)
-                          + count(DISTINCT l.doc_id) FILTER (l.unit_id IS NULL),
-                      count(DISTINCT l.doc_id),
-                      (SELECT list(DISTINCT a.alias ORDER BY a.alias) FROM aliases a
-                       WHERE a.entity_id = e.entity_id)
-               FROM entities e LEFT JOIN links l USING (entity_id)
-               WHERE (? IS NULL OR e.type = upper(?))
-                 AND (? IS NULL OR contains(lower(e.label), lower(?))
-                      OR contains(lower(e.entity_id), lower(?))
-                      OR EXISTS (SELECT 1 FROM aliases a WHERE a.entity_id = e.entity_id
-                                 AND contains(lower(a.alias), lower(?))))
-               GROUP BY ALL ORDER BY 6 DESC, 5 DESC, e.entity_id LIMIT ?""",
-            [type_, type_, q, q, q, q, limit],
-        ).fetchall()
-    return [EntityRow(*r[:6], list(r[6] or [])) for r in rows]
+def repair(con: duckdb.DuckDBPyConnection, index: Index) -> Repair:
+    """Sweep orphaned units, replay the gazetteer log, and rebuild an entity layer an
+    earlier run left stale (so even a command that then refuses its arguments repairs);
+    cheap when nothing is wrong."""
+    done = Repair(swept=sweep(con), replayed=journal.sync(con, index.journal_path))
+    settle(con)
+    return done
 
 
-def check_type(con: duckdb.DuckDBPyConnection, type_: str) -> str:
-    """The type, upper-cased, if any recognizer declares it or an entity has it; else one
-    error listing those that exist: the same answer for search, grep, mentions, entities."""
-    t = type_.strip().upper()
-    known = {
-        x for (ts,) in con.execute("SELECT types FROM recognizer_info").fetchall() for x in ts
-    } | {x for (x,) in con.execute("SELECT DISTINCT type FROM entities").fetchall()}
-    if t not in known:
-        raise BadArgument(f"unknown mention type {type_!r}; choose from {', '.join(sorted(known))}")
-    return t
-
-
-def resolve_entity(con: duckdb.DuckDBPyConnection, name: str) -> str:
-    """An entity ID from an ID, a label or an alias; an ambiguous name lists the
-    candidates and an unknown one suggests the nearest, rather than matching nothing."""
-    if con.execute("SELECT 1 FROM entities WHERE entity_id = ?", [name]).fetchone():
-        return name
-    found = con.execute(
-        """SELECT DISTINCT e.entity_id, e.type, e.label FROM entities e
-           LEFT JOIN aliases a USING (entity_id)
-           WHERE lower(e.label) = lower(?) OR lower(a.alias) = lower(?)
-              OR lower(e.entity_id) = lower(?)
-           ORDER BY 1""",
-        [name, name, name],
-    ).fetchall()
-    if len(found) == 1:
-        return found[0][0]
-    if found:
-        listed = "; ".join(f"{i} ({t} {label!r})" for i, t, label in found)
-        raise BadArgument(f"{name!r} names {len(found)} entities: {listed}; give one ID")
-    near = con.execute(
-        """SELECT e.entity_id, any_value(e.label) FROM entities e
-           JOIN (SELECT entity_id, label AS alias FROM entities
-                 UNION ALL SELECT entity_id, alias FROM aliases) a USING (entity_id)
-           GROUP BY e.entity_id
-           ORDER BY max(jaro_winkler_similarity(lower(a.alias), lower(?))) DESC, 1 LIMIT 3""",
-        [name],
-    ).fetchall()
-    hint = "; did you mean " + ", ".join(f"{label!r} ({i})" for i, label in near) if near else ""
-    raise BadArgument(f"no entity named {name!r}{hint}? See `kbx entities --q TEXT`")
-
-
-@dataclass
-class EntityDetail:
-    """One entity: what it is, how it is written, where it came from, where it is named."""
-
-    entity_id: str
-    type: str
-    label: str
-    source: str
-    aliases: list[str]
-    provenance: list[dict]
-    mentions: list[dict]
-    meta: dict | None = None  # a resolved work's title, year, venue, authors
-
-
-def entity(index: Index, name: str, limit: int = 50) -> EntityDetail:
-    """An entity and its mentions at path:line, most recent documents first."""
-    with index.reader() as con:
-        entity_id = resolve_entity(con, name)
-        e = con.execute(
-            "SELECT entity_id, type, label, source, meta FROM entities WHERE entity_id = ?",
-            [entity_id],
-        ).fetchone()
-        aliases = [
-            a
-            for (a,) in con.execute(
-                "SELECT DISTINCT alias FROM aliases WHERE entity_id = ? ORDER BY 1", [entity_id]
-            ).fetchall()
-        ]
-        provenance = [
-            {"action": a, "by": b, "source": s, "note": n, "at": str(t)}
-            for a, b, s, n, t in con.execute(
-                "SELECT action, actor, source, note, logged_at FROM gazetteer_log "
-                "WHERE entry_id = ? ORDER BY seq",
-                [entity_id],
-            ).fetchall()
-        ]
-        rows = con.execute(
-            """SELECT d.path, d.doc_date, d.sha256, pl.start_line, pl.offsets, u.text,
-                      m.start_char, m.text, l.unit_id IS NULL
-               FROM links l JOIN documents d USING (doc_id)
-               LEFT JOIN placements pl ON pl.doc_id = l.doc_id AND pl.unit_id = l.unit_id
-               LEFT JOIN units u ON u.unit_id = l.unit_id
-               LEFT JOIN mentions m ON m.unit_hash = u.unit_hash AND m.key = l.entity_id
-               WHERE l.entity_id = ?
-               ORDER BY d.doc_date DESC NULLS LAST, d.path, pl.ordinal, m.start_char
-               LIMIT ?""",
-            [entity_id, limit],
-        ).fetchall()
-    mentions = []
-    for path, when, sha, start_line, blob, text, start, mtext, whole in rows:
-        line = locate(unpack(blob), text, start).line if blob and start is not None else None
-        mentions.append(
-            {
-                "path": path,
-                "line": line or start_line,
-                "doc_date": when,
-                "hash": sha,
-                "text": mtext,
-                "as": "author" if whole else "text" if mtext else "passage",
-            }
-        )
-    meta = json.loads(e[4]) if e[4] else None
-    return EntityDetail(*e[:4], aliases, provenance, mentions, meta)
+def settle(con: duckdb.DuckDBPyConnection) -> bool:
+    """Rebuild the entity layer if a write marked it stale; returns whether it did."""
+    if not is_dirty(con):
+        return False
+    refresh(con)
+    return True
