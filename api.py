@@ -8,71 +8,69 @@ code. Nothing here opens a connection of its own: the rooms below do, briefly.
     from kbx import api
     idx = api.Index.find()
     hits = api.search(idx, "supplier approval", filters=api.Filters(after="2021")).hits
+
+A command imports only the rooms it needs: the names below load on first use, so
+``kbx search`` never pays for the parsers, the HTTP clients or the NER models.
 """
 
 from __future__ import annotations
 
-from kbx.annotate.plan import PlanRow
-from kbx.annotate.setup import registry_for
-from kbx.entities.gazetteer import EditReport, default_actor
-from kbx.entities.gazetteer import add as gazetteer_add
-from kbx.entities.gazetteer import check as gazetteer_check
-from kbx.entities.gazetteer import export as gazetteer_export
-from kbx.entities.gazetteer import import_entries as gazetteer_import
-from kbx.entities.gazetteer import listing as gazetteer_list
-from kbx.entities.gazetteer import retract as gazetteer_retract
-from kbx.entities.gazetteer import show as gazetteer_show
-from kbx.entities.lookup import EntityDetail, EntityRow, entities, entity
-from kbx.entities.resolve import ResolveReport, resolve
-from kbx.gazetteer.entries import TYPES as GAZETTEER_TYPES
-from kbx.indexing.ingest import IndexReport, index
-from kbx.indexing.reprocess import ReprocessReport, purge, reprocess
-from kbx.search.filters import Filters
-from kbx.search.grep import GrepMatch, GrepResult, grep
-from kbx.search.mentions import MentionRow, RecognizerRow, mentions, recognizers
-from kbx.search.read import Excerpt, read
-from kbx.search.search import Hit, SearchResult, search
-from kbx.search.status import Status, status
-from kbx.store.db import Index
+import importlib
 
-__all__ = [
-    "GAZETTEER_TYPES",
-    "EditReport",
-    "EntityDetail",
-    "EntityRow",
-    "Excerpt",
-    "Filters",
-    "GrepMatch",
-    "GrepResult",
-    "Hit",
-    "Index",
-    "IndexReport",
-    "MentionRow",
-    "PlanRow",
-    "RecognizerRow",
-    "ReprocessReport",
-    "ResolveReport",
-    "SearchResult",
-    "Status",
-    "default_actor",
-    "entities",
-    "entity",
-    "gazetteer_add",
-    "gazetteer_check",
-    "gazetteer_export",
-    "gazetteer_import",
-    "gazetteer_list",
-    "gazetteer_retract",
-    "gazetteer_show",
-    "grep",
-    "index",
-    "mentions",
-    "purge",
-    "read",
-    "recognizers",
-    "registry_for",
-    "reprocess",
-    "resolve",
-    "search",
-    "status",
-]
+_WHERE = {  # name -> (module, attribute)
+    "PlanRow": ("kbx.annotate.plan", "PlanRow"),
+    "registry_for": ("kbx.annotate.setup", "registry_for"),
+    "EditReport": ("kbx.entities.gazetteer", "EditReport"),
+    "default_actor": ("kbx.entities.gazetteer", "default_actor"),
+    "gazetteer_add": ("kbx.entities.gazetteer", "add"),
+    "gazetteer_check": ("kbx.entities.gazetteer", "check"),
+    "gazetteer_export": ("kbx.entities.gazetteer", "export"),
+    "gazetteer_import": ("kbx.entities.gazetteer", "import_entries"),
+    "gazetteer_list": ("kbx.entities.gazetteer", "listing"),
+    "gazetteer_retract": ("kbx.entities.gazetteer", "retract"),
+    "gazetteer_show": ("kbx.entities.gazetteer", "show"),
+    "EntityDetail": ("kbx.entities.lookup", "EntityDetail"),
+    "EntityRow": ("kbx.entities.lookup", "EntityRow"),
+    "entities": ("kbx.entities.lookup", "entities"),
+    "entity": ("kbx.entities.lookup", "entity"),
+    "ResolveReport": ("kbx.entities.resolve", "ResolveReport"),
+    "resolve": ("kbx.entities.resolve", "resolve"),
+    "GAZETTEER_TYPES": ("kbx.gazetteer.entries", "TYPES"),
+    "IndexReport": ("kbx.indexing.ingest", "IndexReport"),
+    "index": ("kbx.indexing.ingest", "index"),
+    "ReprocessReport": ("kbx.indexing.reprocess", "ReprocessReport"),
+    "purge": ("kbx.indexing.reprocess", "purge"),
+    "reprocess": ("kbx.indexing.reprocess", "reprocess"),
+    "Filters": ("kbx.search.filters", "Filters"),
+    "GrepMatch": ("kbx.search.grep", "GrepMatch"),
+    "GrepResult": ("kbx.search.grep", "GrepResult"),
+    "grep": ("kbx.search.grep", "grep"),
+    "MentionRow": ("kbx.search.mentions", "MentionRow"),
+    "RecognizerRow": ("kbx.search.mentions", "RecognizerRow"),
+    "mentions": ("kbx.search.mentions", "mentions"),
+    "recognizers": ("kbx.search.mentions", "recognizers"),
+    "Excerpt": ("kbx.search.read", "Excerpt"),
+    "read": ("kbx.search.read", "read"),
+    "Hit": ("kbx.search.search", "Hit"),
+    "SearchResult": ("kbx.search.search", "SearchResult"),
+    "search": ("kbx.search.search", "search"),
+    "Status": ("kbx.search.status", "Status"),
+    "status": ("kbx.search.status", "status"),
+    "Index": ("kbx.store.db", "Index"),
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    try:
+        module, attr = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module 'kbx.api' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value  # once loaded, an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

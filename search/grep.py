@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 import duckdb
 
 from kbx.errors import BadArgument
-from kbx.extract import source_text
 from kbx.extract.textmap import unpack
 from kbx.search.bm25 import rank
 from kbx.search.filters import Filters, compile_filters
@@ -148,6 +147,8 @@ def grep(
 
 def _add_context(index: Index, matches: list[GrepMatch], n: int) -> None:
     """Attach ``n`` original lines before and after each match (files read once)."""
+    from kbx.extract import source_text  # the parsers, loaded only when context is asked for
+
     cache: dict[str, list[str]] = {}
     for m in matches:
         if m.path not in cache:
