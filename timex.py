@@ -29,6 +29,8 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
         return None
     d = doc_date
     code = value[4:]
+    if re.search(r"[+-]\d+\.\d", code):  # "4.2 years later": no calendar value to name
+        return None
     if code[0] == "D" and code[1] in "+-":
         return (d + timedelta(days=int(code[1:]))).isoformat()
     if code[0] == "W" and code[1] in "+-":
