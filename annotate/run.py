@@ -18,7 +18,7 @@ from datetime import datetime
 import duckdb
 
 from kbx.errors import Superseded
-from kbx.recognizers.base import Recognizer, check_spans
+from kbx.recognizers.base import Recognizer, check_spans, within_rules
 from kbx.recognizers.registry import Registry
 from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, rows_select
 from kbx.store.transaction import transaction
@@ -53,7 +53,8 @@ def missing(
     """Units with no successful run of this recognizer at its current version (and, in a
     pass that started at ``since``, none that failed during it). With ``redo_from``, runs
     older than that count as missing too: a forced pass, resumable like any other."""
-    sql = f"""SELECT u.unit_hash{"" if keys_only else ", u.text, u.heading_path, u.kind"}
+    columns = ", u.text, u.heading_path, u.kind, u.code_spans, u.breaks"
+    sql = f"""SELECT u.unit_hash{"" if keys_only else columns}
              FROM units u
              ANTI JOIN (SELECT unit_hash FROM runs
                         WHERE recognizer = ? AND version = ?
@@ -73,9 +74,12 @@ def _call(r: Recognizer, texts: list[str], headings: list[tuple]) -> list:
 
 
 def recognize_batch(r: Recognizer, batch: list[tuple]) -> tuple[list, list]:
-    """Mentions and run rows for a batch of ``(unit hash, text, heading path, kind)``; a
-    unit the recognizer fails on is recorded, and a code unit of a recognizer that does not
-    read code gets an empty run without being shown to it."""
+    """Mentions and run rows for a batch of ``(unit hash, text, heading path, kind, code
+    spans, breaks)`` (the last three may be left out); a unit the recognizer fails on is
+    recorded, a code unit of a recognizer that does not read code gets an empty run without
+    being shown to it, and the recognizer's rules for inline code and table cells
+    (``within_rules``) are applied here, so index and reprocess, built-ins and plugins, all
+    keep the same mentions."""
     read = [r.info.code or len(row) < 4 or row[3] != "code" for row in batch]
     mentions, runs = _recognize_rows(r, [row for row, ok in zip(batch, read, strict=True) if ok])
     now = datetime.now()
@@ -85,6 +89,13 @@ def recognize_batch(r: Recognizer, batch: list[tuple]) -> tuple[list, list]:
         if not ok
     ]
     return mentions, runs + skipped
+
+
+def _layout(row: tuple) -> tuple[list, list]:
+    """A unit row's inline code spans and cell separators (NULL or not selected: none)."""
+    spans = row[4] if len(row) > 4 else None
+    breaks = row[5] if len(row) > 5 else None
+    return spans or [], breaks or []
 
 
 def _recognize_rows(r: Recognizer, batch: list[tuple]) -> tuple[list, list]:
@@ -105,6 +116,10 @@ def _recognize_rows(r: Recognizer, batch: list[tuple]) -> tuple[list, list]:
             except Exception as e:
                 results.append([])
                 errors.append(f"{type(e).__name__}: {e}")
+    results = [
+        within_rules(r.info, t, ms, *_layout(row))
+        for t, ms, row in zip(texts, results, batch, strict=True)
+    ]
     now = datetime.now()
     name, version = r.info.name, r.info.version
     mentions = [

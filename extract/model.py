@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from kbx.extract.textmap import Segment, line_range
+from kbx.extract.textmap import Segment, TextBuilder, line_range
 
 PROSE, CODE, TABLE = "prose", "code", "table"
+Span = tuple[int, int]
 
 
 @dataclass
@@ -20,6 +21,15 @@ class Block:
     heading_path: tuple[str, ...] = ()
     page: int | None = None
     n_tokens: int = 0
+    code_spans: tuple[Span, ...] = ()  # inline code, [start, end) of ``text``
+    breaks: tuple[int, ...] = ()  # offsets of the separators between table cells and rows
+
+    @classmethod
+    def built(cls, b: TextBuilder, kind: str, heading_path: tuple[str, ...]) -> Block:
+        """The block a parser's builder holds, with its inline code and cell separators."""
+        return cls(
+            b.text(), b.segments, kind, heading_path, code_spans=b.code_spans, breaks=b.breaks
+        )
 
 
 @dataclass
@@ -28,7 +38,10 @@ class Unit:
 
     Its identity is the SHA-256 of its heading path and clean text: the same words
     under another heading are another passage (they rank and read differently),
-    while a copied or moved section keeps its identity and its mentions.
+    while a copied or moved section keeps its identity and its mentions. Where it has
+    inline code or table cells, their offsets are part of the identity too: the hash is
+    the key of its recognizer runs, and they find other mentions in ``MONDAY`` than in
+    `` `MONDAY` `` (the same clean text). Units without either keep the plain hash.
     """
 
     text: str
@@ -37,10 +50,15 @@ class Unit:
     heading_path: tuple[str, ...]
     n_tokens: int
     page: int | None = None
+    code_spans: tuple[Span, ...] = ()
+    breaks: tuple[int, ...] = ()
 
     @property
     def hash(self) -> str:
         key = "\x1f".join(self.heading_path) + "\x1e" + self.text
+        if self.code_spans or self.breaks:
+            spans = ",".join(f"{a}-{b}" for a, b in self.code_spans)
+            key += f"\x1d{spans}\x1d{','.join(map(str, self.breaks))}"
         return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
     @property

@@ -70,6 +70,8 @@ class TextBuilder:
         self.raw: list[list[int]] = []  # [clean_start, source offset, verbatim]
         self.length = 0
         self.pending_space = False
+        self._code: list[list[int]] = []  # [start, end] of inline code; end -1 while open
+        self._breaks: list[int] = []
 
     def _push(self, text: str, offset: int, verbatim: bool) -> None:
         if not text:
@@ -128,6 +130,47 @@ class TextBuilder:
     def space(self) -> None:
         """Ask for one separating space before the next text, if any text follows."""
         self.pending_space = True
+
+    def code(self, text: str, offset: int) -> None:
+        """Copy inline code (a Markdown code span) verbatim and remember where it lies."""
+        self.open_code()
+        self.verbatim(text, offset)
+        self.close_code()
+
+    def open_code(self) -> None:
+        """Inline code starts here (``<code>``, ``\\texttt``): its text arrives piece by piece."""
+        if not self._code or self._code[-1][1] >= 0:
+            self._code.append([self.length, -1])
+
+    def close_code(self) -> None:
+        if self._code and self._code[-1][1] < 0:
+            self._code[-1][1] = self.length
+
+    def cell(self, offset: int) -> None:
+        """The separator between two table cells; no mention may cross its ``|``."""
+        self._push(" | ", offset, False)
+        self._breaks.append(self.length - 2)
+
+    @property
+    def code_spans(self) -> tuple[tuple[int, int], ...]:
+        """Inline code as ``[start, end)`` of the clean text, trimmed of the spaces around it
+        (a pending space lands inside a span opened before it); an open span ends here."""
+        text = self.text()
+        out = []
+        for start, end in self._code:
+            end = self.length if end < 0 else end
+            while start < end and text[start].isspace():
+                start += 1
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            if start < end:
+                out.append((start, end))
+        return tuple(out)
+
+    @property
+    def breaks(self) -> tuple[int, ...]:
+        """Offsets of the cell separators kbx inserted: table structure, not text."""
+        return tuple(self._breaks)
 
     def aligned(self, text: str, offset: int, limit: int) -> int:
         """Add ``text`` that a parser derived from ``source[offset:limit]``; return the new cursor.

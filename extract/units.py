@@ -12,7 +12,7 @@ import math
 import re
 from collections import Counter
 
-from kbx.extract.model import TABLE, Block, Unit
+from kbx.extract.model import TABLE, Block, Span, Unit
 from kbx.extract.textmap import Segment, merge, shift, slice_segments
 
 TOKEN = re.compile(r"\w+")
@@ -28,16 +28,23 @@ def count_tokens(text: str) -> int:
 def _join(blocks: list[Block], encoding: str) -> Unit:
     parts: list[str] = []
     segments: list[Segment] = []
+    code: list[Span] = []
+    breaks: list[int] = []
     length = 0
     kinds: Counter[str] = Counter()
     for i, b in enumerate(blocks):
         if i:
-            sep = "\n" if b.kind == TABLE and blocks[i - 1].kind == TABLE else "\n\n"
+            rows = b.kind == TABLE and blocks[i - 1].kind == TABLE
+            sep = "\n" if rows else "\n\n"
+            if rows:  # a mention may not run from one row into the next
+                breaks.append(length)
             first = b.segments[0] if b.segments else (0, 1, 0, 0, 0)
             segments.append((length, first[1], first[2], first[3], 0))
             parts.append(sep)
             length += len(sep)
         segments.extend(shift(b.segments, length))
+        code.extend((s + length, e + length) for s, e in b.code_spans)
+        breaks.extend(x + length for x in b.breaks)
         parts.append(b.text)
         length += len(b.text)
         kinds[b.kind] += b.n_tokens or 1
@@ -49,7 +56,15 @@ def _join(blocks: list[Block], encoding: str) -> Unit:
         heading_path=blocks[0].heading_path,
         n_tokens=sum(b.n_tokens for b in blocks),
         page=blocks[0].page,
+        code_spans=tuple(code),
+        breaks=tuple(breaks),
     )
+
+
+def _within(block: Block, a: int, b: int) -> tuple[tuple[Span, ...], tuple[int, ...]]:
+    """The block's inline code (cut at the edges) and separators in ``text[a:b]``, rebased."""
+    code = tuple((max(s, a) - a, min(e, b) - a) for s, e in block.code_spans if s < b and e > a)
+    return code, tuple(x - a for x in block.breaks if a <= x < b)
 
 
 def _window(block: Block, encoding: str, size: int, overlap: int) -> list[Unit]:
@@ -90,8 +105,18 @@ def _window(block: Block, encoding: str, size: int, overlap: int) -> list[Unit]:
         b = cut_at[end] if end < len(spans) else len(text)
         piece = text[a:b].rstrip()
         segs = slice_segments(block.segments, text, a, a + len(piece), encoding)
+        code, breaks = _within(block, a, a + len(piece))
         units.append(
-            Unit(piece, merge(segs, piece), block.kind, block.heading_path, end - start, block.page)
+            Unit(
+                piece,
+                merge(segs, piece),
+                block.kind,
+                block.heading_path,
+                end - start,
+                block.page,
+                code,
+                breaks,
+            )
         )
         if end >= len(spans):
             break

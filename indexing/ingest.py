@@ -32,6 +32,7 @@ from kbx.source.walk import Found, walk
 from kbx.store.consistency import drop_orphans, unplace
 from kbx.store.db import Index, kill_point, mark_dirty, rows_select
 from kbx.store.postings import analyzer_of, rebuild_postings, resort_postings, term_rows
+from kbx.store.schema import REEXTRACT
 from kbx.store.transaction import transaction
 from kbx.store.workers import each_in_order, timed
 
@@ -302,8 +303,10 @@ def _write_units(con: duckdb.DuckDBPyConnection, outcomes: list[Outcome]) -> int
             h = u.hash
             if h not in distinct:
                 distinct[h] = len(units)
+                code = [list(c) for c in u.code_spans] or None  # NULL: none
                 units.append(
                     (len(units), h, list(u.heading_path), u.text, u.n_tokens, u.kind, *o.terms[i])
+                    + (code, list(u.breaks) or None)
                 )
             start, end = u.lines
             placements.append(
@@ -323,6 +326,8 @@ def _write_units(con: duckdb.DuckDBPyConnection, outcomes: list[Outcome]) -> int
             "tfs",
             "htfs",
             "n_terms",
+            "code_spans",
+            "breaks",
         ],
         units,
     )
@@ -341,7 +346,8 @@ def _write_units(con: duckdb.DuckDBPyConnection, outcomes: list[Outcome]) -> int
     ).fetchone()[0]
     con.execute(
         """INSERT INTO units
-        SELECT nextval('unit_ids'), unit_hash, heading_path, text, n_tokens, kind, n_terms
+        SELECT nextval('unit_ids'), unit_hash, heading_path, text, n_tokens, kind, n_terms,
+               code_spans, breaks
         FROM staged_units s ANTI JOIN units u USING (unit_hash) ORDER BY k"""
     )
     con.execute(
@@ -369,7 +375,8 @@ def _write_units(con: duckdb.DuckDBPyConnection, outcomes: list[Outcome]) -> int
 
 def _stage(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], rows: list[tuple]):
     """A temporary table of ``rows``, loaded in one statement."""
-    select, params = rows_select(columns, rows, frozenset({"heading_path"}))
+    lists = frozenset({"heading_path", "code_spans", "breaks"})
+    select, params = rows_select(columns, rows, lists)
     con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {select}", params)
 
 
@@ -422,6 +429,9 @@ def _index(
                 "SELECT path, doc_id, sha256, size, mtime_ns, status FROM documents"
             ).fetchall()
         }
+        if con.execute("SELECT 1 FROM kbx_meta WHERE key = ?", [REEXTRACT]).fetchone():
+            for k in known.values():  # a migration asked for every file to be read again
+                k["sha256"] = k["size"] = None
     found = list(walk(idx.root, hidden=hidden))
     seen = {f.rel for f in found}
     todo = []
@@ -462,6 +472,7 @@ def _index(
         con.execute(
             "INSERT OR REPLACE INTO kbx_meta VALUES ('indexed_at', ?)", [datetime.now().isoformat()]
         )
+        con.execute("DELETE FROM kbx_meta WHERE key = ?", [REEXTRACT])
     registry = registry if registry is not None else registry_for(idx)
     report.unavailable = list(registry.broken)
     report.recognizers = recognize(idx, registry, progress=recognizer_progress)

@@ -33,6 +33,8 @@ class RecognizerInfo:
     names: bool = False  # its mentions are names: linked to entities by alias or surface form
     headings: bool = False  # recognize() also takes headings=[each unit's heading path]
     code: bool = True  # False: code units get an empty run (hex dumps are not dates or litres)
+    inline_code: bool = True  # False: a mention wholly inside inline code (`1L`) is dropped
+    cross_cells: bool = True  # False: one across a table cell or row, or a blank line, is too
 
     def __post_init__(self):
         if not _NAME.match(self.name):
@@ -76,6 +78,35 @@ def check_spans(text: str, mentions: list[Mention], name: str) -> list[Mention]:
                 f"recognizer {name!r} returned a misaligned span [{m.start}, {m.end}) "
                 f"for {m.text!r}"
             )
+    return mentions
+
+
+_BLANK_LINE = re.compile(r"\n\s*\n")
+
+
+def within_rules(
+    info: RecognizerInfo,
+    text: str,
+    mentions: list[Mention],
+    code_spans: Sequence[Sequence[int]] = (),
+    breaks: Sequence[int] = (),
+) -> list[Mention]:
+    """The mentions a recognizer's declared rules keep in one unit. kbx applies them to every
+    recognizer's output, so no recognizer re-implements them: without ``inline_code``, none
+    wholly inside inline code (`` `0B 9B` ``, `` `MONDAY` ``; "`30` seconds" stays, it is
+    only partly code); without ``cross_cells``, none holding a cell or row separator
+    (``breaks``) or a blank line (two paragraphs), so two rows are never one duration."""
+    if not info.inline_code and code_spans:
+        mentions = [
+            m for m in mentions if not any(a <= m.start and m.end <= b for a, b in code_spans)
+        ]
+    if not info.cross_cells:
+        mentions = [
+            m
+            for m in mentions
+            if not any(m.start <= x < m.end for x in breaks)
+            and not _BLANK_LINE.search(text, m.start, m.end)
+        ]
     return mentions
 
 

@@ -390,11 +390,13 @@ class DateRecognizer:
     """TIMEX3 dates, times, durations and sets; relative ones resolved per document."""
 
     info = RecognizerInfo(
-        name="dates",  # 2: not run on code (enum names, RFC numbers, table cells)
-        version="2",
+        name="dates",  # 3: not in inline code, not across table cells; 2: not run on code
+        version="3",
         types=("DATE", "TIME", "DURATION", "SET"),
         needs_context=True,
         code=False,
+        inline_code=False,
+        cross_cells=False,
     )
 
     def resolve(self, value: str | None, doc_date: date | None) -> str | None:

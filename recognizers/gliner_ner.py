@@ -22,7 +22,7 @@ from pathlib import Path
 from kbx.errors import GlinerOff, GlinerUnavailable
 from kbx.recognizers.base import Mention, RecognizerInfo, surface
 
-VERSION = "3"  # 3: not run on code; 2: a mention's value is its surface form, not its label
+VERSION = "4"  # 4: not in inline code nor across cells; 3: not run on code; 2: value = surface
 INSTALL = "pip install 'kbx[gliner]'"
 _WORD = re.compile(r"\w+(?:[-_]\w+)*|\S")  # GLiNER's own word splitting
 
@@ -104,6 +104,8 @@ class GlinerRecognizer:
             fork_safe=False,
             names=True,
             code=False,
+            inline_code=False,
+            cross_cells=False,
         )
         self._model = None
 

@@ -167,8 +167,16 @@ def _si(magnitude: float, unit: str) -> str:
 class QuantityRecognizer:
     """Measures in SI base units and amounts of money; usable as filters."""
 
+    # 3: not in inline code (`0B 9B`, `%5B`), not across table cells
     # 2: money amounts are exact decimals; not run on code (hex dumps, escapes, 1L)
-    info = RecognizerInfo(name="quantities", version="2", types=("QUANTITY", "MONEY"), code=False)
+    info = RecognizerInfo(
+        name="quantities",
+        version="3",
+        types=("QUANTITY", "MONEY"),
+        code=False,
+        inline_code=False,
+        cross_cells=False,
+    )
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         out = []

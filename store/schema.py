@@ -9,7 +9,7 @@ import duckdb
 from kbx.errors import SchemaError
 from kbx.store.transaction import transaction
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE kbx_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -170,6 +170,12 @@ INSERT INTO kbx_meta VALUES ('entities_dirty', '1') ON CONFLICT DO NOTHING;
 """
 
 
+_V4 = """
+ALTER TABLE units ADD COLUMN code_spans INTEGER[][];  -- inline code, [start, end); NULL: none
+ALTER TABLE units ADD COLUMN breaks INTEGER[];        -- table cell and row separators; NULL: none
+"""
+
+
 def _to_v2(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_V2)
 
@@ -178,8 +184,25 @@ def _to_v3(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_V3)
 
 
+def _to_v4(con: duckdb.DuckDBPyConnection) -> None:
+    """Units stored before v4 did not record their inline code and table cells, and only the
+    files know them: an index with documents asks its next ``kbx index`` to extract every
+    file again (``REEXTRACT``). Their units then get the new columns, and those with inline
+    code or cells a new hash (see ``Unit.hash``); until then they read as having none."""
+    con.execute(_V4)
+    con.execute(
+        "INSERT INTO kbx_meta SELECT ?, '1' WHERE EXISTS (SELECT 1 FROM documents)", [REEXTRACT]
+    )
+
+
+REEXTRACT = "reextract"  # kbx_meta key: the next `kbx index` reads every file again
+
 # Each entry upgrades a file from version ``n`` to ``n + 1``.
-MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {1: _to_v2, 2: _to_v3}
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
+    1: _to_v2,
+    2: _to_v3,
+    3: _to_v4,
+}
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:

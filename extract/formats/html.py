@@ -59,6 +59,7 @@ _BLOCK = {
     "html",
     "center",
 }
+_INLINE_CODE = {"code", "kbd", "samp", "tt"}
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 _VOID = {
     "area",
@@ -98,6 +99,7 @@ class _Parser(HTMLParser):
         self.stack: list[tuple[str, bool]] = []
         self.skipping = 0
         self.pre = 0
+        self.code = 0  # depth of inline code elements outside <pre>
         self.row: TextBuilder | None = None
         self.heading: tuple[int, TextBuilder] | None = None
         self.headings: list[tuple[int, str]] = []
@@ -112,12 +114,16 @@ class _Parser(HTMLParser):
         return self.table.starts[line - 1] + col
 
     def flush(self) -> None:
-        text = self.b.text()
-        if text.strip():
+        if self.b.text().strip():
             kind = CODE if self.pre else PROSE
-            path = tuple(h for _, h in self.headings)
-            self.blocks.append(Block(text, self.b.segments, kind, path))
+            self.blocks.append(Block.built(self.b, kind, tuple(h for _, h in self.headings)))
+        self.fresh()
+
+    def fresh(self) -> None:
+        """A new builder; inline code open across a block break goes on in it."""
         self.b = TextBuilder(self.table)
+        if self.code:
+            self.b.open_code()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
@@ -153,7 +159,10 @@ class _Parser(HTMLParser):
             self.row = self.b
         elif tag in ("td", "th") and self.row is not None:
             if self.b.length:
-                self.b.synthetic(" | ", self.here())
+                self.b.cell(self.here())
+        elif tag in _INLINE_CODE and not self.pre:
+            self.code += 1
+            self.b.open_code()
         elif tag in _BLOCK:
             self.flush()
 
@@ -182,10 +191,13 @@ class _Parser(HTMLParser):
             self.pre = max(self.pre - 1, 0)
         elif tag == "tr" and self.row is not None:
             if self.b.text().strip():
-                path = tuple(h for _, h in self.headings)
-                self.blocks.append(Block(self.b.text(), self.b.segments, TABLE, path))
-            self.b = TextBuilder(self.table)
+                self.blocks.append(Block.built(self.b, TABLE, tuple(h for _, h in self.headings)))
+            self.fresh()
             self.row = None
+        elif tag in _INLINE_CODE and self.code and not self.pre:
+            self.code -= 1
+            if not self.code:
+                self.b.close_code()
         elif tag in _BLOCK:
             self.flush()
 

@@ -191,11 +191,12 @@ class _Walker:
         return " ".join(" ".join(b.text for b in sub.blocks).split())
 
     def flush(self, kind: str | None = None) -> None:
-        text = self.b.text()
-        if text.strip():
+        if self.b.text().strip():
             path = tuple(h for _, h in self.headings)
-            self.blocks.append(Block(text, self.b.segments, kind or self.kind, path))
+            self.blocks.append(Block.built(self.b, kind or self.kind, path))
         self.b = TextBuilder(self.table)
+        if self.literal:  # a paragraph break inside \texttt: its code goes on
+            self.b.open_code()
 
     def walk(self, nodes) -> None:
         for n in nodes or []:
@@ -228,7 +229,7 @@ class _Walker:
     def special(self, n: LatexSpecialsNode) -> None:
         ch = n.specials_chars
         if ch == "&" and self.kind == TABLE:
-            self.b.synthetic(" | ", n.pos)
+            self.b.cell(n.pos)
         elif ch in ("~", "&"):
             self.b.space()
         else:
@@ -265,10 +266,23 @@ class _Walker:
                 self.b.space()
         elif name == "texttt":
             outer, self.literal = self.literal, True
+            self.b.open_code()
             self.walk(groups)
+            if not outer:
+                self.b.close_code()
             self.literal = outer
+        elif name == "verb":
+            self.verb(n)
         else:
             self.walk(groups)
+
+    def verb(self, n: LatexMacroNode) -> None:
+        """``\\verb|x|``: the characters between the delimiters, as inline code."""
+        argd = n.nodeargd
+        text = getattr(argd, "verbatim_text", None)
+        if text:
+            close = argd.verbatim_delimiters[1]
+            self.b.code(text, n.pos + n.len - len(close) - len(text))
 
     def inside(self, group: LatexGroupNode) -> str:
         """The source between a group's braces: a file name is not text to clean."""

@@ -126,10 +126,8 @@ class _Walker:
         )
 
     def emit(self, b: TextBuilder, kind: str) -> None:
-        text = b.text()
-        if text.strip():
-            path = tuple(h for _, h in self.headings)
-            self.blocks.append(Block(text, b.segments, kind, path))
+        if b.text().strip():
+            self.blocks.append(Block.built(b, kind, tuple(h for _, h in self.headings)))
 
     def inline(self, b: TextBuilder, tok: Token, cursor: int, limit: int) -> int:
         """Add an inline token's text, markup stripped, each line found in the source."""
@@ -145,7 +143,7 @@ class _Walker:
             for m in _INLINE.finditer(line):
                 b.flowing(line[last : m.start()], pos + last)
                 if m.group("code") is not None:
-                    b.verbatim(m.group("code"), pos + m.start("code"))
+                    b.code(m.group("code"), pos + m.start("code"))
                 elif m.group("esc") is not None:
                     b.verbatim(m.group("esc"), pos + m.start("esc"))
                 elif m.group("ent") is not None:
@@ -194,7 +192,7 @@ class _Walker:
         while tokens[i].type != "tr_close":
             if tokens[i].type == "inline":
                 if b.length:
-                    b.synthetic(" | ", cursor)
+                    b.cell(cursor)
                 cursor = self.inline(b, tokens[i], cursor, limit)
             i += 1
         self.emit(b, TABLE)
