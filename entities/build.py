@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import duckdb
 
 from kbx.entities.lookup import FILTER_GRADE
+from kbx.entities.positions import position_table
 from kbx.gazetteer.entries import slug
 from kbx.linking.works import summary
 from kbx.store import journal
@@ -142,9 +143,11 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
                GROUP BY ALL"""
         )
         _cited_by(con, cited)
+        position_table(con)
         _names(con)
         _carried(con)
         con.execute("DROP TABLE named")
+        con.execute("DROP TABLE positions")
         con.execute(  # one row per passage and entity, filtering if any source can
             """CREATE OR REPLACE TEMP TABLE merged AS
                SELECT doc_id, unit_id, entity_id, bool_or(filter) AS filter FROM links
@@ -228,7 +231,8 @@ def _cited_by(con: duckdb.DuckDBPyConnection, cited: dict[str, list[str]]) -> No
 # When a name a model found is precise enough to filter on. A small model on technical text
 # is mostly noise ("Python" as a PERSON in 553 passages), so a name filters only when
 # something confirms it: it is an alias of a known entity (a gazetteer entry, an author, a
-# resolved work's author), or its document names it at least twice, always as one type.
+# resolved work's author), or its document names it at least twice (in two places: see
+# entities/positions.py), always as one type.
 CONFIRMED = "(NOT starts_with(p.entity_id, 'name:') OR (e.k >= 2 AND e.types = 1))"
 
 
@@ -239,8 +243,8 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         f"""CREATE OR REPLACE TEMP TABLE named AS
            WITH m AS (
-               SELECT m.unit_hash, m.type, m.text, coalesce(m.value, m.text) AS surface,
-                      {FILTER_GRADE} AS grade
+               SELECT m.unit_hash, m.start_char, m.type, m.text,
+                      coalesce(m.value, m.text) AS surface, {FILTER_GRADE} AS grade
                FROM mentions m JOIN recognizer_info r ON r.name = m.recognizer AND r.names
                WHERE m.key IS NULL)
            SELECT m.*,
@@ -263,10 +267,15 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
         f"""INSERT INTO links
            WITH placed AS (
                SELECT pl.doc_id, pl.unit_id, n.entity_id, n.grade, n.type,
-                      lower(n.surface) AS s
-               FROM named n JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)),
-           seen AS (SELECT doc_id, s, count(*) AS k, count(DISTINCT type) AS types
-                    FROM placed GROUP BY ALL)
+                      lower(n.surface) AS s, coalesce(p.chain, pl.ordinal) AS chain,
+                      coalesce(p.base, 0) + n.start_char AS pos
+               FROM named n JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+               LEFT JOIN positions p ON p.doc_id = pl.doc_id AND p.ordinal = pl.ordinal),
+           seen AS (  -- places in the document: a name in the overlap of two windows, or
+                      -- found there by two recognizers, is named once
+               SELECT doc_id, s, count(DISTINCT (chain, pos)) AS k,
+                      count(DISTINCT type) AS types
+               FROM placed GROUP BY ALL)
            SELECT p.doc_id, p.unit_id, p.entity_id, bool_or(p.grade AND {CONFIRMED})
            FROM placed p JOIN seen e USING (doc_id, s)
            GROUP BY p.doc_id, p.unit_id, p.entity_id"""

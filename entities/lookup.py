@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from kbx.entities.positions import Positions, position_table
 from kbx.errors import BadArgument
 from kbx.extract.textmap import locate, unpack
-from kbx.store.db import Index
+from kbx.gazetteer.entries import slug
+from kbx.store.db import Index, rows_select
 
 # When a mention is precise enough to filter on: written once, used by the entity layer,
 # the filters and the facets alike (``r`` is its recognizer_info row, ``m`` the mention).
@@ -38,14 +40,18 @@ def entities(
     with index.reader() as con:
         if type_ is not None:
             type_ = check_type(con, type_)
+        select, params = rows_select(["doc_id", "unit_id", "entity_id"], _repeated(con))
+        con.execute(f"CREATE OR REPLACE TEMP TABLE repeated AS {select}", params)
         rows = con.execute(
             """SELECT e.entity_id, e.type, e.label, e.source,
-                      count(l.doc_id) FILTER (l.unit_id IS NOT NULL)
+                      count(l.doc_id) FILTER (l.unit_id IS NOT NULL AND r.doc_id IS NULL)
                           + count(DISTINCT l.doc_id) FILTER (l.unit_id IS NULL),
                       count(DISTINCT l.doc_id),
                       (SELECT list(DISTINCT a.alias ORDER BY a.alias) FROM aliases a
                        WHERE a.entity_id = e.entity_id)
                FROM entities e LEFT JOIN links l USING (entity_id)
+               LEFT JOIN repeated r ON r.doc_id = l.doc_id AND r.unit_id = l.unit_id
+                   AND r.entity_id = l.entity_id
                WHERE (? IS NULL OR e.type = upper(?))
                  AND (? IS NULL OR contains(lower(e.label), lower(?))
                       OR contains(lower(e.entity_id), lower(?))
@@ -55,6 +61,33 @@ def entities(
             [type_, type_, q, q, q, q, limit],
         ).fetchall()
     return [EntityRow(*r[:6], list(r[6] or [])) for r in rows]
+
+
+def _repeated(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, str]]:
+    """Passage links that only repeat the window before: the passage continues a window of
+    the same block that names the entity too, and every mention of it in the passage lies
+    in their overlap (one place in the file, counted once). A link with no mention to place
+    (a carried short form, a cited work's author) is never taken for a repeat."""
+    position_table(con)
+    rows = con.execute(
+        """SELECT lb.doc_id, lb.unit_id, lb.entity_id, ub.unit_hash, p.overlap
+           FROM positions p
+           JOIN placements pa ON pa.doc_id = p.doc_id AND pa.ordinal = p.ordinal - 1
+           JOIN placements pb ON pb.doc_id = p.doc_id AND pb.ordinal = p.ordinal
+           JOIN links lb ON lb.doc_id = p.doc_id AND lb.unit_id = pb.unit_id
+           JOIN links la ON la.doc_id = p.doc_id AND la.unit_id = pa.unit_id
+               AND la.entity_id = lb.entity_id
+           JOIN units ub ON ub.unit_id = pb.unit_id"""
+    ).fetchall()
+    if not rows:
+        return []
+    select, params = rows_select(["unit_hash", "entity_id"], [(r[3], r[2]) for r in rows])
+    spans = _mentions_of(con, select, params)
+    return [
+        (doc_id, unit_id, entity_id)
+        for doc_id, unit_id, entity_id, unit, overlap in rows
+        if (found := spans.get((unit, entity_id))) and all(e <= overlap for _, e, _ in found)
+    ]
 
 
 def check_type(con: duckdb.DuckDBPyConnection, type_: str) -> str:
@@ -136,29 +169,76 @@ def entity(index: Index, name: str, limit: int = 50) -> EntityDetail:
             ).fetchall()
         ]
         rows = con.execute(
-            """SELECT d.path, d.doc_date, d.sha256, pl.start_line, pl.offsets, u.text,
-                      m.start_char, m.text, l.unit_id IS NULL
+            """SELECT l.doc_id, d.path, d.doc_date, d.sha256, pl.ordinal, pl.start_line,
+                      pl.offsets, u.unit_hash, u.text, l.unit_id IS NULL
                FROM links l JOIN documents d USING (doc_id)
                LEFT JOIN placements pl ON pl.doc_id = l.doc_id AND pl.unit_id = l.unit_id
                LEFT JOIN units u ON u.unit_id = l.unit_id
-               LEFT JOIN mentions m ON m.unit_hash = u.unit_hash AND m.key = l.entity_id
                WHERE l.entity_id = ?
-               ORDER BY d.doc_date DESC NULLS LAST, d.path, pl.ordinal, m.start_char
-               LIMIT ?""",
-            [entity_id, limit],
+               ORDER BY d.doc_date DESC NULLS LAST, d.path, pl.ordinal
+               LIMIT ?""",  # a passage whose mentions all repeat the one before it is
+            [entity_id, 2 * limit],  # left out, and it has one: twice enough rows
         ).fetchall()
-    mentions = []
-    for path, when, sha, start_line, blob, text, start, mtext, whole in rows:
-        line = locate(unpack(blob), text, start).line if blob and start is not None else None
-        mentions.append(
-            {
-                "path": path,
-                "line": line or start_line,
-                "doc_date": when,
-                "hash": sha,
-                "text": mtext,
-                "as": "author" if whole else "text" if mtext else "passage",
-            }
+        named = _mentions_of(
+            con,
+            "SELECT DISTINCT u.unit_hash, l.entity_id FROM links l JOIN units u USING (unit_id) "
+            "WHERE l.entity_id = ?",
+            [entity_id],
         )
+    mentions: list[dict] = []
+    seen, positions = set(), Positions()
+    for doc_id, path, when, sha, ordinal, start_line, blob, unit, text, whole in rows:
+        found = [(None, None, None)] if whole else named.get((unit, entity_id), [(None,) * 3])
+        chain, base = positions.start(doc_id, ordinal, text, blob) if blob else (ordinal, 0)
+        segments = None
+        for at, _, mtext in found:
+            line = start_line
+            if at is not None:
+                if (doc_id, chain, base + at) in seen:  # the overlap of two windows
+                    continue
+                seen.add((doc_id, chain, base + at))
+                segments = segments or unpack(blob)
+                line = locate(segments, text, at).line
+            mentions.append(
+                {
+                    "path": path,
+                    "line": line,
+                    "doc_date": when,
+                    "hash": sha,
+                    "text": mtext,
+                    "as": "author" if whole else "text" if mtext else "passage",
+                }
+            )
+            if len(mentions) >= limit:
+                break
+        if len(mentions) >= limit:
+            break
     meta = json.loads(e[4]) if e[4] else None
     return EntityDetail(*e[:4], aliases, provenance, mentions, meta)
+
+
+def _mentions_of(
+    con: duckdb.DuckDBPyConnection, wanted: str, params: list
+) -> dict[tuple[str, str], list[tuple[int, int, str]]]:
+    """``(start, end, text)`` of the mentions naming each entity in each unit that
+    ``wanted`` selects (``unit_hash, entity_id``): those keyed to it, and the names a model
+    found that the entity layer gave it (by an alias of a known entity, else as
+    ``name:TYPE:surface``; see ``entities/build._names``)."""
+    rows = con.execute(
+        f"""WITH wanted AS ({wanted})
+            SELECT DISTINCT w.unit_hash, w.entity_id, m.start_char, m.end_char, m.text, m.key,
+                   m.type, coalesce(m.value, m.text),
+                   (SELECT min(a.entity_id) FROM aliases a
+                    WHERE NOT starts_with(a.entity_id, 'name:')
+                      AND lower(a.alias) IN (lower(coalesce(m.value, m.text)), lower(m.text)))
+            FROM wanted w JOIN mentions m ON m.unit_hash = w.unit_hash
+            WHERE m.key = w.entity_id OR (m.key IS NULL AND m.recognizer IN
+                                          (SELECT name FROM recognizer_info WHERE names))
+            ORDER BY 1, 2, 3""",
+        params,
+    ).fetchall()
+    out: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
+    for unit, entity_id, start, end, text, key, type_, surface, owner in rows:
+        if (key or owner or f"name:{type_.lower()}:{slug(surface)}") == entity_id:
+            out.setdefault((unit, entity_id), []).append((start, end, text))
+    return out

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from kbx.entities.positions import Positions
 from kbx.errors import BadArgument
 from kbx.extract.textmap import unpack
 from kbx.search.bm25 import rank
@@ -110,19 +111,21 @@ def grep(
         file_rank[rel] = min(r, file_rank.get(rel, r))
     rows.sort(key=lambda r: (file_rank[r[2]], r[2], r[1]))
     shown: list[GrepMatch] = []
-    seen: set[tuple[str, int, int]] = set()
+    seen: set[tuple[str, int, int]] = set()  # document positions of the matches so far
     files: dict[str, int] = {}
-    for _, _, rel, sha, text, blob in rows:
+    positions = Positions()
+    for _, ordinal, rel, sha, text, blob in rows:
         segments = None
         for m in rx.finditer(text):
             if m.end() == m.start():
                 continue
-            segments = segments or unpack(blob)
-            start, end = line_span(segments, text, m.start(), m.end())
-            key = (rel, start, m.start() - text.rfind("\n", 0, m.start()))
-            if key in seen:  # the overlap of two windows of one long block
+            chain, base = positions.start(rel, ordinal, text, blob)
+            key = (rel, chain, base + m.start())
+            if key in seen:  # the overlap of two windows of one long block: reported once
                 continue
             seen.add(key)
+            segments = segments or unpack(blob)
+            start, end = line_span(segments, text, m.start(), m.end())
             files[rel] = files.get(rel, 0) + 1
             if len(shown) < max_matches:
                 a, b = max(0, m.start() - AROUND), min(len(text), m.end() + AROUND)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kbx.entities.lookup import check_type
+from kbx.entities.positions import Positions
 from kbx.errors import BadArgument
 from kbx.extract.textmap import locate, unpack
 from kbx.recognizers.registry import Registry
@@ -68,16 +69,17 @@ def mentions(index: Index, spec: str, type_: str | None = None) -> list[MentionR
                ORDER BY pl.ordinal, m.start_char, m.recognizer""",
             [rel, type_, type_],
         ).fetchall()
-    out, maps, seen = [], {}, set()
+    out, maps, seen, positions = [], {}, set(), Positions()
     for ordinal, blob, text, s, e, typ, mtext, value, conf, rec, ver, unit in rows:
+        chain, base = positions.start(rel, ordinal, text, blob)
+        here = (chain, base + s, typ, mtext, value, rec)  # a mention in two overlapping
+        if here in seen:  # windows sits at one place in the file: listed once
+            continue
+        seen.add(here)
         segments = maps.setdefault(ordinal, unpack(blob))
         at = locate(segments, text, s)
         if start is not None and not (start <= at.line <= end):
             continue
-        here = (at.byte, typ, mtext, value, rec)  # a mention in two overlapping windows
-        if here in seen:  # sits at one place in the file: listed once
-            continue
-        seen.add(here)
         out.append(MentionRow(rel, at.line, mtext, typ, value, conf, rec, ver, unit, s, e))
     return out
 
