@@ -18,7 +18,7 @@ install: $(BIN)/python
 # other spec downloads several GB.
 install-test: $(BIN)/python
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[test,ner,gliner]'
+	$(BIN)/python -m pip install -q -e '.[test,ner,gliner,serve]'
 	$(BIN)/python -m pip uninstall -q -y kbx-test-plugin 2>/dev/null || true
 
 demo: install

@@ -57,6 +57,8 @@ _WHERE = {  # name -> (module, attribute)
     "Status": ("kbx.search.status", "Status"),
     "status": ("kbx.search.status", "status"),
     "Index": ("kbx.store.db", "Index"),
+    "json_text": ("kbx.api_json", "json_text"),
+    "to_json": ("kbx.api_json", "to_json"),
 }
 
 __all__ = sorted(_WHERE)

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from kbx import __version__, api
 from kbx.cli import gazetteer as gazetteer_cli
+from kbx.cli import serve as serve_cli
 from kbx.cli.common import (
     AfterOption,
     BeforeOption,
@@ -185,7 +186,7 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
     idx = api.Index.find(db)
     s = api.status(idx, api.registry_for(idx))
     if as_json:
-        emit_json(dataclasses.asdict(s))
+        emit_json(api.to_json("status", s))
         return
     docs = s.documents
     total = sum(docs.values())
@@ -247,7 +248,7 @@ def read(
             f"(now {x.hash[:12]}); the cited lines may have moved. Run `kbx index` to refresh."
         )
     if as_json:
-        emit_json(dataclasses.asdict(x))
+        emit_json(api.to_json("read", x))
         return
     width = len(str(x.end_line))
     for i, line in enumerate(x.lines, start=x.start_line):
@@ -305,7 +306,7 @@ def search(
     chosen = _filters(path, entity, type_, after, before, date_from, meta)
     r = api.search(api.Index.find(db), query, k=k, filters=chosen, facets=facets or as_json)
     if as_json:
-        emit_json(dataclasses.asdict(r))
+        emit_json(api.to_json("search", r))
         return
     if not r.hits:
         out.print(f"no passage matches {query!r}", markup=False)
@@ -415,7 +416,7 @@ def grep(
         filters=_filters(path, entity, type_, after, before, date_from, meta),
     )
     if as_json:
-        emit_json(dataclasses.asdict(g))
+        emit_json(api.to_json("grep", g))
         return
     if not g.matches:
         out.print(f"no match for {pattern!r}", markup=False)
@@ -672,6 +673,8 @@ def reprocess(
 app.add_typer(gazetteer_cli.app, name="gazetteer")
 app.command()(gazetteer_cli.entities)
 app.command()(gazetteer_cli.entity)
+app.command()(serve_cli.mcp)
+app.command()(serve_cli.serve)
 
 
 @app.command()

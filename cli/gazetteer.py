@@ -93,7 +93,7 @@ def add(
         api.Index.find(db), name, type_, alias, entry_id, by, source, note, ignore_case
     )
     if as_json:
-        emit_json(dataclasses.asdict(r))
+        emit_json(api.to_json("gazetteer add", r))
         return
     _edit_summary(r, "added")
 
@@ -114,7 +114,7 @@ def retract(
     """
     r = api.gazetteer_retract(api.Index.find(db), entry_id, by, why)
     if as_json:
-        emit_json(dataclasses.asdict(r))
+        emit_json(api.to_json("gazetteer retract", r))
         return
     _edit_summary(r, "retracted")
 
@@ -238,7 +238,7 @@ def entities(
     """
     rows = api.entities(api.Index.find(db), type_, q, limit)
     if as_json:
-        emit_json({"entities": [dataclasses.asdict(r) for r in rows]})
+        emit_json(api.to_json("entities", rows))
         return
     if not rows:
         out.print("no entity matches")
@@ -267,7 +267,7 @@ def entity(
     """
     e = api.entity(api.Index.find(db), name, limit)
     if as_json:
-        emit_json(dataclasses.asdict(e))
+        emit_json(api.to_json("entity", e))
         return
     out.print(
         f"{shown(e.entity_id)}  {shown(e.type)}  {shown(e.label)}  (from {shown(e.source)})",

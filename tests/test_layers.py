@@ -46,6 +46,7 @@ LEAVES = (
     "kbx.gazetteer",
     "kbx.linking",
     "kbx.source",
+    "kbx.api_json",
 )
 # The flow, bottom to top: each room may import the rooms before it, never one after it.
 ORDER = [
@@ -55,6 +56,7 @@ ORDER = [
     "kbx.search",
     "kbx.indexing",
     "kbx.api",
+    "kbx.serve",
     "kbx.cli",
 ]
 WHY = {
@@ -63,7 +65,8 @@ WHY = {
     "kbx.entities": "the entity layer is built from mentions, not from the read path",
     "kbx.search": "the read path never writes: it imports no write command",
     "kbx.indexing": "the write commands are below the one surface",
-    "kbx.api": "nothing below the CLI knows it",
+    "kbx.api": "nothing below the faces (serve, cli) knows them",
+    "kbx.serve": "the server is a face like the CLI, which starts it",
 }
 RULES = [  # (who, may not import, why)
     *(
@@ -92,16 +95,33 @@ def test_imports_run_one_way(who, banned, why):
     assert wrong == [], why
 
 
-def test_the_cli_sees_only_the_api_and_the_errors():
-    allowed = ("kbx.api", "kbx.errors", "kbx.cli")
+@pytest.mark.parametrize(
+    ("face", "allowed"),
+    [
+        ("kbx.cli", ("kbx.api", "kbx.errors", "kbx.cli")),
+        ("kbx.serve", ("kbx.api", "kbx.errors", "kbx.serve")),
+    ],
+)
+def test_the_faces_see_only_the_api_and_the_errors(face, allowed):
     wrong = sorted(
         f"{m} imports {i}"
         for m, imports in MODULES.items()
-        if _in(m, "kbx.cli")
+        if _in(m, face) and m != "kbx.cli.serve"  # which starts the server
         for i in imports
         if i != "kbx" and not any(_in(i, a) for a in allowed)
     )
     assert wrong == []
+
+
+def test_only_the_serve_command_imports_the_server():
+    starts = sorted(
+        m
+        for m, imports in MODULES.items()
+        if not _in(m, "kbx.serve") and any(_in(i, "kbx.serve") for i in imports)
+    )
+    assert starts == ["kbx.cli.serve"]
+    allowed = ("kbx.api", "kbx.errors", "kbx.cli", "kbx.serve")
+    assert all(any(_in(i, a) for a in allowed) for i in MODULES["kbx.cli.serve"] - {"kbx"})
 
 
 def test_the_rules_see_the_code():

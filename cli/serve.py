@@ -1,0 +1,100 @@
+"""``kbx mcp`` and ``kbx serve``: one long-lived process over a warm index, for agents
+(MCP) and programs (the HTTP JSON API). The server's packages come with ``kbx[serve]``
+and are imported only when one of these commands runs."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kbx import api
+from kbx.cli.common import DbOption, err
+from kbx.errors import KbxError
+
+
+def _needs_extra(e: ImportError) -> KbxError:
+    return KbxError(
+        f"kbx serve and kbx mcp need the serve extra ({e.name} is missing): "
+        "pip install 'kbx[serve]'"
+    )
+
+
+def mcp(db: DbOption = None) -> None:
+    """Serve the index to an agent over MCP on standard input and output.
+
+    This is what an MCP client launches: add kbx to its configuration as the command
+    `kbx mcp` run in the indexed folder (or with --db). Tools: search, grep, read,
+    entities, entity, gazetteer_add, gazetteer_retract, status. Each answers text for
+    the model and, as structured content, the command's --json.
+
+    Example (a client's mcpServers entry):
+
+      {"kbx": {"command": "kbx", "args": ["mcp", "--db", "/home/ann/notes/.kbx/index.duckdb"]}}
+    """
+    index = api.Index.find(db)
+    try:
+        from kbx.serve.live import LiveIndex
+        from kbx.serve.mcp import run_stdio
+    except ImportError as e:
+        raise _needs_extra(e) from None
+    run_stdio(LiveIndex.of(index))
+
+
+def serve(
+    port: Annotated[int, typer.Option(help="Port to listen on (0: any free one).")] = 8765,
+    host: Annotated[
+        str,
+        typer.Option(help="Address to bind. Any but loopback needs a token."),
+    ] = "127.0.0.1",
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="KBX_TOKEN",
+            help="Required on every request as 'Authorization: Bearer TOKEN'.",
+            show_default=False,
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Serve the HTTP JSON API, and MCP over streamable HTTP at /mcp, until Ctrl-C.
+
+    GET /api/search?q=…, /api/grep?pattern=…, /api/read?spec=PATH:START-END&hash=…,
+    /api/entities, /api/entity/ID, /api/status; POST /api/gazetteer with a JSON body
+    ({"action": "add", "name": …, "type": …, "by": …} or {"action": "retract", "id": …,
+    "by": …, "why": …}). Parameters are named as this CLI's options; every answer is the
+    command's --json, and an error is its one JSON error object with a 4xx status.
+
+    Only this machine can call it unless --host says otherwise (then with a token).
+    Requests from other sites' pages are refused (Host and Origin are checked).
+
+    Examples:
+
+      kbx serve
+
+      curl 'http://127.0.0.1:8765/api/search?q=supplier+approval&k=3&after=2021'
+
+      KBX_TOKEN=s3cret kbx serve --host 0.0.0.0 --port 9000
+    """
+    index = api.Index.find(db)
+    try:
+        from kbx.serve.http import bound_socket, server
+        from kbx.serve.live import LiveIndex
+        from kbx.serve.security import Policy
+    except ImportError as e:
+        raise _needs_extra(e) from None
+    try:
+        sock = bound_socket(host, port)
+    except OSError as e:
+        raise KbxError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    policy = Policy(host, sock.getsockname()[1], token)
+    name = f"[{host}]" if ":" in host else host
+    err.print(
+        f"kbx serve: http://{name}:{policy.port}/api (MCP at /mcp) for {index.root}; Ctrl-C stops",
+        markup=False,
+        highlight=False,
+    )
+    try:
+        server(LiveIndex.of(index), policy).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn stopped gracefully, then passes Ctrl-C on
+        err.print("kbx serve: stopped", markup=False, highlight=False)

@@ -1,0 +1,224 @@
+"""The HTTP face: a Starlette app with the JSON API under ``/api``, MCP's streamable HTTP
+transport at ``/mcp``, and room for more routes (``app(..., routes=[...])``), behind the
+guard of ``security.py``, served by uvicorn.
+
+Starlette, not FastAPI: the MCP SDK's transport is a Starlette app already, so the two
+share one app and one middleware stack with no further dependency; and parameters are
+read here from the command functions' own signatures, with errors in kbx's one-line
+shape rather than a framework's validation lists.
+
+Parameters are named as the CLI's options (``date-from``, ``ignore-case``; search's words
+are ``q``, grep's ``pattern``), and every answer is exactly the command's ``--json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import socket
+from collections.abc import Callable, Sequence
+from typing import Any, get_args, get_origin
+
+import uvicorn
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from kbx.errors import BadArgument
+from kbx.serve import commands, mcp
+from kbx.serve.answers import answer, failure, refusal
+from kbx.serve.live import LiveIndex
+from kbx.serve.security import Guard, Policy
+
+
+def _kind(annotation: Any) -> type:
+    """What a parameter holds, from its annotation: bool, int, list (repeatable) or str."""
+    parts = get_args(annotation) or (annotation,)
+    for t in (bool, int, list):
+        if any(p is t or get_origin(p) is t for p in parts):
+            return t
+    return str
+
+
+@functools.cache
+def _params(fn: Callable) -> dict[str, tuple[str, type, bool]]:
+    """CLI-style name -> (argument name, kind, required) of a command function."""
+    sig = inspect.signature(fn, eval_str=True)
+    return {
+        name.replace("_", "-"): (name, _kind(p.annotation), p.default is inspect.Parameter.empty)
+        for name, p in list(sig.parameters.items())[1:]  # the first is the index
+    }
+
+
+def _value(name: str, kind: type, raw: list) -> Any:
+    if kind is list:
+        if not all(isinstance(v, str) for v in raw):
+            raise BadArgument(f"{name} takes text values")
+        return raw
+    if len(raw) > 1:
+        raise BadArgument(f"give {name} once")
+    v = raw[0]
+    if kind is bool:
+        if isinstance(v, bool):
+            return v
+        if str(v).lower() in ("1", "true", "yes", "on"):
+            return True
+        if str(v).lower() in ("0", "false", "no", "off"):
+            return False
+        raise BadArgument(f"{name} is true or false, got {v!r}")
+    if kind is int:
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+        if isinstance(v, str) and v.strip().lstrip("-").isdigit() and len(v) < 10:
+            return int(v)
+        raise BadArgument(f"{name} must be a whole number, got {v!r}")
+    if not isinstance(v, str):
+        raise BadArgument(f"{name} takes text, got {v!r}")
+    return v
+
+
+def arguments(where: str, fn: Callable, given: dict[str, list]) -> dict[str, Any]:
+    """The keyword arguments of ``fn`` from request values by CLI-style name; an unknown
+    name or a missing required one is refused with the names it takes."""
+    params = _params(fn)
+    unknown = sorted(set(given) - set(params))
+    if unknown:
+        raise BadArgument(
+            f"{where} takes no {', '.join(unknown)}; it takes "
+            f"{', '.join(params) or 'no parameters'}"
+        )
+    missing = [n for n, (_, _, required) in params.items() if required and n not in given]
+    if missing:
+        raise BadArgument(f"{where} needs {', '.join(missing)}")
+    return {params[n][0]: _value(n, params[n][1], raw) for n, raw in given.items()}
+
+
+def _get(index: LiveIndex, fn: Callable, where: str, path_param: str | None = None):
+    async def endpoint(request: Request) -> Response:
+        try:
+            given: dict[str, list] = {}
+            for key, value in request.query_params.multi_items():
+                given.setdefault(key, []).append(value)
+            if path_param:
+                given[path_param] = [request.path_params[path_param]]
+            return answer(await run_in_threadpool(fn, index, **arguments(where, fn, given)))
+        except Exception as e:
+            return failure(e)
+
+    return endpoint
+
+
+EDITS = {"add": commands.gazetteer_add, "retract": commands.gazetteer_retract}
+
+
+def _gazetteer(index: LiveIndex):
+    async def endpoint(request: Request) -> Response:
+        """``{"action": "add" | "retract", ...}`` with the fields the CLI's options name."""
+        try:
+            try:
+                body = await request.json()
+            except (ValueError, RecursionError):
+                raise BadArgument("the body is not JSON") from None
+            if not isinstance(body, dict):
+                raise BadArgument("the body must be a JSON object")
+            fn = EDITS.get(body.pop("action", None))
+            if fn is None:
+                raise BadArgument("action must be add or retract")
+            kinds = {name: kind for name, (_, kind, _) in _params(fn).items()}
+            given = {
+                k: v if isinstance(v, list) and kinds.get(k) is list else [v]
+                for k, v in body.items()
+                if v is not None
+            }
+            where = f"POST /api/gazetteer ({fn.__name__.removeprefix('gazetteer_')})"
+            return answer(await run_in_threadpool(fn, index, **arguments(where, fn, given)))
+        except Exception as e:
+            return failure(e)
+
+    return endpoint
+
+
+def api_routes(index: LiveIndex) -> list[BaseRoute]:
+    gets = {
+        "search": commands.search,
+        "grep": commands.grep,
+        "read": commands.read,
+        "entities": commands.entities,
+        "status": commands.status,
+    }
+    return [
+        *(
+            Route(f"/api/{n}", _get(index, fn, f"/api/{n}"), methods=["GET"])
+            for n, fn in gets.items()
+        ),
+        Route(
+            "/api/entity/{id:path}",
+            _get(index, commands.entity, "/api/entity", "id"),
+            methods=["GET"],
+        ),
+        Route("/api/gazetteer", _gazetteer(index), methods=["POST"]),
+    ]
+
+
+async def _http_error(request: Request, e: Exception) -> Response:
+    if isinstance(e, HTTPException):
+        names = {404: "NotFound", 405: "MethodNotAllowed"}
+        return refusal(
+            e.status_code,
+            names.get(e.status_code, "Refused"),
+            f"{request.method} {request.url.path}: {e.detail}",
+            "the API is under /api (search, grep, read, entities, entity/ID, "
+            "status; POST gazetteer) and MCP at /mcp",
+        )
+    return failure(e)
+
+
+def app(index: LiveIndex, policy: Policy, routes: Sequence[BaseRoute] = ()) -> Starlette:
+    """The whole service: the API, MCP at ``/mcp``, and ``routes`` (pages), all guarded."""
+    agent = mcp.server(index)
+    transport = agent.streamable_http_app(
+        streamable_http_path="/mcp",
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_request_body_size=policy.body_max,
+    )  # the guard checks Host, Origin and the token for every route, /mcp included
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette):
+        async with agent.session_manager.run():
+            yield
+        index.close()
+
+    return Starlette(
+        routes=[*api_routes(index), *transport.routes, *routes],
+        middleware=[Middleware(Guard, policy=policy)],
+        exception_handlers={HTTPException: _http_error, Exception: _http_error},
+        lifespan=lifespan,
+    )
+
+
+def server(index: LiveIndex, policy: Policy, routes: Sequence[BaseRoute] = ()) -> uvicorn.Server:
+    """A uvicorn server for the app; ``run()`` it, or ``run(sockets=[...])`` on a bound one."""
+    config = uvicorn.Config(
+        app(index, policy, routes),
+        host=policy.host,
+        port=policy.port,
+        log_level="warning",
+        access_log=False,  # a line per request costs more than a warm search's overhead
+        lifespan="on",
+    )
+    return uvicorn.Server(config)
+
+
+def bound_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: a free one), for ``server().run``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    return sock

@@ -1,0 +1,126 @@
+"""One index kept warm for a long-lived process, polite to every other process.
+
+Opening the DuckDB file costs about 12 ms, more than a warm query, so the server keeps one
+read-only connection and gives each request its own cursor on it. DuckDB lets no process
+write while another holds the file, so the connection is kept at most ``hold`` seconds:
+then new requests wait for the ones in flight, it is closed, and the next one reopens it
+through the store's ``connect``, which steps back while a writer waits. A ``kbx index``
+from a shell therefore waits about a second, never fails. A write through the server
+(a gazetteer edit) runs alone: readers drain, the file is let go, the edit takes the
+index's write lock as any command does, and reading resumes on a fresh connection.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TypeVar
+
+from kbx import api
+
+T = TypeVar("T")
+HOLD = 1.0  # seconds one connection serves before it is let go for writers
+
+
+class _Warm:
+    """The shared connection, its readers, and the write that excludes them."""
+
+    def __init__(self, index: api.Index, hold: float):
+        self.index, self.hold = index, hold
+        self.cond = threading.Condition()
+        self.users = 0
+        self.writing = False
+        self.expired = False
+        self.writer_thread: int | None = None
+        self._cm = None
+        self._con = None
+        self._timer: threading.Timer | None = None
+
+    def _open(self):
+        cm = api.Index.reader(self.index)
+        self._con = cm.__enter__()  # may wait for a writer, or say the index is busy
+        self._cm = cm
+        self.expired = False
+        self._timer = threading.Timer(self.hold, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._cm is not None:
+            cm, self._cm, self._con = self._cm, None, None
+            cm.__exit__(None, None, None)
+        self.expired = False
+        self.cond.notify_all()
+
+    def _expire(self) -> None:
+        with self.cond:
+            self.expired = True
+            if self.users == 0:
+                self._close()
+
+    @contextmanager
+    def cursor(self) -> Iterator:
+        with self.cond:
+            self.cond.wait_for(lambda: not self.writing and not self.expired)
+            if self._con is None:
+                self._open()
+            cur = self._con.cursor()
+            self.users += 1
+        try:
+            yield cur
+        finally:
+            cur.close()
+            with self.cond:
+                self.users -= 1
+                if self.users == 0 and self.expired:
+                    self._close()
+
+    def write(self, fn: Callable[[], T]) -> T:
+        with self.cond:
+            self.cond.wait_for(lambda: not self.writing)
+            self.writing = True
+            self.cond.wait_for(lambda: self.users == 0)
+            self._close()
+            self.writer_thread = threading.get_ident()
+        try:
+            return fn()
+        finally:
+            with self.cond:
+                self.writing, self.writer_thread = False, None
+                self.cond.notify_all()
+
+    def shut(self) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: self.users == 0)
+            self._close()
+
+
+@dataclass(frozen=True)
+class LiveIndex(api.Index):
+    """An ``Index`` whose readers share one warm connection (see the module's docstring);
+    every API function takes it where it takes an ``Index``."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_warm", _Warm(self, HOLD))
+
+    @classmethod
+    def of(cls, index: api.Index) -> LiveIndex:
+        return cls(index.db, index.root)
+
+    def reader(self):
+        """A cursor on the warm connection; inside a write, a connection of its own."""
+        if self._warm.writer_thread == threading.get_ident():
+            return api.Index.reader(self)
+        return self._warm.cursor()
+
+    def write(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` (a writing API call) with no reader in flight and the file let go."""
+        return self._warm.write(fn)
+
+    def close(self) -> None:
+        """Let the file go once the requests in flight are done."""
+        self._warm.shut()
