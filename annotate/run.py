@@ -18,7 +18,7 @@ from datetime import datetime
 import duckdb
 
 from kbx.errors import Superseded
-from kbx.recognizers.base import Recognizer, check_spans, within_rules
+from kbx.recognizers.base import Recognizer, check_spans, shown_text, within_rules
 from kbx.recognizers.registry import Registry
 from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, rows_select
 from kbx.store.transaction import transaction
@@ -101,7 +101,7 @@ def _layout(row: tuple) -> tuple[list, list]:
 def _recognize_rows(r: Recognizer, batch: list[tuple]) -> tuple[list, list]:
     if not batch:
         return [], []
-    texts = [row[1] for row in batch]
+    texts = [shown_text(r.info, row[1], _layout(row)[1]) for row in batch]
     headings = [tuple(row[2] or ()) if len(row) > 2 else () for row in batch]
     try:
         found = _call(r, texts, headings)
@@ -117,8 +117,8 @@ def _recognize_rows(r: Recognizer, batch: list[tuple]) -> tuple[list, list]:
                 results.append([])
                 errors.append(f"{type(e).__name__}: {e}")
     results = [
-        within_rules(r.info, t, ms, *_layout(row))
-        for t, ms, row in zip(texts, results, batch, strict=True)
+        within_rules(r.info, row[1], ms, *_layout(row))
+        for ms, row in zip(results, batch, strict=True)
     ]
     now = datetime.now()
     name, version = r.info.name, r.info.version

@@ -84,6 +84,18 @@ def check_spans(text: str, mentions: list[Mention], name: str) -> list[Mention]:
 _BLANK_LINE = re.compile(r"\n\s*\n")
 
 
+def shown_text(info: RecognizerInfo, text: str, breaks: Sequence[int] = ()) -> str:
+    """The text a recognizer is given: to one that may not cross cells, a row break reads as
+    ``|``, like a cell's, so it finds "March 3" and "2021" in two rows rather than one date
+    across them. One character for one: offsets, and the text of what it may keep, agree."""
+    if info.cross_cells or not breaks:
+        return text
+    chars = list(text)
+    for x in breaks:
+        chars[x] = "|"
+    return "".join(chars)
+
+
 def within_rules(
     info: RecognizerInfo,
     text: str,
