@@ -87,7 +87,13 @@ def _entity(con: duckdb.DuckDBPyConnection, name: str, f: DocFilter) -> None:
         )
         f.params.append(entity_id)
     else:  # only boost-only recognizers name it
-        f.boosts.append(("unit_id IN (SELECT unit_id FROM links WHERE entity_id = ?)", [entity_id]))
+        f.boosts.append(  # a document's own link (unit_id NULL) would make IN unknown
+            (
+                "unit_id IN (SELECT unit_id FROM links WHERE entity_id = ? "
+                "AND unit_id IS NOT NULL)",
+                [entity_id],
+            )
+        )
 
 
 def _type(con: duckdb.DuckDBPyConnection, type_: str, f: DocFilter) -> None:
