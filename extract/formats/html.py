@@ -164,7 +164,7 @@ class _Parser(HTMLParser):
             self.code += 1
             self.b.open_code()
         elif tag in _BLOCK:
-            self.flush()
+            self.block()
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
@@ -199,6 +199,14 @@ class _Parser(HTMLParser):
             if not self.code:
                 self.b.close_code()
         elif tag in _BLOCK:
+            self.block()
+
+    def block(self) -> None:
+        """A block element starts or ends: a new block, except inside a table row, whose
+        cells often hold paragraphs (Sphinx writes ``<td><p>``) and stay one row."""
+        if self.row is not None:
+            self.b.space()
+        else:
             self.flush()
 
     def handle_data(self, data: str) -> None:

@@ -110,3 +110,14 @@ def test_code_and_cells_are_part_of_a_units_identity():
     row = extract("c.md", b"# T\n\n| a | b |\n|---|---|\n").units[0]
     prose = extract("d.md", b"# T\n\na | b\n").units[0]
     assert row.text == prose.text and row.hash != prose.hash
+
+
+def test_an_html_row_whose_cells_hold_paragraphs_stays_one_row():
+    html = (
+        "<table><tr><th><p>Flag</p></th><th><p>Meaning</p></th></tr>\n"
+        "<tr><td><p><code><span class='pre'>--config</span></code></p></td>\n"
+        "<td><p>Timeout 5</p><p>or more</p></td></tr>\n<tr><td><p>seconds</p></td></tr></table>\n"
+    )
+    (u,) = extract("t.html", html.encode()).units
+    assert u.kind == "table" and u.text == "Flag | Meaning\n--config | Timeout 5 or more\nseconds"
+    assert [u.text[x] for x in u.breaks] == ["|", "\n", "|", "\n"] and _code(u) == ["--config"]
