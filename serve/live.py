@@ -34,6 +34,7 @@ class _Warm:
         self.writing = False
         self.expired = False
         self.writer_thread: int | None = None
+        self.mine = threading.local()  # this thread's cursors held
         self._cm = None
         self._con = None
         self._timer: threading.Timer | None = None
@@ -64,15 +65,19 @@ class _Warm:
 
     @contextmanager
     def cursor(self) -> Iterator:
+        nested = getattr(self.mine, "depth", 0)  # a reader inside a reader must not wait
         with self.cond:
-            self.cond.wait_for(lambda: not self.writing and not self.expired)
+            if not nested:
+                self.cond.wait_for(lambda: not self.writing and not self.expired)
             if self._con is None:
                 self._open()
             cur = self._con.cursor()
             self.users += 1
+        self.mine.depth = nested + 1
         try:
             yield cur
         finally:
+            self.mine.depth = nested
             cur.close()
             with self.cond:
                 self.users -= 1

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
@@ -60,13 +61,20 @@ def _result(call: Callable[[], dict], render: Callable[[dict], str]) -> CallTool
 
 def server(index: LiveIndex) -> MCPServer:
     """An MCP server whose tools call the API on ``index``."""
-    mcp = MCPServer("kbx", instructions=INSTRUCTIONS, version=__version__)
+    tools: list[Tool] = []
 
     def tool(annotations: ToolAnnotations):
-        """Register a tool described by its docstring on one line: indentation costs tokens."""
-        return lambda fn: mcp.tool(
-            description=" ".join(fn.__doc__.split()), annotations=annotations
-        )(fn)
+        """A tool described by its docstring on one line, with a lean schema."""
+
+        def register(fn: Callable) -> Callable:
+            t = Tool.from_function(
+                fn, description=" ".join(fn.__doc__.split()), annotations=annotations
+            )
+            t.parameters = lean(t.parameters)
+            tools.append(t)
+            return fn
+
+        return register
 
     @tool(READS)
     def search(
@@ -186,7 +194,26 @@ def server(index: LiveIndex) -> MCPServer:
         """What the index holds: documents, units, recognizers, failures."""
         return _result(lambda: commands.status(index), text.status)
 
-    return mcp
+    return MCPServer("kbx", instructions=INSTRUCTIONS, version=__version__, tools=tools)
+
+
+def lean(schema: object) -> object:
+    """A parameter schema without what costs tokens and tells a model nothing: pydantic's
+    titles, and the ``null`` alternative of an optional parameter (one left out is None)."""
+    if isinstance(schema, list):
+        return [lean(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: lean(v) for k, v in schema.items() if k not in ("title", "properties")}
+    if "properties" in schema:  # parameter names are kept, whatever they are
+        out["properties"] = {name: lean(p) for name, p in schema["properties"].items()}
+    options = out.get("anyOf")
+    if options and {"type": "null"} in options and len(options) == 2:
+        del out["anyOf"]
+        out |= next(o for o in options if o != {"type": "null"})
+    if "default" in out and out["default"] is None:
+        del out["default"]
+    return out
 
 
 def run_stdio(index: LiveIndex) -> None:

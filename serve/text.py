@@ -30,10 +30,9 @@ def search(r: dict) -> str:
     for h in hits:
         where = " › ".join(h["heading_path"]) or (f"page {h['page']}" if h["page"] else "")
         state = "" if h["file"] == "indexed" else f" ({h['file']} since indexed)"
-        out.append(
-            f"{h['path']}:{h['start_line']}-{h['end_line']} #{h['hash'][:12]}{state}  {where}  "
-            f"(score {h['score']:.2f}, {h['covered']}/{h['query_terms']} terms)"
-        )
+        cite = f"{h['path']}:{h['start_line']}-{h['end_line']} #{h['hash'][:12]}{state}"
+        score = f"(score {h['score']:.2f}, {h['covered']}/{h['query_terms']} terms)"
+        out.append("  ".join(p for p in (cite, where, score) if p))
         out.append(f"    {h['snippet']}")
         if h["also_in"]:
             out.append(f"    also in: {', '.join(h['also_in'])}")
@@ -110,7 +109,8 @@ def entity(e: dict) -> str:
     out += [f"{p['at']}  {p['action']} by {p['by']}" for p in e["provenance"]]
     for m in e["mentions"]:
         what = m["text"] if m["as"] == "text" else f"({m['as']})"
-        out.append(f"  {m['path']}:{m['line']} #{m['hash'][:12]}  {m['doc_date'] or ''}  {what}")
+        at = f"{m['path']}:{m['line']}" if m["line"] else m["path"]  # an author: the document
+        out.append("  ".join(p for p in (f"  {at} #{m['hash'][:12]}", m["doc_date"], what) if p))
     return "\n".join(out)
 
 

@@ -35,6 +35,9 @@ async def _converse(agent: Client, docs) -> None:
     assert set(tools) == TOOLS
     assert "grep" in tools["search"].description and "path:start-end" in tools["search"].description
     assert tools["read"].annotations.read_only_hint is True
+    schema = tools["search"].input_schema  # lean: no titles, no null alternatives
+    assert schema["properties"]["entity"]["type"] == "array" and schema["required"] == ["query"]
+    assert "title" not in json.dumps(schema) and "null" not in json.dumps(schema)
     assert tools["gazetteer_add"].annotations.read_only_hint is False
 
     found = await agent.call_tool("search", {"query": "supplier approval", "path": "notes/*"})
