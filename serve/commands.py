@@ -132,29 +132,17 @@ def gazetteer_add(
 ) -> dict:
     """``kbx gazetteer add --json``; ``by`` is required and recorded as given."""
     by, aliases = _by(by), [_short("alias", a) for a in alias or ()]
+    name, note = _short("name", name), _short("note", note)
     source = confined(_short("source", source)) if source else None
-    return api.to_json(
-        "gazetteer add",
-        index.write(
-            lambda: api.gazetteer_add(
-                index,
-                _short("name", name),
-                type,
-                aliases,
-                id,
-                by,
-                source,
-                _short("note", note),
-                ignore_case,
-            )
-        ),
+    r = index.write(
+        lambda: api.gazetteer_add(index, name, type, aliases, id, by, source, note, ignore_case),
+        "serve (gazetteer add)",
     )
+    return api.to_json("gazetteer add", r)
 
 
 def gazetteer_retract(index: LiveIndex, id: str, by: str, why: str) -> dict:
     """``kbx gazetteer retract --json``."""
-    by = _by(by)
-    return api.to_json(
-        "gazetteer retract",
-        index.write(lambda: api.gazetteer_retract(index, id, by, _short("why", why))),
-    )
+    by, why = _by(by), _short("why", why)
+    r = index.write(lambda: api.gazetteer_retract(index, id, by, why), "serve (gazetteer retract)")
+    return api.to_json("gazetteer retract", r)

@@ -6,8 +6,9 @@ write while another holds the file, so the connection is kept at most ``hold`` s
 then new requests wait for the ones in flight, it is closed, and the next one reopens it
 through the store's ``connect``, which steps back while a writer waits. A ``kbx index``
 from a shell therefore waits about a second, never fails. A write through the server
-(a gazetteer edit) runs alone: readers drain, the file is let go, the edit takes the
-index's write lock as any command does, and reading resumes on a fresh connection.
+(a gazetteer edit) takes the index's write lock as any writing command does (readers go
+on while it waits for another process), then runs alone: readers drain, the file is let
+go, and reading resumes on a fresh connection.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ class _Warm:
         self.index, self.hold = index, hold
         self.cond = threading.Condition()
         self.users = 0
-        self.writing = False
+        self.queued = False  # a write of this process is waiting or running
+        self.writing = False  # it runs: readers wait
         self.expired = False
         self.writer_thread: int | None = None
         self.mine = threading.local()  # this thread's cursors held
@@ -84,18 +86,27 @@ class _Warm:
                 if self.users == 0 and self.expired:
                     self._close()
 
-    def write(self, fn: Callable[[], T]) -> T:
-        with self.cond:
-            self.cond.wait_for(lambda: not self.writing)
-            self.writing = True
-            self.cond.wait_for(lambda: self.users == 0)
-            self._close()
-            self.writer_thread = threading.get_ident()
+    def write(self, fn: Callable[[], T], command: str) -> T:
+        with self.cond:  # one write of this process at a time
+            self.cond.wait_for(lambda: not self.queued)
+            self.queued = True
         try:
-            return fn()
+            # The index's write lock first: readers go on while another process writes.
+            with api.Index.writing(self.index, command):
+                with self.cond:
+                    self.writing = True
+                    self.cond.wait_for(lambda: self.users == 0)
+                    self._close()
+                    self.writer_thread = threading.get_ident()
+                try:
+                    return fn()
+                finally:
+                    with self.cond:
+                        self.writing, self.writer_thread = False, None
+                        self.cond.notify_all()
         finally:
             with self.cond:
-                self.writing, self.writer_thread = False, None
+                self.queued = False
                 self.cond.notify_all()
 
     def shut(self) -> None:
@@ -122,9 +133,10 @@ class LiveIndex(api.Index):
             return api.Index.reader(self)
         return self._warm.cursor()
 
-    def write(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` (a writing API call) with no reader in flight and the file let go."""
-        return self._warm.write(fn)
+    def write(self, fn: Callable[[], T], command: str = "kbx serve") -> T:
+        """Run ``fn`` (a writing API call) under the index's write lock, with no reader in
+        flight and the file let go. Searches go on while the lock is awaited."""
+        return self._warm.write(fn, command)
 
     def close(self) -> None:
         """Let the file go once the requests in flight are done."""

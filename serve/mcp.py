@@ -194,7 +194,9 @@ def server(index: LiveIndex) -> MCPServer:
         """What the index holds: documents, units, recognizers, failures."""
         return _result(lambda: commands.status(index), text.status)
 
-    return MCPServer("kbx", instructions=INSTRUCTIONS, version=__version__, tools=tools)
+    return MCPServer(
+        "kbx", instructions=INSTRUCTIONS, version=__version__, tools=tools, log_level="WARNING"
+    )  # the log then holds what needs reading: warnings, and a bug's traceback
 
 
 def lean(schema: object) -> object:

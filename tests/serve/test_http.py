@@ -5,7 +5,10 @@ go through the store's own lock."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
+import time
 
 import pytest
 from helpers import run_kbx
@@ -154,3 +157,36 @@ def test_kbx_index_from_a_shell_goes_through_while_the_server_answers(http, docs
     assert statuses and set(statuses) == {200}
     hits = http.get("/api/search", params={"q": "zephyrine"}).json()["hits"]
     assert [h["path"] for h in hits] == ["later.md"]
+
+
+HOLD_THE_LOCK = """
+import sys, time
+from kbx import api
+with api.Index.for_root(sys.argv[1]).writing("test (holding the lock)"):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_searches_go_on_while_a_write_waits_for_another_process(http, docs):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_LOCK, str(docs), "3"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        edit: dict = {}
+        add = {"action": "add", "name": "Ann Lee", "type": "PERSON", "by": "agent:pytest"}
+        writer = threading.Thread(
+            target=lambda: edit.update(r=http.post("/api/gazetteer", json=add))
+        )
+        writer.start()
+        time.sleep(0.3)  # the edit now waits for the lock
+        t = time.monotonic()
+        assert http.get("/api/search", params={"q": "supplier"}).status_code == 200
+        assert time.monotonic() - t < 2 and writer.is_alive()  # answered while it waits
+        writer.join()
+    finally:
+        holder.wait(30)
+    assert edit["r"].status_code == 200, edit["r"].text
+    gone = {"action": "retract", "id": edit["r"].json()["entry_ids"][0], "by": "a", "why": "t"}
+    assert http.post("/api/gazetteer", json=gone).status_code == 200
