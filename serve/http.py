@@ -31,9 +31,10 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from kbx.errors import BadArgument
-from kbx.serve import commands, mcp
+from kbx.serve import commands
 from kbx.serve.answers import answer, failure, refusal
 from kbx.serve.live import LiveIndex
+from kbx.serve.mcp import server as mcp_server
 from kbx.serve.security import Guard, Policy
 
 
@@ -181,7 +182,7 @@ async def _http_error(request: Request, e: Exception) -> Response:
 
 def app(index: LiveIndex, policy: Policy, routes: Sequence[BaseRoute] = ()) -> Starlette:
     """The whole service: the API, MCP at ``/mcp``, and ``routes`` (pages), all guarded."""
-    agent = mcp.server(index)
+    agent = mcp_server(index)
     transport = agent.streamable_http_app(
         streamable_http_path="/mcp",
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),

@@ -118,7 +118,9 @@ class _Warm:
 @dataclass(frozen=True)
 class LiveIndex(api.Index):
     """An ``Index`` whose readers share one warm connection (see the module's docstring);
-    every API function takes it where it takes an ``Index``."""
+    every API function takes it where it takes an ``Index``. Every write of the process
+    goes through ``write``: the store's lock is re-entrant within a process, so it cannot
+    keep two threads apart."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_warm", _Warm(self, HOLD))

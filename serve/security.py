@@ -92,7 +92,7 @@ class Guard:
                 f"call it as http://127.0.0.1:{self.policy.port}/",
             )
         origin = headers.get("origin")
-        if origin is not None and not self._own(origin.decode("latin-1")):
+        if origin is not None and not self._own(origin.decode("latin-1"), host):
             return refusal(
                 403,
                 "ForeignOrigin",
@@ -117,9 +117,11 @@ class Guard:
                 )
         return None
 
-    def _own(self, origin: str) -> bool:
+    def _own(self, origin: str, host: str) -> bool:
+        """A page of this server: one of its names, or (on a wildcard address, where the
+        names are not known) the name the request itself was sent to."""
         m = re.fullmatch(r"https?://([^/]+)", origin)
-        return m is not None and (self.hosts is None or m.group(1) in self.hosts)
+        return m is not None and m.group(1) in (self.hosts or {host})
 
     async def _body(self, headers: dict[str, bytes], receive: Receive):
         """Read the body up to the bound; refuse a larger one, else replay it to the app."""

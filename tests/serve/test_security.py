@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
 
 from kbx import api
 from kbx.errors import BadArgument, OutsideRoot
-from kbx.serve.security import Policy, confined
+from kbx.serve.security import Guard, Policy, confined
 
 EDIT = {"action": "add", "name": "Bluefin Labs", "type": "ORG", "by": "agent:pytest"}
 
@@ -107,3 +111,17 @@ def test_confined_refuses_climbing_and_absolute_paths(spec):
 
 def test_confined_keeps_relative_paths_and_ranges():
     assert confined("notes/a..b.md:3-9") == "notes/a..b.md:3-9"
+
+
+def test_on_a_wildcard_address_a_page_must_come_from_the_name_it_calls():
+    """Bound to 0.0.0.0 the server's names are not known: a browser's Origin must then be
+    the Host the request was sent to, and the token is required as everywhere off loopback."""
+    inner = Starlette(routes=[Route("/", lambda request: PlainTextResponse("ok"))])
+    client = TestClient(Guard(inner, Policy("0.0.0.0", 9000, "t")), base_url="http://kb.lan:9000")
+    token = {"Authorization": "Bearer t"}
+    assert client.get("/", headers=token).text == "ok"
+    assert client.get("/", headers={**token, "Origin": "http://kb.lan:9000"}).text == "ok"
+    refused(
+        client.get("/", headers={**token, "Origin": "http://evil.example"}), 403, "ForeignOrigin"
+    )
+    refused(client.get("/"), 401, "Unauthorized")
