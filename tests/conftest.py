@@ -8,16 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import (
-    HTML,
-    LATEX,
-    MARKDOWN,
-    POSTS,
-    TEXT,
-    make_pdf,
-    make_tiny_gliner,
-    registry_with_gazetteer,
-)
+from helpers import POSTS, make_tiny_gliner, registry_with_gazetteer, write_corpus
 
 from kbx.indexing.ingest import index
 from kbx.store.db import Index
@@ -43,22 +34,29 @@ def pytest_configure(config) -> None:
     )
 
 
+@pytest.fixture(autouse=True, scope="session")
+def one_spacy_pipeline_per_run():
+    """Every ``SpacyRecognizer`` of a model shares one loaded pipeline, as the recognizers
+    of one ``kbx`` process would: loading en_core_web_sm takes about 0.6 s, and the tests
+    build a recognizer for each index they make. The pipeline is the real one."""
+    from kbx.recognizers.spacy_ner import SpacyRecognizer
+
+    real, loaded = SpacyRecognizer.load, {}
+
+    def load(self):
+        if self.model not in loaded:
+            loaded[self.model] = real(self)
+        return loaded[self.model]
+
+    SpacyRecognizer.load = load
+    yield
+    SpacyRecognizer.load = real
+
+
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     """A folder with one document of each format, an ignored draft and a hidden folder."""
-    root = tmp_path / "docs"
-    (root / "notes").mkdir(parents=True)
-    (root / "notes" / "cedar.md").write_text(MARKDOWN)
-    (root / "web.html").write_text(HTML)
-    (root / "paper.tex").write_text(LATEX)
-    (root / "runbook.txt").write_bytes(TEXT.encode())
-    make_pdf(root / "report.pdf", ["First page about kernels.", None, "Third page: seL4 proofs."])
-    (root / "drafts").mkdir()
-    (root / "drafts" / "scratch.md").write_text("# Draft\n\nzebraquince draft text\n")
-    (root / ".kbxignore").write_text("drafts/\n")
-    (root / ".hidden").mkdir()
-    (root / ".hidden" / "secret.md").write_text("# Secret\n\nhiddenword\n")
-    return root
+    return write_corpus(tmp_path / "docs")
 
 
 @pytest.fixture

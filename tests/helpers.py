@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from fpdf import FPDF
@@ -106,6 +107,35 @@ def make_pdf(path: Path, pages: list[str | None], title: str = "Report", author:
             pdf.multi_cell(0, 6, text)
     pdf.output(str(path))
     return path
+
+
+def write_corpus(root: Path) -> Path:
+    """One document of each format, an ignored draft and a hidden folder, under ``root``."""
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "cedar.md").write_text(MARKDOWN)
+    (root / "web.html").write_text(HTML)
+    (root / "paper.tex").write_text(LATEX)
+    (root / "runbook.txt").write_bytes(TEXT.encode())
+    make_pdf(root / "report.pdf", ["First page about kernels.", None, "Third page: seL4 proofs."])
+    (root / "drafts").mkdir()
+    (root / "drafts" / "scratch.md").write_text("# Draft\n\nzebraquince draft text\n")
+    (root / ".kbxignore").write_text("drafts/\n")
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "secret.md").write_text("# Secret\n\nhiddenword\n")
+    return root
+
+
+@contextmanager
+def unchanged(idx: Index):
+    """For an index built once and shared by tests that only read it: fails (at the fixture's
+    teardown) if any of them changed a table."""
+    from kbx.store.consistency import contents
+
+    with idx.reader() as con:
+        before = contents(con)
+    yield idx
+    with idx.reader() as con:
+        assert contents(con) == before, f"a test wrote to the shared index {idx.db}"
 
 
 def run_kbx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -269,7 +299,9 @@ class Loopback:
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        # a short poll: close() waits for the loop to see it (0.5 s by default, per server)
+        serve = {"poll_interval": 0.02}
+        threading.Thread(target=self.httpd.serve_forever, kwargs=serve, daemon=True).start()
 
     def close(self) -> None:
         self.httpd.shutdown()

@@ -1,0 +1,83 @@
+"""The real ``kbx`` process, for what only a process shows: the entry point, output and exit
+codes as a shell sees them, and an interrupt. Everything else runs in process (test_cli.py),
+through the same ``main()``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from helpers import Loopback, run_kbx, write_corpus
+
+from kbx.indexing.ingest import index
+from kbx.recognizers.identifiers import IdentifierRecognizer
+from kbx.recognizers.registry import Registry
+from kbx.search.search import search
+from kbx.store.db import Index
+
+
+def test_index_then_search_end_to_end(tmp_path):
+    corpus = write_corpus(tmp_path / "docs")
+    r = run_kbx("index", str(corpus), "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert (report["new"], report["failed"], report["skipped"]) == (5, 0, 0)
+    r = run_kbx("search", "supplier approval", "-k", "2", cwd=corpus / "notes")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("notes/cedar.md  ")
+    assert "exact matches of 'supplier approval'" in r.stdout
+    assert search(Index.for_root(corpus), "supplier approval").hits[0].path == "notes/cedar.md"
+
+
+def test_an_error_is_one_line_or_one_object_and_its_exit_code(tmp_path):
+    r = run_kbx("search", "x", "--json", cwd=tmp_path)
+    assert r.returncode == 3 and r.stderr == ""
+    assert json.loads(r.stdout) == {
+        "error": "IndexNotFound",
+        "code": 3,
+        "message": "no kbx index here or in any parent folder; run `kbx index PATH` first "
+        "or pass --db FILE",
+        "hint": None,
+    }
+    r = run_kbx("search", "x", cwd=tmp_path)
+    assert r.returncode == 3 and r.stdout == ""
+    assert r.stderr == (
+        "error: no kbx index here or in any parent folder; run `kbx index PATH` first "
+        "or pass --db FILE\n"
+    )
+    r = run_kbx("search", cwd=tmp_path)  # the argument parser's own error
+    assert r.returncode == 2 and "Missing argument 'query'" in r.stderr
+
+
+def test_ctrl_c_exits_130_without_a_traceback_and_keeps_the_index(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    doi = "10.5555/hang"
+    (root / "p.md").write_text(f"# P\n\nSee doi:{doi}.\n")
+    index(root, registry=Registry([IdentifierRecognizer()]))
+    server = Loopback({"/": [(200, "HANG", {})]}, hang=60)  # no answer comes
+    env = {"KBX_CROSSREF_URL": server.url, "KBX_OPENALEX_URL": server.url}
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "kbx", "resolve"],
+            cwd=root,
+            env=os.environ | env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert server.requests, "kbx resolve never asked"
+        child.send_signal(signal.SIGINT)  # what ctrl-C sends, while it waits for an answer
+        out, err = child.communicate(timeout=30)
+    finally:
+        server.close()
+    assert child.returncode == 130, err
+    assert "Traceback" not in out + err
+    assert search(Index.for_root(root), "see").hits  # the index still answers
