@@ -9,7 +9,7 @@ import shutil
 
 import duckdb
 import pytest
-from helpers import run_kbx
+from inprocess import run_cli
 
 from kbx.annotate.plan import plan
 from kbx.annotate.setup import registry_for
@@ -160,7 +160,7 @@ def test_gliner_from_kbx_toml_is_stored_and_a_label_change_reruns_only_it(tmp_pa
     toml = root / "kbx.toml"
     settings = '[recognizers]\ndisable = ["spacy", "acronyms"]\n\n[recognizers.gliner]\n'
     toml.write_text(settings + f'model = "{tiny_gliner}"\nlabels = ["dataset"]\nthreshold = 0.0\n')
-    r = run_kbx("index", str(root), "--json")
+    r = run_cli("index", str(root), "--json")
     assert r.returncode == 0, r.stderr
     idx = Index.for_root(root)
     con = duckdb.connect(str(idx.db), read_only=True)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import run_kbx
+from inprocess import run_cli
 from typer.testing import CliRunner
 
 from kbx.cli.app import app
@@ -93,7 +93,7 @@ def test_walk_records_special_files_and_bad_names_instead_of_reading_them(hostil
 
 
 def test_index_and_status_go_on_past_pipes_and_bad_names(hostile):
-    r = run_kbx("index", str(hostile), "--json")  # a hang here would time out, not pass
+    r = run_cli("index", str(hostile), "--json")  # a hang here would time out, not pass
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert report["new"] == 2
@@ -102,10 +102,10 @@ def test_index_and_status_go_on_past_pipes_and_bad_names(hostile):
     assert "named pipe" in failures["pipe.md"] and NOT_UTF8 in failures["bad\\xff.md"]
     idx = Index.for_root(hostile)
     assert [h.path for h in search(idx, "plumword").hits] == ["a[/bracket.md"]
-    r = run_kbx("status", cwd=hostile)
+    r = run_cli("status", cwd=hostile)
     assert r.returncode == 0, r.stderr
     assert "bad\\xff.md (failed): name is not valid UTF-8" in r.stdout
-    again = run_kbx("index", str(hostile), "--json")  # the rerun is not stuck either
+    again = run_cli("index", str(hostile), "--json")  # the rerun is not stuck either
     assert again.returncode == 0 and json.loads(again.stdout)["unchanged"] == 2
 
 
@@ -218,7 +218,7 @@ def test_a_good_read_still_works_beside_them(readable):
 
 def test_kbx_read_of_a_pipe_answers_at_once_on_the_command_line(readable):
     for spec in ("fifo.md", "dir.md", "a.md:abc"):
-        r = run_kbx("read", spec, cwd=readable.root)
+        r = run_cli("read", spec, cwd=readable.root)
         assert r.returncode == 2, r.stderr
         assert r.stderr.startswith("error: ") and r.stderr.count("\n") == 1
 

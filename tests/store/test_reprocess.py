@@ -13,7 +13,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import Words, run_kbx
+from helpers import Words
+from inprocess import run_cli
 
 from kbx.annotate import run as recognize_module
 from kbx.annotate.plan import plan
@@ -256,22 +257,22 @@ def test_readers_see_whole_units_while_a_pass_runs(indexed):
         assert all(len(versions) == 1 and n == 2 for _, versions, n in rows)
     assert child.wait() == 0
     assert answered > 0
-    found = run_kbx("search", "cedar grove", "--json", cwd=indexed)
+    found = run_cli("search", "cedar grove", "--json", cwd=indexed)
     assert found.returncode == 0 and json.loads(found.stdout)["hits"]
 
 
 def test_the_command_plans_runs_and_reports(indexed):
-    dry = run_kbx("reprocess", "--dry-run", "--json", cwd=indexed)
+    dry = run_cli("reprocess", "--dry-run", "--json", cwd=indexed)
     assert dry.returncode == 0, dry.stderr
     body = json.loads(dry.stdout)
     assert body["dry_run"] and body["done"] == []
     assert {p["name"] for p in body["plan"]} >= {"identifiers", "dates"}
-    ran = run_kbx("reprocess", "-r", "identifiers", "--all", cwd=indexed)
+    ran = run_cli("reprocess", "-r", "identifiers", "--all", cwd=indexed)
     assert ran.returncode == 0, ran.stderr
     assert (
         f"identifiers: {N_DOCS} units" in ran.stdout and "1 mentions added, 1 removed" in ran.stdout
     )
-    unknown = run_kbx("reprocess", "-r", "nope", cwd=indexed)
+    unknown = run_cli("reprocess", "-r", "nope", cwd=indexed)
     assert unknown.returncode == 2 and "no recognizer named 'nope'" in unknown.stderr
 
 

@@ -5,7 +5,6 @@ killed run losing at most the answer in flight."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -15,7 +14,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import Loopback, crossref_work, run_kbx
+from helpers import Loopback, crossref_work
+from inprocess import run_cli
 
 from kbx.entities.lookup import entity
 from kbx.entities.resolve import resolve
@@ -167,14 +167,8 @@ def test_offline_is_one_line_and_changes_nothing(tmp_path):
     assert r.offline and r.offline.startswith("crossref cannot be reached")
     assert (r.found, _rows(idx)) == (0, [])
     assert search(idx, "kernel").hits
-    env = os.environ | {
-        "KBX_CROSSREF_URL": "http://127.0.0.1:9",
-        "KBX_OPENALEX_URL": "http://127.0.0.1:9",
-    }
-    out = subprocess.run(
-        [sys.executable, "-m", "kbx", "resolve"], cwd=tmp_path / "docs", env=env,
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    env = {"KBX_CROSSREF_URL": "http://127.0.0.1:9", "KBX_OPENALEX_URL": "http://127.0.0.1:9"}
+    out = run_cli("resolve", cwd=tmp_path / "docs", env=env)
     assert out.returncode == 0 and out.stdout.startswith("offline: crossref cannot be reached")
 
 
@@ -232,12 +226,12 @@ def test_the_command_reports_and_index_can_resolve(tmp_path, server):
         f'[recognizers]\ndisable = ["spacy"]\n\n[resolve]\nmailto = "kb@x.org"\nrate = 1000\n'
         f'crossref_url = "{server.url}"\nopenalex_url = "{server.url}"\n'
     )
-    r = run_kbx("index", str(root), "--resolve", "--json")
+    r = run_cli("index", str(root), "--resolve", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["resolve"]["found"] == 2
-    r = run_kbx("resolve", "--only", "isbn", cwd=root)
+    r = run_cli("resolve", "--only", "isbn", cwd=root)
     assert r.returncode == 2 and "--only 'isbn': choose from doi, orcid, reference" in r.stderr
-    r = run_kbx("entity", SEL4, "--json", cwd=root)
+    r = run_cli("entity", SEL4, "--json", cwd=root)
     assert json.loads(r.stdout)["meta"]["year"] == 2009
 
 

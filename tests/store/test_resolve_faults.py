@@ -22,7 +22,8 @@ from urllib.parse import unquote
 
 import duckdb
 import pytest
-from helpers import Loopback, crossref_work, run_kbx
+from helpers import Loopback, crossref_work
+from inprocess import run_cli
 
 from kbx.entities.lookup import entity
 from kbx.entities.resolve import MATCH, resolve
@@ -138,7 +139,8 @@ class Raw:
         self.tcp = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
         self.tcp.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.tcp.server_address[1]}"
-        threading.Thread(target=self.tcp.serve_forever, daemon=True).start()
+        serve = {"poll_interval": 0.02}  # close() waits for the loop to see it
+        threading.Thread(target=self.tcp.serve_forever, kwargs=serve, daemon=True).start()
 
     def close(self) -> None:
         self.tcp.shutdown()
@@ -447,7 +449,7 @@ def test_the_command_offline_says_one_line(idx, args, monkeypatch):
     url = _closed_port()
     monkeypatch.setenv("KBX_CROSSREF_URL", url)
     monkeypatch.setenv("KBX_OPENALEX_URL", url)
-    r = run_kbx("resolve", *args, cwd=idx.root)
+    r = run_cli("resolve", *args, cwd=idx.root)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     lines = r.stdout.splitlines()
     assert [line for line in lines if line.startswith("offline:")] == lines[:1]
@@ -461,7 +463,7 @@ def test_index_then_resolve_offline_keeps_the_index_summary(fresh, monkeypatch):
     monkeypatch.setenv("KBX_CROSSREF_URL", url)
     monkeypatch.setenv("KBX_OPENALEX_URL", url)
     (idx.root / "more.md").write_text(f"# More\n\nAgain doi:{DOI}.\n")
-    r = run_kbx("index", str(idx.root), "--resolve")
+    r = run_cli("index", str(idx.root), "--resolve")
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert r.stdout.startswith("Indexed ") and "1 new" in r.stdout
     offline = [line.strip() for line in r.stdout.splitlines() if "offline:" in line]
