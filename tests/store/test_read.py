@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import unchanged, write_corpus
 
 from kbx.errors import BadArgument, OutsideRoot
 from kbx.indexing.ingest import index
@@ -11,9 +12,18 @@ from kbx.search.read import read
 from kbx.store.db import Index
 
 
-def test_read_returns_the_cited_lines(corpus):
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    """The corpus, indexed once, with a file beside its root; the tests only read it."""
+    corpus = write_corpus(tmp_path_factory.mktemp("read") / "docs")
+    (corpus.parent / "outside.md").write_text("secret\n")
     index(corpus)
-    x = read(Index.for_root(corpus), "notes/cedar.md:9-10")
+    with unchanged(Index.for_root(corpus)) as idx:
+        yield idx
+
+
+def test_read_returns_the_cited_lines(indexed):
+    x = read(indexed, "notes/cedar.md:9-10")
     assert x.lines[0].startswith("Supplier approval is **required**")
     assert (x.start_line, x.end_line, x.changed) == (9, 10, False)
     assert x.hash == x.indexed_hash
@@ -30,9 +40,8 @@ def test_read_flags_a_file_changed_since_indexing(corpus):
     assert read(idx, "runbook.txt:1").changed  # against the indexed hash too
 
 
-def test_read_pdf_lines_are_the_extracted_text(corpus):
-    index(corpus)
-    x = read(Index.for_root(corpus), "report.pdf")
+def test_read_pdf_lines_are_the_extracted_text(indexed):
+    x = read(indexed, "report.pdf")
     assert "First page about kernels." in x.lines and "\f" in x.lines
 
 
@@ -46,11 +55,9 @@ def test_read_pdf_lines_are_the_extracted_text(corpus):
         ("notes/cedar.md:500", BadArgument, "has 25 lines"),
     ],
 )
-def test_bad_read_requests_say_why(corpus, spec, error, message):
-    (corpus.parent / "outside.md").write_text("secret\n")
-    index(corpus)
+def test_bad_read_requests_say_why(indexed, spec, error, message):
     with pytest.raises(error, match=message):
-        read(Index.for_root(corpus), spec)
+        read(indexed, spec)
 
 
 def test_a_changed_file_says_so_before_the_missing_lines(tmp_path):

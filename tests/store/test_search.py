@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+from helpers import unchanged, write_corpus
 
 from kbx.errors import BadArgument
 from kbx.indexing.ingest import index
@@ -16,8 +17,7 @@ from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
 
 
-@pytest.fixture
-def indexed(corpus):
+def _indexed(corpus) -> Index:
     (corpus / "kernels.md").write_text(
         "# Microkernels\n\nThe seL4 microkernel has a machine-checked proof.\n\n"
         "## Performance\n\nIPC round trips take 250 ms in the worst case.\n"
@@ -26,6 +26,13 @@ def indexed(corpus):
     (corpus / "copy2.md").write_text("# Project Cedar\n\nThe same paragraph.\n")
     index(corpus)
     return Index.for_root(corpus)
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    """Built once: the tests that take it only read it (checked at the end)."""
+    with unchanged(_indexed(write_corpus(tmp_path_factory.mktemp("search") / "docs"))) as idx:
+        yield idx
 
 
 def test_hits_cite_lines_that_hold_the_words(indexed):
@@ -102,7 +109,8 @@ def test_grep_context_and_errors(indexed):
         grep(indexed, "(unclosed")
 
 
-def test_changing_the_stemmer_rebuilds_postings_without_reading_files(indexed, corpus):
+def test_changing_the_stemmer_rebuilds_postings_without_reading_files(corpus):
+    indexed = _indexed(corpus)
     db = indexed.db
     r = index(corpus, stemmer="none")
     assert r.new == 0 and r.updated == 0
