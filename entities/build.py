@@ -25,6 +25,7 @@ import duckdb
 
 from kbx.entities.lookup import FILTER_GRADE
 from kbx.entities.positions import position_table
+from kbx.entities.vocabulary import code_words, words
 from kbx.gazetteer.entries import slug
 from kbx.linking.works import summary
 from kbx.store import journal
@@ -146,8 +147,8 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         position_table(con)
         _names(con)
         _carried(con)
-        con.execute("DROP TABLE named")
-        con.execute("DROP TABLE positions")
+        for table in ("named", "positions", "coded"):
+            con.execute(f"DROP TABLE {table}")
         con.execute(  # one row per passage and entity, filtering if any source can
             """CREATE OR REPLACE TEMP TABLE merged AS
                SELECT doc_id, unit_id, entity_id, bool_or(filter) AS filter FROM links
@@ -233,7 +234,9 @@ def _cited_by(con: duckdb.DuckDBPyConnection, cited: dict[str, list[str]]) -> No
 # something confirms it: it is an alias of a known entity (a gazetteer entry, an author, a
 # resolved work's author), or its document names it at least twice (in two places: see
 # entities/positions.py), always as one type.
-CONFIRMED = "(NOT starts_with(p.entity_id, 'name:') OR (e.k >= 2 AND e.types = 1))"
+# Not a name made only of words the corpus writes as code (entities/vocabulary.py): a
+# model repeats its mistakes on technical terms, so repetition is no evidence for them.
+CONFIRMED = "(NOT starts_with(p.entity_id, 'name:') OR (e.k >= 2 AND e.types = 1 AND NOT e.code))"
 
 
 def _names(con: duckdb.DuckDBPyConnection) -> None:
@@ -263,6 +266,7 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
         """INSERT INTO aliases SELECT DISTINCT entity_id, surface FROM named
            WHERE starts_with(entity_id, 'name:')"""
     )
+    _coded(con)
     con.execute(  # a model's name filters only with evidence; unconfirmed, it boosts
         f"""INSERT INTO links
            WITH placed AS (
@@ -274,12 +278,23 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
            seen AS (  -- places in the document: a name in the overlap of two windows, or
                       -- found there by two recognizers, is named once
                SELECT doc_id, s, count(DISTINCT (chain, pos)) AS k,
-                      count(DISTINCT type) AS types
+                      count(DISTINCT type) AS types, s IN (SELECT s FROM coded) AS code
                FROM placed GROUP BY ALL)
            SELECT p.doc_id, p.unit_id, p.entity_id, bool_or(p.grade AND {CONFIRMED})
            FROM placed p JOIN seen e USING (doc_id, s)
            GROUP BY p.doc_id, p.unit_id, p.entity_id"""
     )
+
+
+def _coded(con: duckdb.DuckDBPyConnection) -> None:
+    """A temporary table ``coded(s)`` of the names (lower case) made only of words the
+    corpus writes as code."""
+    surfaces = [s for (s,) in con.execute("SELECT DISTINCT lower(surface) FROM named").fetchall()]
+    parts = {s: words(s) for s in surfaces}
+    found = code_words(con, {w for ws in parts.values() for w in ws})
+    coded = [(s,) for s, ws in parts.items() if ws and all(w in found for w in ws)]
+    select, params = rows_select(["s"], coded)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE coded AS {select}", params)
 
 
 SHORT_FORM_TYPES = ("ORG", "PERSON", "GPE", "FAC", "PRODUCT", "PROJECT", "SOFTWARE", "EVENT")

