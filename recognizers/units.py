@@ -1,0 +1,358 @@
+"""The units the quantity recognizer reads, as written, and what pint calls each.
+
+A fixed table, not pint's parser: pint reads almost any letters as a unit ("in", "a", "ppt"
+a picopint, "bp" a printer's point, "kt" a knot), so only forms listed here count. Symbols
+are case-sensitive (mb/Mb/MB differ) and take the SI prefixes listed with them; words are
+read in any case. A bare "A", "M", "N", "T", "F", "H", "pm" or "am" is left out: "Plan A",
+"5 pm". ``si`` turns a value in a unit into the mention's value (see quantities.py).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+PREFIXES = {
+    "p": "pico",
+    "n": "nano",
+    "µ": "micro",
+    "μ": "micro",
+    "u": "micro",
+    "m": "milli",
+    "c": "centi",
+    "d": "deci",
+    "h": "hecto",
+    "k": "kilo",
+    "M": "mega",
+    "G": "giga",
+    "T": "tera",
+    "P": "peta",
+}
+# symbol -> (pint unit, the prefixes it takes, whether it stands alone)
+PREFIXED = {
+    "m": ("meter", "nµμumcdk", True),
+    "g": ("gram", "pnµμumkMGT", True),
+    "s": ("second", "pnµμum", True),
+    "L": ("liter", "nµμumd", True),
+    "l": ("liter", "nµμumd", True),
+    "mol": ("mole", "pnµμumk", True),
+    "M": ("molar", "pnµμum", False),
+    "Hz": ("hertz", "mkMGT", True),
+    "W": ("watt", "µμumkMGT", True),
+    "Wh": ("watt_hour", "kMGT", True),
+    "V": ("volt", "µμumkM", True),
+    "A": ("ampere", "pnµμumk", False),
+    "Pa": ("pascal", "µμumhkMG", True),
+    "bar": ("bar", "nµμumk", True),
+    "J": ("joule", "nµμumkMGTP", True),
+    "eV": ("electron_volt", "mkMGT", True),
+    "N": ("newton", "mkM", False),
+    "Ω": ("ohm", "mkM", True),
+    "F": ("farad", "pnµμum", False),
+    "H": ("henry", "nµμum", False),
+    "T": ("tesla", "nµμum", False),
+    "Gy": ("gray", "cm", True),
+    "Sv": ("sievert", "mµμu", True),
+    "Bq": ("becquerel", "kMG", True),
+    "K": ("kelvin", "nµμum", True),
+    "cal": ("calorie", "k", True),
+    "Da": ("dalton", "kM", True),
+    "t": ("metric_ton", "kMG", False),
+    "pc": ("parsec", "kMG", False),
+}
+SYMBOLS = {
+    "min": "minute",
+    "h": "hour",
+    "hr": "hour",
+    "hrs": "hour",
+    "sec": "second",
+    "yr": "year",
+    "yrs": "year",
+    "kyr": "kiloyear",
+    "Myr": "megayear",
+    "Gyr": "gigayear",
+    "byr": "gigayear",
+    "ka": "kiloyear",
+    "Ma": "megayear",
+    "Ga": "gigayear",
+    "Å": "angstrom",
+    "au": "astronomical_unit",
+    "ly": "light_year",
+    "mi": "mile",
+    "ft": "foot",
+    "yd": "yard",
+    "lb": "pound",
+    "lbs": "pound",
+    "oz": "ounce",
+    "mcg": "microgram",
+    "mph": "mile/hour",
+    "kn": "knot",
+    "rpm": "revolutions_per_minute",
+    "psi": "psi",
+    "atm": "atm",
+    "mBar": "millibar",
+    "mdeg": "millidegree",
+    "arcmin": "arcminute",
+    "arcsec": "arcsecond",
+    "masl": "meter",  # metres above (below) sea level
+    "mbsl": "meter",
+    "Torr": "torr",
+    "torr": "torr",
+    "mmHg": "millimeter_Hg",
+    "ha": "hectare",
+    "Vs": "volt*second",
+    "B": "byte",
+    "kB": "kilobyte",
+    "KB": "kilobyte",
+    "MB": "megabyte",
+    "GB": "gigabyte",
+    "TB": "terabyte",
+    "PB": "petabyte",
+    "KiB": "kibibyte",
+    "MiB": "mebibyte",
+    "GiB": "gibibyte",
+    "TiB": "tebibyte",
+    "kb": "kilobit",
+    "Mb": "megabit",
+    "Gb": "gigabit",
+    "bps": "bit/second",
+    "kbps": "kilobit/second",
+    "Mbps": "megabit/second",
+    "Gbps": "gigabit/second",
+    "°C": "degC",
+    "ºC": "degC",
+    "˚C": "degC",
+    "℃": "degC",
+    "°F": "degF",
+    "ºF": "degF",
+    "°": "degree",
+    "º": "degree",
+    "°N": "degree",
+    "°S": "degree",
+    "°E": "degree",
+    "°W": "degree",
+    "%": "percent",
+    "‰": "permille",
+    "wt%": "percent",
+    "wt.%": "percent",
+    "wt. %": "percent",
+    "vol%": "percent",
+    "vol.%": "percent",
+    "mol%": "percent",
+    "at%": "percent",
+    "at.%": "percent",
+    "ppm": "ppm",
+    "ppmv": "ppm",
+    "ppb": "ppb",
+    "ppbv": "ppb",
+    "ppt": "ppt",
+    "pptv": "ppt",
+    "ppq": "ppq",
+}
+_WORDS = {
+    "meter": "meter",
+    "metre": "meter",
+    "kilometer": "kilometer",
+    "kilometre": "kilometer",
+    "centimeter": "centimeter",
+    "centimetre": "centimeter",
+    "millimeter": "millimeter",
+    "millimetre": "millimeter",
+    "micrometer": "micrometer",
+    "micrometre": "micrometer",
+    "micron": "micrometer",
+    "nanometer": "nanometer",
+    "nanometre": "nanometer",
+    "gram": "gram",
+    "gramme": "gram",
+    "kilogram": "kilogram",
+    "milligram": "milligram",
+    "microgram": "microgram",
+    "tonne": "metric_ton",
+    "liter": "liter",
+    "litre": "liter",
+    "milliliter": "milliliter",
+    "millilitre": "milliliter",
+    "second": "second",
+    "millisecond": "millisecond",
+    "microsecond": "microsecond",
+    "nanosecond": "nanosecond",
+    "minute": "minute",
+    "hour": "hour",
+    "day": "day",
+    "week": "week",
+    "month": "month",
+    "year": "year",
+    "decade": "decade_of_years",
+    "mile": "mile",
+    "yard": "yard",
+    "ounce": "ounce",
+    "byte": "byte",
+    "kilobyte": "kilobyte",
+    "megabyte": "megabyte",
+    "gigabyte": "gigabyte",
+    "terabyte": "terabyte",
+    "watt": "watt",
+    "kilowatt": "kilowatt",
+    "megawatt": "megawatt",
+    "volt": "volt",
+    "ampere": "ampere",
+    "amp": "ampere",
+    "joule": "joule",
+    "kilojoule": "kilojoule",
+    "calorie": "calorie",
+    "kilocalorie": "kilocalorie",
+    "pascal": "pascal",
+    "kelvin": "kelvin",
+    "degree": "degree",
+    "mole": "mole",
+    "hectare": "hectare",
+    "acre": "acre",
+    "knot": "knot",
+    "parsec": "parsec",
+    "light year": "light_year",
+    "light-year": "light_year",
+}
+WORDS = {
+    **{w + s: u for w, u in _WORDS.items() for s in ("", "s")},
+    "bits": "bit",  # not "64 bit": a word size, not an amount of data
+    "feet": "foot",
+    "foot": "foot",
+    "inch": "inch",
+    "inches": "inch",
+    "centuries": "century",
+    "century": "century",
+    "hertz": "hertz",
+    "kilohertz": "kilohertz",
+    "megahertz": "megahertz",
+    "gigahertz": "gigahertz",
+    "percent": "percent",
+    "per cent": "percent",
+    "percentage point": "percent",
+    "percentage points": "percent",
+    "degrees celsius": "degC",
+    "degree celsius": "degC",
+    "degrees c": "degC",
+    "degrees fahrenheit": "degF",
+    "degrees f": "degF",
+}
+OFFSET = ("degC", "degF")  # absolute temperatures: a temperature inside a compound is a delta
+DATA = ("byte", "bit")
+
+
+def _symbols() -> dict[str, str]:
+    out = dict(SYMBOLS)
+    for base, (unit, prefixes, alone) in PREFIXED.items():
+        if alone:
+            out.setdefault(base, unit)
+        for p in prefixes:
+            out.setdefault(p + base, PREFIXES[p] + unit)
+    return out
+
+
+ALL_SYMBOLS = _symbols()
+SINGLE = frozenset(s for s in ALL_SYMBOLS if len(s) == 1 and s.isalpha())
+
+
+def trie(forms) -> str:
+    """An alternation of literal forms as a prefix tree, longest match first: Python's re tries
+    the branches of a flat alternation one by one, of a tree only where the letters lead."""
+    tree: dict = {}
+    for form in forms:
+        node = tree
+        for ch in form:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def walk(node: dict) -> str:
+        branches = [re.escape(ch) + walk(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body  # it may end here, after longer forms
+
+    return walk(tree)
+
+
+# one unit: a symbol (exact case) or a word (any case), not run into a following letter
+ATOM = rf"(?:{trie(ALL_SYMBOLS)}|(?i:{trie(WORDS)}))(?![A-Za-zµμ])"
+_EXP = r"(?:(?:\^?[−-]\s?[1-4]|\^?[1-4]|⁻?[¹²³⁴])(?!\d)(?![.,]\d))"  # m2, s−1, cm⁻³
+# a unit expression: "m s−1", "mg/kg", "W m−2", "µmol/L", "mm per year"; a factor joined by
+# a space needs an exponent ("m s−1"), so "5 m s" stays "5 m"
+_JOINS = rf"(?:\s?/\s?{ATOM}{_EXP}?|[ ·⋅]{ATOM}{_EXP}|\s+per\s+{ATOM})*"
+# things counted per unit: "cells/mL", "copies/µL", "stems/ha"; the count is not a unit
+COUNTED = r"(?:[a-z]{2,15}|[A-Z]{2,4}|U)\s?/\s?"  # "U/ml": enzyme units
+UNIT = rf"(?:{COUNTED})?{ATOM}{_EXP}?{_JOINS}"
+
+_FACTOR = re.compile(rf"(?P<join>\s?/\s?|[ ·⋅]|\s+per\s+)?(?P<atom>{ATOM})(?P<exp>{_EXP})?")
+_SUPERSCRIPT = str.maketrans("⁻¹²³⁴", "-1234")
+
+
+def _pint_atom(atom: str) -> str:
+    return ALL_SYMBOLS.get(atom) or WORDS[atom.lower()]
+
+
+@cache
+def pint_expr(unit: str) -> str:
+    """The pint expression of a unit as written: ``m s−1`` is ``meter * second ** -1``."""
+    parts = []
+    counted = re.match(COUNTED, unit)
+    if counted and unit[: counted.end()].rstrip("/ ") not in ALL_SYMBOLS:
+        unit = "/" + unit[counted.end() :]  # "cells/mL" is "1 / mL"
+    factors = list(_FACTOR.finditer(unit))
+    for f in factors:
+        name = _pint_atom(f.group("atom"))
+        if name in OFFSET and len(factors) > 1:
+            name = "delta_" + name
+        elif len(factors) > 1 and re.search(r"[*/]", name):
+            name = f"({name})"
+        written = (f.group("exp") or "1").translate(_SUPERSCRIPT).lstrip("^")
+        exp = int(re.sub(r"\s", "", written.replace("−", "-")))
+        join = (f.group("join") or "").strip()
+        if join in ("/", "per"):
+            exp = -exp
+        parts.append(name if exp == 1 else f"{name} ** {exp}")
+    return " * ".join(parts)
+
+
+@cache
+def registry():
+    """pint's registry with the parts-per forms and a decade of years it lacks; loaded on
+    first use (a few tenths of a second)."""
+    import pint
+
+    ureg = pint.UnitRegistry()
+    ureg.define("ppb = 1e-9")
+    ureg.define("ppt = 1e-12")  # parts per trillion, beside ppb and ppq (‰ is per mille)
+    ureg.define("ppq = 1e-15")
+    ureg.define("decade_of_years = 10 * year")
+    return ureg
+
+
+def _g(x: float) -> str:
+    return f"{x:.6g}"
+
+
+@cache
+def _linear(expr: str) -> tuple[float, float, str]:
+    """How a value in ``expr`` becomes its SI value, ``factor * x + offset``, and the SI unit
+    as written; pint is asked once per unit (a conversion costs tens of microseconds)."""
+    ureg = registry()
+    one = ureg.Quantity(1, expr)
+    if any(d in expr for d in DATA) and "/" not in expr and "**" not in expr:
+        target, unit = ureg.byte, "B"
+    else:
+        target = one.to_base_units().units
+        unit = f"{target:~}"
+        if not unit:  # a fraction: "5 ppm", "5 mg/kg" (an angle is in radians)
+            target, unit = ureg.percent, "%"
+    zero = ureg.Quantity(0, expr).to(target).magnitude
+    return one.to(target).magnitude - zero, zero, unit
+
+
+def si(low: float, high: float, expr: str) -> str:
+    """A value (or an interval, ``low < high``) in SI base units: ``5e-06 kg``,
+    ``0.005..0.01 kg``; data sizes in bytes, fractions in percent, temperatures in kelvin."""
+    factor, offset, unit = _linear(expr)
+    a, b = _g(low * factor + offset), _g(high * factor + offset)
+    return f"{a} {unit}" if a == b else f"{a}..{b} {unit}"
