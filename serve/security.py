@@ -70,11 +70,17 @@ class Guard:
         self.token = f"Bearer {policy.token}".encode() if policy.token else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):  # the lifespan
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v for k, v in scope["headers"]}
         refused = self._check(scope, headers)
+        if scope["type"] == "websocket":  # a page's live channel: the same checks
+            if refused is not None:
+                await send({"type": "websocket.close", "code": 1008})  # policy violation
+            else:
+                await self.app(scope, receive, send)
+            return
         if refused is None and scope["method"] in BODIES:
             refused, receive = await self._body(headers, receive)
         if refused is not None:
@@ -107,7 +113,7 @@ class Guard:
                 "send the header Authorization: Bearer TOKEN (the --token or KBX_TOKEN given)",
                 **{"WWW-Authenticate": "Bearer"},
             )
-        if scope["method"] in BODIES:
+        if scope.get("method") in BODIES:
             kind = headers.get("content-type", b"").decode("latin-1").lower()
             if not kind.startswith("application/json"):
                 return refusal(

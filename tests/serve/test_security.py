@@ -8,8 +8,9 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 from starlette.testclient import TestClient
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from kbx import api
 from kbx.errors import BadArgument, OutsideRoot
@@ -125,3 +126,25 @@ def test_on_a_wildcard_address_a_page_must_come_from_the_name_it_calls():
         client.get("/", headers={**token, "Origin": "http://evil.example"}), 403, "ForeignOrigin"
     )
     refused(client.get("/"), 401, "Unauthorized")
+
+
+def test_a_websocket_from_another_sites_page_is_closed():
+    async def echo(ws: WebSocket) -> None:
+        await ws.accept()
+        await ws.send_text("ok")
+        await ws.close()
+
+    inner = Starlette(routes=[WebSocketRoute("/live", echo)])
+    client = TestClient(Guard(inner, Policy("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
+    with client.websocket_connect(
+        "ws://127.0.0.1:8765/live", headers={"Origin": "http://127.0.0.1:8765"}
+    ) as ws:
+        assert ws.receive_text() == "ok"
+    with (
+        pytest.raises(WebSocketDisconnect) as closed,
+        client.websocket_connect(
+            "ws://127.0.0.1:8765/live", headers={"Origin": "http://evil.example"}
+        ),
+    ):
+        pass
+    assert closed.value.code == 1008
