@@ -148,6 +148,7 @@ ALIASES = {
     "f": "degF",
     "au": "astronomical_unit",
     "torr": "torr",
+    "mbar": "millibar",
     "byr": "gigayear",
     "mbsl": "meter",
     "m thick": "meter",
@@ -179,7 +180,12 @@ def pint_unit(written: str, raw: bool = False):
     it first as a pint expression (what kbx and the peers name their units by)."""
     key = " ".join(written.strip().rstrip(".").split())
     words = re.sub(r"[_-]", " ", key).lower()
-    tries = [ALIASES.get(key) or ALIASES.get(words), key if raw else None, _pint_text(key)]
+    tries = [
+        ALIASES.get(key) or ALIASES.get(words),
+        key if raw else None,
+        _pint_text(key),
+        _pint_text(words) if raw else None,  # "kilometre_per_second"
+    ]
     for expr in filter(None, tries):
         try:
             return _ureg().Quantity(1, expr).units
@@ -312,8 +318,8 @@ def recognizers_text_predictor() -> Predictor:
         out = [Pred(r.start, r.end + 1, "percent") for r in percent.parse(text)]
         for model in models:
             for r in model.parse(text):
-                unit = (r.resolution or {}).get("unit") or ""
-                out.append(Pred(r.start, r.end + 1, unit.lower()))
+                unit = (r.resolution or {}).get("unit") or ""  # "Millimeter", "C", "K"
+                out.append(Pred(r.start, r.end + 1, unit.lower() if len(unit) > 2 else unit))
         return sorted(out, key=lambda p: p.start)
 
     return lambda texts: [one(t) for t in texts]
@@ -616,10 +622,15 @@ def main() -> None:
     for split, paras in data.items():
         n = sum(len(p.gold) for p in paras)
         u = sum(bool(g.unit) for p in paras for g in p.gold)
-        print(f"{split}: {len(paras)} paragraphs, {n} quantities, {u} with a unit")
-    systems = {name: PREDICTORS[name] for name in args.systems.split(",") if name}
-    if args.baseline:
+        read = sum(pint_unit(g.unit) is not None for p in paras for g in p.gold if g.unit)
+        print(
+            f"{split}: {len(paras)} paragraphs, {n} quantities, {u} with a unit ({read} pint reads)"
+        )
+    names = [name for name in args.systems.split(",") if name]
+    systems = {name: PREDICTORS[name] for name in names[:1]}
+    if args.baseline:  # timed right after kbx, on a machine in the same state
         systems[f"kbx at {args.baseline}"] = lambda: baseline_predictor(args.baseline)
+    systems |= {name: PREDICTORS[name] for name in names[1:]}
     scores: dict[tuple[str, str], Score] = {}
     speed: list[list[object]] = []
     for name, make in systems.items():

@@ -19,7 +19,8 @@ Money: ``USD 1200``.
 
 Refused: a number inside a word, an identifier or a time (``COVID-19 s``, ``12:30 h``), a
 figure panel (``Fig. 3B``), a decade (``the 1990s``, ``the 80s``), ``K`` without a space
-(``10K`` is ten thousand). Code units are not read (hex dumps, escapes, ``1L``).
+(``10K`` is ten thousand), "one day" as in "one day I will". Code units are not read (hex
+dumps, escapes, ``1L``).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ _MONEY = re.compile(
 )
 
 _MONEY_HINTS = (*CURRENCY_SIGNS, *CURRENCY_CODES)  # plain scans before the pattern
-_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+"
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:[.·]\d+)?|\.\d+"  # "2·8" is 2.8 in some journals
 # times a power of ten: "× 10^5", "×10−8", "× 106" (a superscript lost in extraction), "e-3"
 _TEN = r"(?:\s?[×x·⋅]\s?10(?:\^|\*\*)?(?:\(?[−-]?[1-9]\d?\)?|⁻?[¹²³⁴⁵⁶⁷⁸⁹⁰]+)|[eE][−+-]?\d{1,3})"
 NUMBER = rf"[−-]?(?:{_NUM})(?:{_TEN})?"
@@ -92,7 +93,7 @@ _FIGURE = re.compile(
     r"\b(?:Figs?\.?|Figures?|Tables?|panels?)\s?(?:\w+(?:,\s?|\s(?:and|or)\s|[–-]))*$",
     re.IGNORECASE,
 )
-_DURING = re.compile(r"\b(?:in|within|for|after|than|of|only|just|over|per)\s$", re.I)
+_DURING = re.compile(r"\b(?:in|within|for|after|than|of|only|just|over|per)\s$", re.IGNORECASE)
 _DECADE = re.compile(r"1[5-9]\d0|20\d0")
 _DECADE_BEFORE = re.compile(r"\b(?:the|early|late|mid-?|his|her|their)\s?'?$", re.IGNORECASE)
 _LIST = re.compile(rf"{_FREE}(?:{NUMBER})(?:\s?,\s?(?:{NUMBER}))*(?:\s?,)?\s(?:and|or)\s$")
@@ -124,8 +125,8 @@ def number(text: str) -> float:
         return float(NUMBER_WORDS[s.lower()])
     m = re.fullmatch(r"(.+?)\s?[×x·⋅]\s?10(?:\^|\*\*)?\(?(-?\d+)\)?", s)
     if m:
-        return float(m.group(1)) * 10.0 ** int(m.group(2))
-    return float(s)
+        return number(m.group(1)) * 10.0 ** int(m.group(2))
+    return float(s.replace("·", "."))
 
 
 @cache
@@ -227,10 +228,10 @@ def _merged(text: str, found: list[Found]) -> list[Found]:
             out[-1] = Found(p.start, q.end, p.low - q.high, p.low + q.high, p.unit)
         elif (
             q.low == q.high
-            and _RANGE_GAP.fullmatch(gap)
+            and (_RANGE_GAP.fullmatch(gap) or (not gap and text[q.start] in "-−"))
             and _dimension(p.unit) == _dimension(q.unit)
-        ):
-            b = registry().Quantity(q.low, q.unit).to(p.unit).magnitude
+        ):  # "58%-66%": the dash read as a sign when nothing is between
+            b = registry().Quantity(abs(q.low) if not gap else q.low, q.unit).to(p.unit).magnitude
             out[-1] = Found(p.start, q.end, min(p.low, b), max(p.low, b), p.unit)
         else:
             out.append(q)
@@ -242,7 +243,8 @@ def _widened(text: str, q: Found) -> Found:
     start = q.start
     if m := _APPROX.search(text, max(0, start - 16), start):
         start = m.start()
-    if q.low != q.high and (m := _BETWEEN.search(text, max(0, start - 9), start)):
+    ranged = q.low != q.high and not re.search(r"±|\+/-", text[q.start : q.end])
+    if ranged and (m := _BETWEEN.search(text, max(0, start - 9), start)):
         start = m.start()
     return Found(start, q.end, q.low, q.high, q.unit)
 
@@ -295,13 +297,15 @@ def money(text: str) -> list[Mention]:
 class QuantityRecognizer:
     """Measures in SI base units and amounts of money; usable as filters."""
 
+    # 5: prefixed unit words (micromol, deciliter), mm Hg, mm(3), "2·8%", "58%-66%"; kb, Mb
+    #    and Gb left out (kilo-, megabases); exponents up to 4 ("V8" is no unit); "one day"
     # 4: ranges, tolerances, approximations, lists, compound units, scientific notation,
     #    temperatures, fractions in percent; many more units (units.py)
     # 3: not in inline code (`0B 9B`, `%5B`), not across table cells
     # 2: money amounts are exact decimals; not run on code (hex dumps, escapes, 1L)
     info = RecognizerInfo(
         name="quantities",
-        version="4",
+        version="5",
         types=("QUANTITY", "MONEY"),
         code=False,
         inline_code=False,

@@ -99,6 +99,7 @@ SYMBOLS = {
     "Torr": "torr",
     "torr": "torr",
     "mmHg": "millimeter_Hg",
+    "mm Hg": "millimeter_Hg",
     "ha": "hectare",
     "Vs": "volt*second",
     "B": "byte",
@@ -112,9 +113,9 @@ SYMBOLS = {
     "MiB": "mebibyte",
     "GiB": "gibibyte",
     "TiB": "tebibyte",
-    "kb": "kilobit",
-    "Mb": "megabit",
-    "Gb": "gigabit",
+    "kbit": "kilobit",  # not kb, Mb, Gb: kilo-, megabases in genomics ("a 261-Mb genome")
+    "Mbit": "megabit",
+    "Gbit": "gigabit",
     "bps": "bit/second",
     "kbps": "kilobit/second",
     "Mbps": "megabit/second",
@@ -149,34 +150,30 @@ SYMBOLS = {
     "pptv": "ppt",
     "ppq": "ppq",
 }
-_WORDS = {
+# words that take the SI prefixes as words: "micromol", "kilometres", "nanograms"
+PREFIXED_WORDS = {
     "meter": "meter",
     "metre": "meter",
-    "kilometer": "kilometer",
-    "kilometre": "kilometer",
-    "centimeter": "centimeter",
-    "centimetre": "centimeter",
-    "millimeter": "millimeter",
-    "millimetre": "millimeter",
-    "micrometer": "micrometer",
-    "micrometre": "micrometer",
-    "micron": "micrometer",
-    "nanometer": "nanometer",
-    "nanometre": "nanometer",
     "gram": "gram",
     "gramme": "gram",
-    "kilogram": "kilogram",
-    "milligram": "milligram",
-    "microgram": "microgram",
-    "tonne": "metric_ton",
     "liter": "liter",
     "litre": "liter",
-    "milliliter": "milliliter",
-    "millilitre": "milliliter",
     "second": "second",
-    "millisecond": "millisecond",
-    "microsecond": "microsecond",
-    "nanosecond": "nanosecond",
+    "mole": "mole",
+    "mol": "mole",
+    "molar": "molar",
+    "watt": "watt",
+    "volt": "volt",
+    "joule": "joule",
+    "pascal": "pascal",
+    "ampere": "ampere",
+    "hertz": "hertz",
+    "byte": "byte",
+}
+WORD_PREFIXES = ("pico", "nano", "micro", "milli", "centi", "deci", "kilo", "mega", "giga", "tera")
+_WORDS = {
+    "micron": "micrometer",
+    "tonne": "metric_ton",
     "minute": "minute",
     "hour": "hour",
     "day": "day",
@@ -187,34 +184,24 @@ _WORDS = {
     "mile": "mile",
     "yard": "yard",
     "ounce": "ounce",
-    "byte": "byte",
-    "kilobyte": "kilobyte",
-    "megabyte": "megabyte",
-    "gigabyte": "gigabyte",
-    "terabyte": "terabyte",
-    "watt": "watt",
-    "kilowatt": "kilowatt",
-    "megawatt": "megawatt",
-    "volt": "volt",
-    "ampere": "ampere",
     "amp": "ampere",
-    "joule": "joule",
-    "kilojoule": "kilojoule",
     "calorie": "calorie",
     "kilocalorie": "kilocalorie",
-    "pascal": "pascal",
     "kelvin": "kelvin",
     "degree": "degree",
-    "mole": "mole",
     "hectare": "hectare",
     "acre": "acre",
     "knot": "knot",
     "parsec": "parsec",
     "light year": "light_year",
     "light-year": "light_year",
+    **PREFIXED_WORDS,
+    **{p + w: p + u for w, u in PREFIXED_WORDS.items() for p in WORD_PREFIXES},
 }
+_NO_PLURAL = ("hertz", "molar")
 WORDS = {
-    **{w + s: u for w, u in _WORDS.items() for s in ("", "s")},
+    **{w + s: u for w, u in _WORDS.items() for s in ("", "s") if not w.endswith(_NO_PLURAL)},
+    **{w: u for w, u in _WORDS.items() if w.endswith(_NO_PLURAL)},
     "bits": "bit",  # not "64 bit": a word size, not an amount of data
     "feet": "foot",
     "foot": "foot",
@@ -222,10 +209,6 @@ WORDS = {
     "inches": "inch",
     "centuries": "century",
     "century": "century",
-    "hertz": "hertz",
-    "kilohertz": "kilohertz",
-    "megahertz": "megahertz",
-    "gigahertz": "gigahertz",
     "percent": "percent",
     "per cent": "percent",
     "percentage point": "percent",
@@ -276,12 +259,14 @@ def trie(forms) -> str:
 
 # one unit: a symbol (exact case) or a word (any case), not run into a following letter
 ATOM = rf"(?:{trie(ALL_SYMBOLS)}|(?i:{trie(WORDS)}))(?![A-Za-zµμ])"
-_EXP = r"(?:(?:\^?[−-]\s?[1-4]|\^?[1-4]|⁻?[¹²³⁴])(?!\d)(?![.,]\d))"  # m2, s−1, cm⁻³
+_EXP = (
+    r"(?:(?:\^?[−-]\s?[1-4]|\^?[1-4]|⁻?[¹²³⁴]|\([−-]?[1-4]\))(?!\d)(?![.,]\d))"  # m2 s−1 cm⁻³ mm(3)
+)
 # a unit expression: "m s−1", "mg/kg", "W m−2", "µmol/L", "mm per year"; a factor joined by
 # a space needs an exponent ("m s−1"), so "5 m s" stays "5 m"
 _JOINS = rf"(?:\s?/\s?{ATOM}{_EXP}?|[ ·⋅]{ATOM}{_EXP}|\s+per\s+{ATOM})*"
 # things counted per unit: "cells/mL", "copies/µL", "stems/ha"; the count is not a unit
-COUNTED = r"(?:[a-z]{2,15}|[A-Z]{2,4}|U)\s?/\s?"  # "U/ml": enzyme units
+COUNTED = r"(?:[a-z]{2,15}s|[A-Z]{2,4}|U)\s?/\s?"  # plural nouns, and "U/ml" enzyme units
 UNIT = rf"(?:{COUNTED})?{ATOM}{_EXP}?{_JOINS}"
 
 _FACTOR = re.compile(rf"(?P<join>\s?/\s?|[ ·⋅]|\s+per\s+)?(?P<atom>{ATOM})(?P<exp>{_EXP})?")
@@ -306,7 +291,7 @@ def pint_expr(unit: str) -> str:
             name = "delta_" + name
         elif len(factors) > 1 and re.search(r"[*/]", name):
             name = f"({name})"
-        written = (f.group("exp") or "1").translate(_SUPERSCRIPT).lstrip("^")
+        written = (f.group("exp") or "1").translate(_SUPERSCRIPT).strip("^()")
         exp = int(re.sub(r"\s", "", written.replace("−", "-")))
         join = (f.group("join") or "").strip()
         if join in ("/", "per"):

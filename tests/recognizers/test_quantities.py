@@ -41,10 +41,16 @@ def test_quantities_are_normalized(text, expected):
         ("heated from 1300 K to 3500 K", "from 1300 K to 3500 K", "1300..3500 K"),
         ("rates of 10-30% were seen", "10-30%", "10..30 %"),
         ("δ13C of −27.2 to −23.1‰ here", "−27.2 to −23.1‰", "-2.72..-2.31 %"),
+        ("an interval of 58%-66% wide", "58%-66%", "58..66 %"),  # the dash is no sign
         # tolerances
         ("a bore of 12 ± 0.5 mm", "12 ± 0.5 mm", "0.0115..0.0125 m"),
         ("a share of 43.57% ± 4.35% of all", "43.57% ± 4.35%", "39.22..47.92 %"),
         ("set to 300±15 °C", "300±15 °C", "558.15..588.15 K"),
+        (
+            "rose from 1.9 +/- 0.8 mg per deciliter",
+            "1.9 +/- 0.8 mg per deciliter",
+            "0.011..0.027 kg / m ** 3",
+        ),
         # approximations: the word in the span, the number as the value
         ("about 3 h later", "about 3 h", "10800 s"),
         ("weighs ~5 kg", "~5 kg", "5 kg"),
@@ -70,6 +76,9 @@ def test_quantities_are_normalized(text, expected):
         ("yields of 11.25 Mg ha−1 year−1", "11.25 Mg ha−1 year−1", "3.56491e-08 kg / m ** 2 / s"),
         ("uplift of 5 mm per year", "5 mm per year", "1.5844e-10 m / s"),
         ("2 µmol/L of it", "2 µmol/L", "0.002 mol / m ** 3"),
+        ("a count of 160 cells/mm(3).", "160 cells/mm(3)", "1.6e+11 1 / m ** 3"),
+        ("homocysteine of 14 micromol/L", "14 micromol/L", "0.014 mol / m ** 3"),
+        ("a 25 kDa protein", "25 kDa", "4.15135e-23 kg"),
         # powers of ten, as typed and as extraction leaves a lost superscript
         ("seeded 3.2 × 10^5 cells/mL", "3.2 × 10^5 cells/mL", "3.2e+11 1 / m ** 3"),
         ("a loss of 6 × 106 kg s−1", "6 × 106 kg s−1", "6e+06 kg / s"),
@@ -80,7 +89,9 @@ def test_quantities_are_normalized(text, expected):
         ("a 30s timeout", "30s", "30 s"),
         ("over 5 million years", "5 million years", "1.57788e+14 s"),
         ("at 40°N", "40°N", "0.698132 rad"),
+        ("2 mm Hg lower", "2 mm Hg", "266.645 kg / m / s ** 2"),
         ("a pressure of 0.06  mBar", "0.06  mBar", "6 kg / m / s ** 2"),
+        ("a reduction of 2·8%", "2·8%", "2.8 %"),  # a raised decimal point
     ],
 )
 def test_each_shape_is_one_mention_with_its_si_value(text, span, value):
@@ -124,6 +135,7 @@ def test_a_unit_is_carried_back_across_a_list(text, expected):
         "issue #5 B",
         "V8 9.3\n\nV8 is",  # not volts to the eighth
         "One day I will",
+        "a 261-Mb genome",  # megabases, not megabits
     ],
 )
 def test_look_alikes_are_not_quantities(text):
