@@ -233,10 +233,13 @@ def _cited_by(con: duckdb.DuckDBPyConnection, cited: dict[str, list[str]]) -> No
 # is mostly noise ("Python" as a PERSON in 553 passages), so a name filters only when
 # something confirms it: it is an alias of a known entity (a gazetteer entry, an author, a
 # resolved work's author), or its document names it at least twice (in two places: see
-# entities/positions.py), always as one type.
-# Not a name made only of words the corpus writes as code (entities/vocabulary.py): a
-# model repeats its mistakes on technical terms, so repetition is no evidence for them.
-CONFIRMED = "(NOT starts_with(p.entity_id, 'name:') OR (e.k >= 2 AND e.types = 1 AND NOT e.code))"
+# entities/positions.py), always as one type, and it is no technical term: not made only of
+# words the corpus writes as code (entities/vocabulary.py), and, in a document that shows
+# code, a person's name of two words or more (there 4% of a news model's organisations and
+# 12% of its one-word persons were right, and every two-word person: docs/BENCHMARKS.md).
+CONFIRMED = """(NOT starts_with(p.entity_id, 'name:')
+    OR (e.k >= 2 AND e.types = 1 AND NOT e.code
+        AND (NOT e.shows_code OR (p.type = 'PERSON' AND contains(p.s, ' ')))))"""
 
 
 def _names(con: duckdb.DuckDBPyConnection) -> None:
@@ -278,7 +281,10 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
            seen AS (  -- places in the document: a name in the overlap of two windows, or
                       -- found there by two recognizers, is named once
                SELECT doc_id, s, count(DISTINCT (chain, pos)) AS k,
-                      count(DISTINCT type) AS types, s IN (SELECT s FROM coded) AS code
+                      count(DISTINCT type) AS types, s IN (SELECT s FROM coded) AS code,
+                      doc_id IN (SELECT pl.doc_id FROM placements pl JOIN units u
+                                 USING (unit_id) WHERE u.kind = 'code'
+                                 OR u.code_spans IS NOT NULL) AS shows_code
                FROM placed GROUP BY ALL)
            SELECT p.doc_id, p.unit_id, p.entity_id, bool_or(p.grade AND {CONFIRMED})
            FROM placed p JOIN seen e USING (doc_id, s)
