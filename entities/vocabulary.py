@@ -27,22 +27,27 @@ _INITIALS = re.compile(r"(?:[^\W\d_]\.)+")
 
 def words(name: str) -> list[str]:
     """The folded words of a name, as ``code_words`` compares them (``U.S.`` has none)."""
-    return WORD.findall(fold(name))
+    return [fold(w) for w in WORD.findall(name)]
+
+
+def _folded(found: set[str]) -> set[str]:
+    return {w if w.isascii() else fold(w) for w in found}
 
 
 def code_words(con: duckdb.DuckDBPyConnection, wanted: set[str]) -> set[str]:
     """Those of the folded words ``wanted`` that some unit writes as code."""
-    found: set[str] = set()
+    if not wanted:
+        return set()
     spans = con.execute(
         """SELECT substr(text, s[1] + 1, s[2] - s[1])
            FROM (SELECT text, unnest(code_spans) AS s FROM units WHERE code_spans IS NOT NULL)"""
     ).fetchall()
-    found.update(w for w in words(" ".join(piece for (piece,) in spans)) if w in wanted)
+    found = _folded(set(WORD.findall(" ".join(piece for (piece,) in spans).lower())))
     identifiers = con.execute(
         "SELECT term FROM terms WHERE contains(term, '.') OR contains(term, '_') "
         "OR contains(term, ':')"
     ).fetchall()
     for (term,) in identifiers:
         if "@" not in term and not _HOST.match(term) and not _INITIALS.match(term):
-            found.update(w for w in WORD.findall(term) if w in wanted)
-    return found
+            found.update(WORD.findall(term))  # terms are folded already
+    return found & wanted
