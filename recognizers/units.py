@@ -2,9 +2,10 @@
 
 A fixed table, not pint's parser: pint reads almost any letters as a unit ("in", "a", "ppt"
 a picopint, "bp" a printer's point, "kt" a knot), so only forms listed here count. Symbols
-are case-sensitive (mb/Mb/MB differ) and take the SI prefixes listed with them; words are
-read in any case. A bare "A", "M", "N", "T", "F", "H", "pm" or "am" is left out: "Plan A",
-"5 pm". ``si`` turns a value in a unit into the mention's value (see quantities.py).
+are case-sensitive (mg/Mg, ms/Ms differ) and take the SI prefixes listed with them; words
+are read in any case. A bare "A", "M", "N", "T", "F", "H", "pm" or "am" is left out ("Plan
+A", "5 pm"), and so are kb, Mb and Gb (kilo- and megabases in genomics as often as bits).
+``si`` turns a value in a unit into the mention's value (see quantities.py).
 """
 
 from __future__ import annotations
