@@ -20,9 +20,9 @@ def test_kbx_serve_says_where_it_listens_and_stops_on_ctrl_c(docs):
         text=True,
     )
     try:
-        line = server.stderr.readline()
-        m = re.match(r"kbx serve: (http://127\.0\.0\.1:\d+)/api \(MCP at /mcp\) for (.*);", line)
-        assert m and m.group(2) == str(docs), line
+        said = [server.stderr.readline()]  # the first line says where, whatever may follow
+        m = re.match(r"kbx serve: (http://127\.0\.0\.1:\d+)/api \(MCP at /mcp\) for (.*);", said[0])
+        assert m and m.group(2) == str(docs), said
         r = httpx.get(f"{m.group(1)}/api/status", timeout=60)
         assert r.status_code == 200 and r.json()["root"] == str(docs)
         server.send_signal(signal.SIGINT)
