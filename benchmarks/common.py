@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from kbx.indexing.ingest import index
 from kbx.recognizers.dates import DateRecognizer
@@ -282,3 +283,34 @@ def write_section(path: Path, title: str, section: str, header: str) -> None:
         text = "".join(lines[:start]) + section + ("\n" + tail if tail else "")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text.rstrip("\n") + "\n", "utf-8")
+
+
+# --- span matching (the recognizer benchmarks) -----------------------------------------------
+
+
+class Spanned(Protocol):
+    start: int
+    end: int
+
+
+def overlap(a: Spanned, b: Spanned) -> int:
+    """Characters two spans share (negative when apart)."""
+    return min(a.end, b.end) - max(a.start, b.start)
+
+
+def relaxed_match(gold: Sequence[Spanned], pred: Sequence[Spanned]) -> dict[int, int]:
+    """One-to-one greedy matching of overlapping spans, largest overlap first:
+    gold index -> prediction index."""
+    pairs = sorted(
+        (-overlap(g, p), gi, pi)
+        for gi, g in enumerate(gold)
+        for pi, p in enumerate(pred)
+        if overlap(g, p) > 0
+    )
+    match: dict[int, int] = {}
+    used: set[int] = set()
+    for _, gi, pi in pairs:
+        if gi not in match and pi not in used:
+            match[gi] = pi
+            used.add(pi)
+    return match

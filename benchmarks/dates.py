@@ -48,7 +48,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import eval_arg, table  # noqa: E402
+from common import eval_arg, relaxed_match, table  # noqa: E402
 
 DATA = Path("tempeval3") / "tbaq-cleaned"
 TYPES = ("DATE", "TIME", "DURATION", "SET")
@@ -199,28 +199,6 @@ def timed_runs(
 
 
 # --- matching and scores ---------------------------------------------------------------------
-
-
-def overlap(a: Span, b: Span) -> int:
-    return min(a.end, b.end) - max(a.start, b.start)
-
-
-def relaxed_match(gold: Sequence[Span], pred: Sequence[Span]) -> dict[int, int]:
-    """One-to-one greedy matching of overlapping spans, largest overlap first:
-    gold index -> prediction index."""
-    pairs = sorted(
-        (-overlap(g, p), gi, pi)
-        for gi, g in enumerate(gold)
-        for pi, p in enumerate(pred)
-        if overlap(g, p) > 0
-    )
-    match: dict[int, int] = {}
-    used: set[int] = set()
-    for _, gi, pi in pairs:
-        if gi not in match and pi not in used:
-            match[gi] = pi
-            used.add(pi)
-    return match
 
 
 @dataclass

@@ -51,7 +51,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, eval_arg, table, write_section  # noqa: E402
+from common import REPO, eval_arg, overlap, relaxed_match, table, write_section  # noqa: E402
 
 DATA = Path("quantities") / "measeval"
 SPLITS = ("train", "trial")
@@ -363,28 +363,6 @@ PREDICTORS: dict[str, Callable[[], Predictor]] = {
 # --- scores ----------------------------------------------------------------------------------
 
 
-def overlap(a: Gold | Pred, b: Gold | Pred) -> int:
-    return min(a.end, b.end) - max(a.start, b.start)
-
-
-def match(gold: Sequence[Gold], pred: Sequence[Pred]) -> dict[int, int]:
-    """One-to-one greedy matching of overlapping spans, largest overlap first:
-    gold index -> prediction index."""
-    pairs = sorted(
-        (-overlap(g, p), gi, pi)
-        for gi, g in enumerate(gold)
-        for pi, p in enumerate(pred)
-        if overlap(g, p) > 0
-    )
-    out: dict[int, int] = {}
-    used: set[int] = set()
-    for _, gi, pi in pairs:
-        if gi not in out and pi not in used:
-            out[gi] = pi
-            used.add(pi)
-    return out
-
-
 @dataclass
 class Score:
     """Counts behind one system's figures on one split, and its error lists."""
@@ -440,7 +418,7 @@ def score(paras: Sequence[Para], preds: Sequence[Sequence[Pred]]) -> Score:
     s = Score()
     for para, pred in zip(paras, preds, strict=True):
         gold = [g for g in para.gold if g.unit]
-        pairs = match(gold, pred)
+        pairs = relaxed_match(gold, pred)
         s.gold += len(gold)
         s.all_gold += len(para.gold)
         s.all_found += sum(any(overlap(g, p) > 0 for p in pred) for g in para.gold)
