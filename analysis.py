@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
@@ -110,16 +110,48 @@ class Analyzer:
 
     def terms(self, text: str, code: bool = False) -> Counter[str]:
         """Term frequencies of one text: raw tokens are counted first (in C), and each
-        distinct one is analyzed once."""
-        out: Counter[str] = Counter()
-        for raw, n in Counter(TOKEN.findall(text)).items():
-            for term in self._expand(raw, code):
-                out[term] += n
-        return out
+        distinct one is analyzed once per process (see ``expansions``)."""
+        raws = Counter(TOKEN.findall(text))
+        expand = self.expansions(raws, code)
+        out: dict[str, int] = {}
+        get = out.get
+        for raw, n in raws.items():
+            for term in expand[raw]:
+                out[term] = get(term, 0) + n
+        return Counter(out)
 
-    @lru_cache(maxsize=500_000)  # noqa: B019 - analyzers are few and live as long as a run
-    def _expand(self, raw: str, code: bool) -> tuple[str, ...]:
-        return tuple(t for _, _, t in self.tokens(raw, code))
+    def expansions(self, raws: Iterable[str], code: bool) -> dict[str, tuple[str, ...]]:
+        """The terms of each raw token, from a per-process cache filled in bulk: an ASCII
+        token (nearly all of them) is lowered and split into its parts here, and all new
+        words are stemmed in one ``stemWords`` call; any other goes through ``tokens``."""
+        cache = _cache(self, code)
+        new = [raw for raw in raws if raw not in cache]
+        if not new:
+            return cache
+        if len(cache) > CACHE_TOKENS:
+            cache.clear()
+        words: list[str] = []  # to be stemmed, in order
+        shapes: list[tuple[str, str | None, int]] = []  # raw, its whole form, words it gave
+        for raw in new:
+            if not raw.isascii():
+                cache[raw] = tuple(t for _, _, t in self.tokens(raw, code))
+                continue
+            low = raw.lower()
+            if low in self.protected:
+                cache[raw] = (low,)
+            elif _PLAIN.fullmatch(low):
+                shapes.append((raw, None, 1))
+                words.append(low)
+            else:  # the whole identifier unstemmed, then its parts (no lone letters)
+                parts = [p for p in _PLAIN.findall(low) if len(p) > 1 or p.isdigit()]
+                shapes.append((raw, low, len(parts)))
+                words += parts
+        stems = _stem_all(self, words, code)
+        i = 0
+        for raw, whole, n in shapes:
+            cache[raw] = (*stems[i : i + n],) if whole is None else (whole, *stems[i : i + n])
+            i += n
+        return cache
 
     def query(self, text: str, stopwords: bool = True) -> list[list[str]]:
         """A query's terms, grouped by the word they came from. A group's forms are
@@ -148,11 +180,38 @@ def _one_word(term: str) -> bool:
     return term.split() == [term]
 
 
+CACHE_TOKENS = 1_000_000  # distinct raw tokens remembered per analyzer and kind
+_PLAIN = re.compile(r"[a-z0-9]+")  # a part of a lower-case ASCII token (PART, in ASCII)
+_CACHES: dict[tuple, dict[str, tuple[str, ...]]] = {}
+
+
+def _cache(analyzer: Analyzer, code: bool) -> dict[str, tuple[str, ...]]:
+    """Kept beside the analyzer, not in it: analyzers travel to workers with every job."""
+    key = (analyzer.stemmer, analyzer.protected, code)
+    found = _CACHES.get(key)
+    if found is None:
+        found = _CACHES[key] = {}
+    return found
+
+
+def _stem_all(analyzer: Analyzer, words: list[str], code: bool) -> list[str]:
+    """Stems of lower-case ASCII words, Snowball's in one C call."""
+    if code or analyzer.stemmer == "none":
+        return words
+    if analyzer.stemmer == "snowball":
+        return _snowball().stemWords(words)
+    return [plural_stem(w) for w in words]
+
+
+@cache
+def _snowball() -> Stemmer.Stemmer:
+    return Stemmer.Stemmer("english")
+
+
 @cache
 def _stem_fn(name: str):
     if name == "snowball":
-        stemmer = Stemmer.Stemmer("english")
-        return lru_cache(maxsize=200_000)(stemmer.stemWord)
+        return lru_cache(maxsize=200_000)(_snowball().stemWord)
     if name == "plural":
         return lru_cache(maxsize=200_000)(plural_stem)
     return lambda w: w
@@ -169,12 +228,13 @@ def analyze_units(units, analyzer: Analyzer) -> list[tuple[str, str, str, int]]:
         if u.heading_path not in headings:
             headings[u.heading_path] = analyzer.terms(" ".join(u.heading_path))
         head = headings[u.heading_path]
-        terms = list(body | head)
+        extra = [t for t in head if t not in body]
+        terms = [*body, *extra]
         out.append(
             (
                 " ".join(terms),
-                " ".join(str(body.get(t, 0)) for t in terms),
-                " ".join(str(head.get(t, 0)) for t in terms),
+                " ".join([*map(str, body.values()), *["0"] * len(extra)]),
+                " ".join([str(head[t]) if t in head else "0" for t in terms]),
                 sum(body.values()),
             )
         )
