@@ -236,6 +236,24 @@ def recognize(
         return _recognize_all(index, registry, names, progress, workers, redo_from or {}, lease)
 
 
+def record_info(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -> None:
+    """What search must know of each recognizer before its runs are written."""
+    for r in recognizers:
+        row = (
+            r.info.name,
+            r.info.version,
+            list(r.info.types),
+            r.info.filter,
+            list(r.info.boost_types),
+            r.info.names,
+        )
+        stored = con.execute("SELECT * FROM recognizer_info WHERE name = ?", [r.info.name])
+        if stored.fetchone() != row:  # its filter grade feeds the entity layer's links
+            with transaction(con):
+                con.execute("INSERT OR REPLACE INTO recognizer_info VALUES (?, ?, ?, ?, ?, ?)", row)
+                mark_dirty(con)
+
+
 def _recognize_all(
     index: Index,
     registry: Registry,
@@ -254,20 +272,7 @@ def _recognize_all(
         )
         for r in chosen
     }
-    for r in chosen:
-        row = (
-            r.info.name,
-            r.info.version,
-            list(r.info.types),
-            r.info.filter,
-            list(r.info.boost_types),
-            r.info.names,
-        )
-        stored = con.execute("SELECT * FROM recognizer_info WHERE name = ?", [r.info.name])
-        if stored.fetchone() != row:  # its filter grade feeds the entity layer's links
-            with transaction(con):
-                con.execute("INSERT OR REPLACE INTO recognizer_info VALUES (?, ?, ?, ?, ?, ?)", row)
-                mark_dirty(con)
+    record_info(con, chosen)
     reports = {r.info.name: RecognizerReport(r.info.name, r.info.version) for r in chosen}
     todo = [r for r in chosen if totals[r.info.name]]
     if not todo:

@@ -27,12 +27,18 @@ def recognizer(con: duckdb.DuckDBPyConnection) -> GazetteerRecognizer:
     return GazetteerRecognizer(entries(con))
 
 
-def registry_for(index: Index, base: Registry | None = None) -> Registry:
+def registry_for(
+    index: Index, base: Registry | None = None, con: duckdb.DuckDBPyConnection | None = None
+) -> Registry:
     """The installed recognizers as the root's ``kbx.toml`` sets them up, plus this index's
-    gazetteer (unless ``kbx.toml`` disables it)."""
+    gazetteer (unless ``kbx.toml`` disables it), read on ``con`` when the caller holds the
+    file open."""
     config = load_config(index.root)
     registry = base if base is not None else Registry.load(config)
     if NAME in config.disabled:
+        return registry
+    if con is not None:
+        registry.register(recognizer(con))
         return registry
     if not index.db.exists():  # nothing indexed yet: an empty gazetteer
         registry.register(GazetteerRecognizer([]))

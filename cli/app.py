@@ -133,6 +133,15 @@ def index(
                 stages[name] = bar.add_task(f"recognizer {name}", total=total)
             bar.update(stages[name], completed=done)
 
+        def searchable(r: api.IndexReport, slow: list[str]) -> None:
+            if slow and not as_json:
+                bar.update(task, visible=False)
+                err.print(
+                    f"Searchable now ({r.searchable_s:.1f} s); {', '.join(slow)} next, "
+                    "search works meanwhile (interrupted, `kbx index` carries on)",
+                    markup=False,
+                )
+
         report = api.index(
             path,
             db,
@@ -142,6 +151,7 @@ def index(
             stemmer=stemmer,
             progress=tick,
             recognizer_progress=tick_recognizer,
+            searchable=searchable,
         )
     resolved = api.resolve(api.Index.for_root(path, db)) if then_resolve else None
     if as_json:

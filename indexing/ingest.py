@@ -1,36 +1,39 @@
 """``kbx index``: walk the root, extract what changed in worker processes, commit in short batches.
 
-Workers only compute (read, hash, extract); this process is the single writer.
-Each batch replaces its documents in one transaction, so a crash loses at most
-the batch in flight, and between batches the file is free for readers.
+Workers compute (read, hash, extract, analyze, and run the rule-based recognizers, see
+``prepare``); this process is the single writer, on one connection for the run. Each
+batch replaces its documents in one transaction, so a crash loses at most the batch in
+flight, and between batches a reader that asks for the file gets it. Once every file is
+in, the folder is searchable; the slow recognizers (models) then fill in through the
+same resumable pass as ``kbx reprocess``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
 
-from kbx.analysis import Analyzer, analyze_units
+from kbx.analysis import Analyzer
 from kbx.annotate.context import refresh as refresh_context
-from kbx.annotate.run import RecognizerReport, recognize
+from kbx.annotate.run import RecognizerReport, missing, recognize, record_info
 from kbx.annotate.setup import registry_for
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument, ExtractError, OverBudget
-from kbx.extract import Document, extract
-from kbx.extract.textmap import pack
+from kbx.extract import extract
+from kbx.indexing.prepare import PLACEMENT_COLUMNS, UNIT_COLUMNS, Prepared, prepare, run_with
+from kbx.recognizers.base import Recognizer
 from kbx.recognizers.registry import Registry
 from kbx.source.walk import Found, walk
 from kbx.store.consistency import drop_orphans, unplace
-from kbx.store.db import Index, kill_point, mark_dirty, rows_select
+from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, staged
 from kbx.store.postings import analyzer_of, rebuild_postings, resort_postings, term_rows
 from kbx.store.schema import REEXTRACT
 from kbx.store.transaction import transaction
@@ -40,6 +43,8 @@ DEFAULT_MAX_SIZE = 50 * 1024 * 1024
 BATCH_DOCS = 400
 BATCH_SECONDS = 2.0
 PARALLEL_THRESHOLD = 32
+AHEAD_BYTES = 64 * 1024 * 1024  # files read ahead of the writer, at most (two per worker)
+HOLD = 30.0  # seconds the writer keeps the file between commits when no reader asks for it
 
 
 @dataclass
@@ -50,8 +55,7 @@ class Outcome:
     size: int = 0
     mtime_ns: int = 0
     sha256: str | None = None
-    document: Document | None = None
-    terms: list[tuple[str, str, str, int]] = field(default_factory=list)  # see analyze_units
+    document: Prepared | None = None  # the rows to store (see indexing.prepare)
     error: str | None = None
     status: str = "ok"  # ok | same | failed | skipped | vanished | unreadable
 
@@ -73,22 +77,33 @@ class IndexReport:
     failures: list[dict] = field(default_factory=list)  # path, status, error: as in status
     recognizers: list[RecognizerReport] = field(default_factory=list)
     unavailable: list[tuple[str, str]] = field(default_factory=list)  # recognizers not run
+    searchable_s: float | None = None  # when every file was in, before the slow recognizers
     seconds: float = 0.0
 
 
 def read_one(
-    root: str, found: Found, known_sha: str | None, max_size: int, analyzer: Analyzer
+    root: str,
+    found: Found,
+    known_sha: str | None,
+    max_size: int,
+    analyzer: Analyzer,
+    skip: frozenset[str] = frozenset(),
 ) -> Outcome:
-    """Read, hash, extract and analyze one file within its time budget. Runs in a worker;
-    never raises."""
+    """Read, hash, extract, analyze and recognize one file within its time budget (units in
+    ``skip`` are not recognized). Runs in a worker; never raises."""
     try:
-        return timed(_read_one, root, found, known_sha, max_size, analyzer)
+        return timed(_read_one, root, found, known_sha, max_size, analyzer, skip)
     except OverBudget as e:
         return Outcome(found.rel, found.size, found.mtime_ns, error=str(e), status="failed")
 
 
 def _read_one(
-    root: str, found: Found, known_sha: str | None, max_size: int, analyzer: Analyzer
+    root: str,
+    found: Found,
+    known_sha: str | None,
+    max_size: int,
+    analyzer: Analyzer,
+    skip: frozenset[str],
 ) -> Outcome:
     out = Outcome(found.rel, found.size, found.mtime_ns)
     if found.error:
@@ -115,12 +130,11 @@ def _read_one(
         out.status = "same"
         return out
     try:
-        out.document = extract(found.rel, data)
-        out.terms = analyze_units(out.document.units, analyzer)
+        out.document = prepare(extract(found.rel, data), analyzer, skip)
     except ExtractError as e:
         out.status, out.error = "failed", str(e)
     except MemoryError:
-        out.document, out.terms = None, []
+        out.document = None
         out.status, out.error = "failed", "over the memory budget for one file"
     except Exception as e:  # a parser bug must not stop the run
         out.status, out.error = "failed", f"parser error: {type(e).__name__}: {e}"
@@ -160,43 +174,55 @@ def _trusted_sha(known: dict | None) -> str | None:
 
 
 def _read_all(
-    root: Path, todo: list[Found], known: dict, max_size: int, workers: int, analyzer: Analyzer
+    root: Path,
+    todo: list[Found],
+    known: dict,
+    placed: dict[str, frozenset[str]],
+    max_size: int,
+    workers: int,
+    analyzer: Analyzer,
 ) -> Iterator[Outcome]:
     """Every file's outcome in order, read by budgeted workers (one for a short list)."""
-    args = [(str(root), f, _trusted_sha(known.get(f.rel)), max_size, analyzer) for f in todo]
-    n = 1 if len(todo) < PARALLEL_THRESHOLD else max(1, workers)
-    yield from each_in_order(read_one, args, n, _died)
+    args = [
+        (
+            str(root),
+            f,
+            _trusted_sha(known.get(f.rel)),
+            max_size,
+            analyzer,
+            placed.get(f.rel, frozenset()),
+        )
+        for f in todo
+    ]
+    n = _readers(todo, workers)
+    yield from each_in_order(read_one, args, n, _died, _job_bytes, AHEAD_BYTES)
+
+
+def _readers(todo: list[Found], workers: int) -> int:
+    """One worker for a short list, else ``workers``."""
+    return 1 if len(todo) < PARALLEL_THRESHOLD else max(1, workers)
+
+
+def _job_bytes(job: tuple) -> int:
+    return job[1].size
+
+
+def _placed(con: duckdb.DuckDBPyConnection, paths: list[str]) -> dict[str, frozenset[str]]:
+    """The units each of these documents placed when last indexed: they have their runs,
+    so a changed file's unchanged passages are not recognized again."""
+    if not paths:
+        return {}
+    rows = con.execute(
+        """SELECT d.path, list(u.unit_hash) FROM documents d JOIN placements p USING (doc_id)
+           JOIN units u USING (unit_id) WHERE list_contains(?, d.path) GROUP BY d.path""",
+        [paths],
+    ).fetchall()
+    return {path: frozenset(hashes) for path, hashes in rows}
 
 
 def _died(job: tuple, why: str) -> Outcome:
     found: Found = job[1]
     return Outcome(found.rel, found.size, found.mtime_ns, error=why, status="failed")
-
-
-def _json_default(value):
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    return str(value)
-
-
-def _doc_date(raw: str | None) -> str | None:
-    """An ISO date (or year-month, or year) from a metadata value, else None."""
-    if not raw:
-        return None
-    raw = str(raw).strip()
-    for fmt, n in (("%Y-%m-%d", 10), ("%Y-%m", 7), ("%Y", 4)):
-        try:
-            datetime.strptime(raw[:n], fmt)
-            return raw[:n]
-        except ValueError:
-            continue
-    for fmt in ("%d %B %Y", "%B %d, %Y", "%B %Y", "%d %b %Y", "%b %d, %Y"):
-        try:
-            parsed = datetime.strptime(raw, fmt)
-            return parsed.strftime("%Y-%m" if fmt == "%B %Y" else "%Y-%m-%d")
-        except ValueError:
-            continue
-    return None
 
 
 _DOCUMENT_COLUMNS = [
@@ -215,7 +241,6 @@ _DOCUMENT_COLUMNS = [
     "error",
     "warnings",
     "n_units",
-    "indexed_at",
 ]
 
 
@@ -224,7 +249,6 @@ def _write_batch(
 ) -> tuple[int, int]:
     """Replace the batch's documents in one transaction, sweeping the units they no longer
     place in the same one; returns the units added and swept."""
-    now = datetime.now()
     docs = [
         o
         for o in batch
@@ -236,46 +260,8 @@ def _write_batch(
         if stale:
             unplace(con, stale)
             con.execute("DELETE FROM doc_context WHERE list_contains(?, doc_id)", [stale])
-        rows = []
-        for o in docs:
-            d = o.document
-            meta = d.meta if d else None
-            rows.append(
-                (
-                    known.get(o.rel, {}).get("doc_id"),
-                    o.rel,
-                    o.sha256,
-                    o.size,
-                    o.mtime_ns,
-                    d.format if d else None,
-                    d.encoding if d else None,
-                    meta.title if meta else None,
-                    _doc_date(meta.date) if meta else None,
-                    meta.authors if meta else [],
-                    json.dumps(meta.fields, default=_json_default) if meta else None,
-                    "ok" if d else ("skipped" if o.status == "skipped" else "failed"),
-                    o.error,
-                    d.warnings if d else [],
-                    len(d.units) if d else 0,
-                    now,
-                )
-            )
-        if rows:
-            select, params = rows_select(
-                _DOCUMENT_COLUMNS, rows, frozenset({"authors", "warnings"})
-            )
-            con.execute(
-                f"""INSERT INTO documents
-                SELECT coalesce(id, nextval('doc_ids')), * EXCLUDE (id) FROM ({select})
-                ON CONFLICT (doc_id) DO UPDATE SET
-                    sha256 = excluded.sha256, size = excluded.size, mtime_ns = excluded.mtime_ns,
-                    format = excluded.format, encoding = excluded.encoding,
-                    title = excluded.title, doc_date = excluded.doc_date,
-                    authors = excluded.authors, meta = excluded.meta, status = excluded.status,
-                    error = excluded.error, warnings = excluded.warnings,
-                    n_units = excluded.n_units, indexed_at = excluded.indexed_at""",
-                params,
-            )
+        if docs:
+            _write_documents(con, docs, known)
         added = _write_units(con, [o for o in docs if o.document])
         swept = drop_orphans(con) if stale else 0
         # Known files that could not be read keep their units; the error is noted.
@@ -290,65 +276,102 @@ def _write_batch(
     return added, swept
 
 
+def _write_documents(con: duckdb.DuckDBPyConnection, docs: list[Outcome], known: dict) -> None:
+    """Insert or update the documents' rows in one statement."""
+    rows = []
+    for o in docs:
+        d = o.document
+        status = "ok" if d else ("skipped" if o.status == "skipped" else "failed")
+        rows.append(
+            (known.get(o.rel, {}).get("doc_id"), o.rel, o.sha256, o.size, o.mtime_ns)
+            + (
+                (d.format, d.encoding, d.title, d.doc_date, d.authors, d.meta)
+                if d
+                else (None, None, None, None, [], None)
+            )
+            + (status, o.error, d.warnings if d else [], d.n_units if d else 0)
+        )
+    columns = dict(zip(_DOCUMENT_COLUMNS, zip(*rows, strict=True), strict=True))
+    with staged(con, "staged_docs", columns, frozenset({"size", "mtime_ns", "n_units"})):
+        con.execute(
+            """INSERT INTO documents
+            SELECT coalesce(id::INTEGER, nextval('doc_ids')), path, sha256::VARCHAR, size,
+                   mtime_ns, format::VARCHAR, encoding::VARCHAR, title::VARCHAR,
+                   doc_date::VARCHAR, authors::VARCHAR[], meta::JSON, status, error::VARCHAR,
+                   warnings::VARCHAR[], n_units, ?
+            FROM staged_docs
+            ON CONFLICT (doc_id) DO UPDATE SET
+                sha256 = excluded.sha256, size = excluded.size, mtime_ns = excluded.mtime_ns,
+                format = excluded.format, encoding = excluded.encoding,
+                title = excluded.title, doc_date = excluded.doc_date,
+                authors = excluded.authors, meta = excluded.meta, status = excluded.status,
+                error = excluded.error, warnings = excluded.warnings,
+                n_units = excluded.n_units, indexed_at = excluded.indexed_at""",
+            [datetime.now()],
+        )
+
+
 def _write_units(con: duckdb.DuckDBPyConnection, outcomes: list[Outcome]) -> int:
-    """Insert the units not yet stored (with their postings) and every placement."""
+    """Insert the units not yet stored (with their postings, and the mentions and runs the
+    workers found in them) and every placement; returns the units added."""
     if not outcomes:
         return 0
     distinct: dict[str, int] = {}  # unit hash -> its index k in this batch
     units: list[tuple] = []
     placements: list[tuple] = []
+    mentions: list[tuple] = []
+    runs: list[tuple] = []
     for o in outcomes:
         d = o.document
-        for i, u in enumerate(d.units):
-            h = u.hash
-            if h not in distinct:
-                distinct[h] = len(units)
-                code = [list(c) for c in u.code_spans] or None  # NULL: none
-                units.append(
-                    (len(units), h, list(u.heading_path), u.text, u.n_tokens, u.kind, *o.terms[i])
-                    + (code, list(u.breaks) or None)
-                )
-            start, end = u.lines
-            placements.append(
-                (d.path, i, distinct[h], u.kind, u.page, start, end, pack(u.segments))
-            )
-    _stage(
-        con,
-        "staged_units",
-        [
-            "k",
-            "unit_hash",
-            "heading_path",
-            "text",
-            "n_tokens",
-            "kind",
-            "terms",
-            "tfs",
-            "htfs",
-            "n_terms",
-            "code_spans",
-            "breaks",
-        ],
-        units,
-    )
-    _stage(
-        con,
-        "staged_placements",
-        ["path", "ordinal", "k", "kind", "page", "start_line", "end_line", "offsets"],
-        placements,
-    )
+        ks, seen = [], set()  # seen: units an earlier document of the batch brought
+        for u in d.units:
+            k = distinct.get(u[0])
+            if k is None:
+                k = distinct[u[0]] = len(units)
+                units.append((k, *u))
+            else:
+                seen.add(u[0])
+            ks.append(k)
+        placements += [(o.rel, p[0], ks[p[1]], *p[2:]) for p in d.placements]
+        mentions += [m for m in d.mentions if m[0] not in seen] if seen else d.mentions
+        runs += [r for r in d.runs if r[0] not in seen] if seen else d.runs
+    unit_columns = dict(zip(["k", *UNIT_COLUMNS], zip(*units, strict=True), strict=True))
+    place_columns = ["path", "ordinal", "k", *PLACEMENT_COLUMNS[2:]]
+    ints = frozenset({"k", "n_tokens", "n_terms", "ordinal", "start_line", "end_line"})
+    with (
+        staged(con, "staged_units", unit_columns, ints),
+        staged(con, "staged_placements", _columns(place_columns, placements), ints),
+    ):
+        con.execute(
+            """CREATE OR REPLACE TEMP TABLE new_units AS
+            SELECT nextval('unit_ids') AS unit_id, s.* FROM (
+                SELECT * FROM staged_units s ANTI JOIN units u USING (unit_hash) ORDER BY k
+            ) s"""
+        )
+        con.execute(
+            """INSERT INTO units
+            SELECT unit_id, unit_hash, heading_path::VARCHAR[], text, n_tokens, kind, n_terms,
+                   code_spans::INTEGER[][], breaks::INTEGER[]
+            FROM new_units ORDER BY unit_id"""
+        )
+        _write_postings(con)
+        con.execute(
+            """INSERT INTO placements
+            SELECT d.doc_id, p.ordinal, u.unit_id, p.kind, p.page::INTEGER,
+                   p.start_line, p.end_line, p.offsets::BLOB
+            FROM staged_placements p JOIN documents d USING (path)
+            JOIN staged_units s USING (k) JOIN units u USING (unit_hash)"""
+        )
+    _write_found(con, mentions, runs)
+    (new,) = con.execute("SELECT count(*) FROM new_units").fetchone()
+    con.execute("DROP TABLE new_units")
+    return new
+
+
+def _write_postings(con: duckdb.DuckDBPyConnection) -> None:
+    """The postings of the batch's new units, their terms added to the dictionary."""
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE staged_postings AS "
-        + term_rows("staged_units s ANTI JOIN units u USING (unit_hash)", "k")
-    )
-    new = con.execute(
-        "SELECT count(*) FROM staged_units s ANTI JOIN units u USING (unit_hash)"
-    ).fetchone()[0]
-    con.execute(
-        """INSERT INTO units
-        SELECT nextval('unit_ids'), unit_hash, heading_path, text, n_tokens, kind, n_terms,
-               code_spans, breaks
-        FROM staged_units s ANTI JOIN units u USING (unit_hash) ORDER BY k"""
+        "CREATE OR REPLACE TEMP TABLE staged_postings AS " + term_rows("new_units", "unit_id")
     )
     con.execute(
         """INSERT INTO terms SELECT nextval('term_ids'), term
@@ -356,28 +379,48 @@ def _write_units(con: duckdb.DuckDBPyConnection, outcomes: list[Outcome]) -> int
     )
     con.execute(
         """INSERT INTO postings
-        SELECT t.term_id, u.unit_id, p.tf, p.htf
-        FROM staged_postings p JOIN staged_units s USING (k)
-        JOIN units u USING (unit_hash) JOIN terms t USING (term)
+        SELECT t.term_id, p.unit_id, p.tf, p.htf
+        FROM staged_postings p JOIN terms t USING (term)
         ORDER BY t.term_id"""
     )
-    con.execute(
-        """INSERT INTO placements
-        SELECT d.doc_id, p.ordinal, u.unit_id, p.kind, p.page::INTEGER,
-               p.start_line, p.end_line, p.offsets::BLOB
-        FROM staged_placements p JOIN documents d USING (path)
-        JOIN staged_units s USING (k) JOIN units u USING (unit_hash)"""
-    )
-    for table in ("staged_units", "staged_postings", "staged_placements"):
-        con.execute(f"DROP TABLE {table}")
-    return new
+    con.execute("DROP TABLE staged_postings")
 
 
-def _stage(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], rows: list[tuple]):
-    """A temporary table of ``rows``, loaded in one statement."""
-    lists = frozenset({"heading_path", "code_spans", "breaks"})
-    select, params = rows_select(columns, rows, lists)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {select}", params)
+MENTION_COLUMNS = ["unit_hash", "recognizer", "version", "start_char", "end_char", "type"]
+MENTION_COLUMNS += ["text", "value", "confidence", "key"]
+RUN_COLUMNS = ["unit_hash", "recognizer", "version", "n_mentions", "error", "ran_at"]
+
+
+def _write_found(con: duckdb.DuckDBPyConnection, mentions: list, runs: list) -> None:
+    """The workers' mentions and runs of the units this batch added (a unit stored before
+    has its runs, or gets them in the pass after the batches)."""
+    if not runs:
+        return
+    ints = frozenset({"start_char", "end_char", "n_mentions"})
+    with (
+        staged(con, "staged_mentions", _columns(MENTION_COLUMNS, mentions), ints),
+        staged(con, "staged_runs", _columns(RUN_COLUMNS, runs), ints),
+    ):
+        if mentions:
+            con.execute(
+                """INSERT INTO mentions
+                SELECT unit_hash, recognizer, version, start_char, end_char, type, text,
+                       value::VARCHAR, confidence::DOUBLE, key::VARCHAR
+                FROM staged_mentions SEMI JOIN new_units USING (unit_hash)"""
+            )
+        con.execute(
+            """INSERT INTO runs
+            SELECT unit_hash, recognizer, version, n_mentions, error::VARCHAR,
+                   ran_at::TIMESTAMP
+            FROM staged_runs SEMI JOIN new_units USING (unit_hash)"""
+        )
+
+
+def _columns(names: list[str], rows: list[tuple]) -> dict[str, tuple]:
+    """Rows as named columns."""
+    if not rows:
+        return {n: () for n in names}
+    return dict(zip(names, zip(*rows, strict=True), strict=True))
 
 
 def index(
@@ -391,23 +434,37 @@ def index(
     registry: Registry | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     recognizer_progress: Callable[[str, int, int], None] | None = None,
+    searchable: Callable[[IndexReport, list[str]], None] | None = None,
 ) -> IndexReport:
-    """Bring the index of ``root`` up to date with its files; returns what changed."""
+    """Bring the index of ``root`` up to date with its files; returns what changed.
+    ``searchable`` is called once every file is in and searchable, with the slow
+    recognizers that run next (none, often)."""
     started = time.monotonic()
     idx = Index.for_root(root, db)
     if not idx.root.is_dir():
         raise BadArgument(f"not a folder: {root}")
     report = IndexReport(str(idx.root), str(idx.db))
-    with idx.writing("index"):
-        _index(
-            idx, report, max_size, workers, hidden, stemmer, registry, progress, recognizer_progress
+    with idx.writing("index"), WriterLease(idx, hold=HOLD) as lease:
+        registry = _index(
+            idx, lease, report, max_size, workers, hidden, stemmer, registry, progress
         )
+        report.searchable_s = time.monotonic() - started
+        slow = _pending(lease.con(), registry)
+        if searchable:
+            searchable(report, slow)
+        if slow:
+            done = recognize(
+                idx, registry, slow, progress=recognizer_progress, workers=workers, lease=lease
+            )
+            report.recognizers += done
+            _settle(lease, registry)
     report.seconds = time.monotonic() - started
     return report
 
 
 def _index(
     idx: Index,
+    lease: WriterLease,
     report: IndexReport,
     max_size: int,
     workers: int | None,
@@ -415,23 +472,27 @@ def _index(
     stemmer: str | None,
     registry: Registry | None,
     progress: Callable[[int, int, str], None] | None,
-    recognizer_progress: Callable[[str, int, int], None] | None,
-) -> None:
-    with idx.writer() as con:
-        recorded = con.execute("SELECT value FROM kbx_meta WHERE key = 'root'").fetchone()[0]
-        if recorded != str(idx.root):
-            raise BadArgument(f"{idx.db} indexes {recorded}, not {idx.root}")
-        report.units_swept += repair(con, idx).swept
-        analyzer = _analyzer(con, stemmer)
-        known = {
-            r[0]: dict(zip(("doc_id", "sha256", "size", "mtime_ns", "status"), r[1:], strict=True))
-            for r in con.execute(
-                "SELECT path, doc_id, sha256, size, mtime_ns, status FROM documents"
-            ).fetchall()
-        }
-        if con.execute("SELECT 1 FROM kbx_meta WHERE key = ?", [REEXTRACT]).fetchone():
-            for k in known.values():  # a migration asked for every file to be read again
-                k["sha256"] = k["size"] = None
+) -> Registry:
+    """Everything up to searchable: files, postings and the rule-based recognizers;
+    returns the recognizers of this index."""
+    con = lease.con()
+    recorded = con.execute("SELECT value FROM kbx_meta WHERE key = 'root'").fetchone()[0]
+    if recorded != str(idx.root):
+        raise BadArgument(f"{idx.db} indexes {recorded}, not {idx.root}")
+    report.units_swept += repair(con, idx).swept
+    analyzer = _analyzer(con, stemmer)
+    known = {
+        r[0]: dict(zip(("doc_id", "sha256", "size", "mtime_ns", "status"), r[1:], strict=True))
+        for r in con.execute(
+            "SELECT path, doc_id, sha256, size, mtime_ns, status FROM documents"
+        ).fetchall()
+    }
+    if con.execute("SELECT 1 FROM kbx_meta WHERE key = ?", [REEXTRACT]).fetchone():
+        for k in known.values():  # a migration asked for every file to be read again
+            k["sha256"] = k["size"] = None
+    registry = registry if registry is not None else registry_for(idx, con=con)
+    report.unavailable = list(registry.broken)
+    record_info(con, list(registry))  # search can say which have not run everywhere yet
     found = list(walk(idx.root, hidden=hidden))
     seen = {f.rel for f in found}
     todo = []
@@ -442,11 +503,16 @@ def _index(
         else:
             todo.append(f)
     gone = [known[p]["doc_id"] for p in known if p not in seen]
+    placed = _placed(con, [f.rel for f in todo if f.rel in known])
     workers = workers or os.cpu_count() or 1
+    # With many files to read, the rule-based recognizers run in the readers; with a few,
+    # in the pass below (in this process).
+    run_with(_with_extraction(registry) if len(todo) >= PARALLEL_THRESHOLD else [])
+    since = datetime.now()
     batch: list[Outcome] = []
     flushed = time.monotonic()
     for n, outcome in enumerate(
-        _read_all(idx.root, todo, known, max_size, workers, analyzer), start=1
+        _read_all(idx.root, todo, known, placed, max_size, workers, analyzer), start=1
     ):
         _count(report, outcome, known)
         if outcome.status == "vanished" and outcome.rel in known:
@@ -455,31 +521,78 @@ def _index(
         if progress:
             progress(n, len(todo), outcome.rel)
         if len(batch) >= BATCH_DOCS or time.monotonic() - flushed > BATCH_SECONDS:
-            _flush(idx, batch, known, report)
+            _flush(lease, batch, known, report)
             batch, flushed = [], time.monotonic()
-    _flush(idx, batch, known, report)
-    with idx.writer() as con:
-        if gone:
-            with transaction(con):
-                unplace(con, gone)
-                for table in ("doc_context", "doc_mentions", "documents"):
-                    con.execute(f"DELETE FROM {table} WHERE list_contains(?, doc_id)", [gone])
-                report.units_swept += drop_orphans(con)
-                mark_dirty(con)
-            kill_point("index.removed")
-        report.removed = len(gone)
-        resort_postings(con)
-        con.execute(
-            "INSERT OR REPLACE INTO kbx_meta VALUES ('indexed_at', ?)", [datetime.now().isoformat()]
-        )
-        con.execute("DELETE FROM kbx_meta WHERE key = ?", [REEXTRACT])
-    registry = registry if registry is not None else registry_for(idx)
-    report.unavailable = list(registry.broken)
-    report.recognizers = recognize(idx, registry, progress=recognizer_progress)
-    with idx.writer() as con:
-        refresh_context(con, registry)
-        kill_point("index.context")
-        settle(con)  # a migration marks the layer stale too
+    _flush(lease, batch, known, report)
+    con = lease.con()
+    if gone:
+        with transaction(con):
+            unplace(con, gone)
+            for table in ("doc_context", "doc_mentions", "documents"):
+                con.execute(f"DELETE FROM {table} WHERE list_contains(?, doc_id)", [gone])
+            report.units_swept += drop_orphans(con)
+            mark_dirty(con)
+        kill_point("index.removed")
+    report.removed = len(gone)
+    resort_postings(con)
+    con.execute(
+        "INSERT OR REPLACE INTO kbx_meta VALUES ('indexed_at', ?)", [datetime.now().isoformat()]
+    )
+    con.execute("DELETE FROM kbx_meta WHERE key = ?", [REEXTRACT])
+    # what the readers did not run (a unit stored before, a file past its budget)
+    fast = [r for r in registry if not (r.info.slow or not r.info.fork_safe)]
+    if fast:
+        names = [r.info.name for r in fast]
+        passed = recognize(idx, registry, names, workers=workers, lease=lease)
+        report.recognizers = _with_readers(lease.con(), passed, since)
+    _settle(lease, registry)
+    return registry
+
+
+def _with_readers(
+    con: duckdb.DuckDBPyConnection, passed: list[RecognizerReport], since: datetime
+) -> list[RecognizerReport]:
+    """The reports of a pass, counting the runs the readers did since ``since`` too."""
+    done = {
+        name: (units, mentions, failures)
+        for name, units, mentions, failures in con.execute(
+            """SELECT recognizer, count(*), sum(n_mentions),
+                      list((unit_hash, error)) FILTER (error IS NOT NULL)
+               FROM runs WHERE ran_at >= ? GROUP BY recognizer""",
+            [since],
+        ).fetchall()
+    }
+    for r in passed:
+        units, mentions, failures = done.get(r.name, (0, 0, None))
+        r.units, r.mentions = units, int(mentions or 0)
+        r.failures = [tuple(f) for f in failures or []]
+    return passed
+
+
+def _with_extraction(registry: Registry) -> list[Recognizer]:
+    """The recognizers that run in the extraction workers: all but models (``slow``) and
+    those that must not run in a forked process."""
+    chosen = [r for r in registry if not r.info.slow and r.info.fork_safe]
+    for r in chosen:
+        if hasattr(r, "load"):
+            r.load()  # before forking: one copy, shared by every worker
+    return chosen
+
+
+def _pending(con: duckdb.DuckDBPyConnection, registry: Registry) -> list[str]:
+    """The recognizers left out of extraction (models: spaCy, GLiNER) with units to do.
+    They run once the folder is searchable, in the resumable pass of ``kbx reprocess``,
+    which lets readers in between its batches; killed, the next ``kbx index`` or ``kbx
+    reprocess`` carries on."""
+    slow = [r for r in registry if r.info.slow or not r.info.fork_safe]
+    return [r.info.name for r in slow if missing(con, r, limit=1, keys_only=True)]
+
+
+def _settle(lease: WriterLease, registry: Registry) -> None:
+    con = lease.con()
+    refresh_context(con, registry)
+    kill_point("index.context")
+    settle(con)  # a migration marks the layer stale too
 
 
 def _analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:
@@ -492,25 +605,30 @@ def _analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:
     return analyzer
 
 
-def _flush(idx: Index, batch: list[Outcome], known: dict, report: IndexReport) -> None:
+def _flush(lease: WriterLease, batch: list[Outcome], known: dict, report: IndexReport) -> None:
     """Write a batch; if the store refuses it, write its files one by one, so a file that
-    cannot be stored is recorded as failed and the rest go in."""
+    cannot be stored is recorded as failed and the rest go in. Then let a waiting reader
+    have the file."""
     if not batch:
         return
-    with idx.writer() as con:
-        try:
-            added, swept = _write_batch(con, batch, known)
-        except duckdb.Error:
-            if len(batch) == 1:
-                raise
-            added = swept = 0
-            for o in batch:
-                a, s = _write_alone(con, o, known, report)
-                added, swept = added + a, swept + s
-        _touch(con, [o for o in batch if o.status == "same"], known)
+    con = lease.con()
+    try:
+        added, swept = _write_batch(con, batch, known)
+    except duckdb.Error:
+        if len(batch) == 1:
+            raise
+        added = swept = 0
+        for o in batch:
+            a, s = _write_alone(con, o, known, report)
+            added, swept = added + a, swept + s
+    _touch(con, [o for o in batch if o.status == "same"], known)
     report.units_added += added
     report.units_swept += swept
     kill_point("index.batch")
+    if any(o.document and o.document.runs for o in batch):
+        kill_point("recognize.batch")  # recognizer runs were committed, as in a pass's batch
+    if lease.expired:
+        lease.release()
 
 
 def _write_alone(
@@ -526,12 +644,16 @@ def _write_alone(
         return _write_batch(con, [failed], known)
 
 
-def _touch(con: duckdb.DuckDBPyConnection, same: Iterable[Outcome], known: dict) -> None:
-    """Record the new stat of files whose bytes did not change."""
-    for o in same:
+def _touch(con: duckdb.DuckDBPyConnection, same: list[Outcome], known: dict) -> None:
+    """Record the new stat of files whose bytes did not change, in one statement."""
+    if not same:
+        return
+    rows = [(known[o.rel]["doc_id"], o.size, o.mtime_ns) for o in same]
+    columns = _columns(["doc_id", "size", "mtime_ns"], rows)
+    with staged(con, "touched", columns, frozenset(columns)):
         con.execute(
-            "UPDATE documents SET size = ?, mtime_ns = ?, error = NULL WHERE doc_id = ?",
-            [o.size, o.mtime_ns, known[o.rel]["doc_id"]],
+            """UPDATE documents SET size = t.size, mtime_ns = t.mtime_ns, error = NULL
+            FROM touched t WHERE documents.doc_id = t.doc_id"""
         )
 
 

@@ -30,6 +30,7 @@ class RecognizerInfo:
     filter: bool = True  # precise enough to filter on; False: its mentions only boost
     boost_types: tuple[str, ...] = ()  # types too imprecise to filter on, even if filter
     fork_safe: bool = True  # False: never run in forked workers (e.g. torch thread pools)
+    slow: bool = False  # a model: `kbx index` runs it once the folder is searchable
     names: bool = False  # its mentions are names: linked to entities by alias or surface form
     headings: bool = False  # recognize() also takes headings=[each unit's heading path]
     code: bool = True  # False: code units get an empty run (hex dumps are not dates or litres)

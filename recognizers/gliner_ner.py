@@ -106,6 +106,7 @@ class GlinerRecognizer:
             code=False,
             inline_code=False,
             cross_cells=False,
+            slow=True,
         )
         self._model = None
 

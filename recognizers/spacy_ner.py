@@ -106,6 +106,7 @@ class SpacyRecognizer:
             code=False,
             inline_code=False,
             cross_cells=False,
+            slow=True,
         )
         self._nlp = None
 

@@ -12,7 +12,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
@@ -185,19 +185,25 @@ def is_dirty(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 class WriterLease:
-    """The writer connection, kept across short writes: opening the file costs ~10 ms.
-    Readers need it free now and then, so callers let it go before slow work and once it
-    has been held ``hold`` seconds (``expired``). Each write still commits on its own; this
-    only spares the reopening."""
+    """The writer connection, kept across short writes: opening the file costs ~10 ms,
+    and closing it checkpoints. Readers need it free now and then, so callers let it go
+    before slow work and whenever ``expired``: held ``hold`` seconds, or a reader is
+    waiting for the file (it says so in a marker, see ``connect``). Each write still
+    commits on its own; this only spares the reopening. Reopened after letting a reader
+    in, it first gives the reader a moment to open the file."""
 
     def __init__(self, index: Index, hold: float = 1.0):
         self.index, self.hold = index, hold
         self._cm = None
         self._con: duckdb.DuckDBPyConnection | None = None
         self._opened = 0.0
+        self._yielded = False  # let go for a reader: let it in before reopening
 
     def con(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
+            if self._yielded:
+                _step_back(_marker(self.index.db, READER_MARK))
+                self._yielded = False
             self._cm = self.index.writer()
             self._con = self._cm.__enter__()
             self._opened = time.monotonic()
@@ -205,7 +211,12 @@ class WriterLease:
 
     @property
     def expired(self) -> bool:
-        return self._con is not None and time.monotonic() - self._opened > self.hold
+        if self._con is None:
+            return False
+        if _fresh(_marker(self.index.db, READER_MARK)):
+            self._yielded = True
+            return True
+        return time.monotonic() - self._opened > self.hold
 
     def release(self) -> None:
         if self._cm is not None:
@@ -219,6 +230,24 @@ class WriterLease:
         self.release()
 
 
+READER_MARK = ".reading"  # a reader waits for the writer to let go
+WRITER_MARK = ".waiting"  # a writer waits for readers to leave a gap
+STEP_BACK = 1.0  # seconds at most that one side gives the other waiting for a gap
+
+
+def _marker(db: Path, mark: str) -> Path:
+    return db.with_name(db.name + mark)
+
+
+def _step_back(marker: Path) -> None:
+    """Wait while the other side says it is waiting (at most ``STEP_BACK`` seconds)."""
+    deadline = time.monotonic() + STEP_BACK
+    delay = 0.02
+    while _fresh(marker) and time.monotonic() < deadline:
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.2)
+
+
 _LOCK = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 
 
@@ -226,16 +255,19 @@ _LOCK = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 def connect(path: Path, read_only: bool, root: str | None = None, wait: float | None = None):
     """Open ``path``, retrying while another process holds it, and close it afterwards.
 
-    A writer waits longer than a reader (it is background work), and while it waits it
-    says so in a marker file: readers arriving then step back for a moment, so a stream of
-    back-to-back searches cannot starve it; each reader still waits at most ``BUSY_WAIT``."""
+    Whoever waits says so in a marker file beside the index: a waiting writer makes
+    arriving readers step back for a moment, so a stream of back-to-back searches cannot
+    starve it, and a waiting reader makes a writer holding a ``WriterLease`` let go at its
+    next commit. Each reader still waits at most ``BUSY_WAIT``; a writer, being background
+    work, ``WRITER_WAIT``."""
     wait = wait if wait is not None else BUSY_WAIT if read_only else WRITER_WAIT
-    waiting = path.with_name(path.name + ".waiting")
+    mine = _marker(path, READER_MARK if read_only else WRITER_MARK)
     deadline = time.monotonic() + wait
     delay = 0.02
+    writer = _marker(path, WRITER_MARK)
     try:
         while True:
-            if read_only and _fresh(waiting) and time.monotonic() < deadline:
+            if read_only and _fresh(writer) and time.monotonic() < deadline:
                 time.sleep(delay)
                 delay = min(delay * 1.5, 0.2)
                 continue
@@ -262,17 +294,15 @@ def connect(path: Path, read_only: bool, root: str | None = None, wait: float | 
                         f"the index is busy: {who} {doing}; tried for {wait:.0f}s, "
                         "try again shortly"
                     ) from e
-                if not read_only:
-                    with suppress(OSError):
-                        waiting.touch()
+                with suppress(OSError):
+                    mine.touch()
                 time.sleep(delay)
                 delay = min(delay * 1.5, 0.5)
             except duckdb.Error as e:
                 raise SchemaError(f"cannot open {path}: {str(e).splitlines()[0]}") from e
     finally:
-        if not read_only:
-            with suppress(OSError):
-                waiting.unlink(missing_ok=True)
+        with suppress(OSError):
+            mine.unlink(missing_ok=True)
     try:
         if read_only:
             check_readable(con)
@@ -302,6 +332,31 @@ def rows_select(columns: list[str], rows: list[tuple], lists: frozenset[str] = f
         for i, c in enumerate(columns)
     )
     return f"SELECT {select}", params
+
+
+@contextmanager
+def staged(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    columns: dict[str, Sequence],
+    ints: frozenset[str] = frozenset(),
+) -> Iterator[str]:
+    """Python columns (equal-length sequences) as a relation ``name`` that DuckDB scans in
+    place, as numpy arrays: a batch loads several times faster than through
+    ``rows_select``'s list parameters, which DuckDB converts value by value. Columns named
+    in ``ints`` hold integers only; the others may hold anything DuckDB infers a type for
+    (cast them where a batch may hold only NULLs)."""
+    import numpy as np  # the write path only: searches never load it
+
+    arrays = {
+        c: np.fromiter(v, dtype=np.int64 if c in ints else object, count=len(v))
+        for c, v in columns.items()
+    }
+    con.register(name, arrays)
+    try:
+        yield name
+    finally:
+        con.unregister(name)
 
 
 def kill_point(name: str) -> None:

@@ -84,30 +84,50 @@ def pool(workers: int, budgets: bool = False) -> ProcessPoolExecutor:
 
 
 def each_in_order(
-    fn: Callable, jobs: list[tuple], workers: int, failed: Callable[[tuple, str], object]
+    fn: Callable,
+    jobs: list[tuple],
+    workers: int,
+    failed: Callable[[tuple, str], object],
+    size: Callable[[tuple], int] | None = None,
+    ahead: int = 0,
 ) -> Iterator:
     """``fn(*job)`` for every job, in order, over budgeted workers. A job whose worker dies
     or hangs past twice its budget is retried alone; if it does that alone too, it yields
-    ``failed(job, why)`` and the rest go on."""
+    ``failed(job, why)`` and the rest go on.
+
+    Jobs run ahead of the one yielded next, so workers keep busy while the caller works
+    (a writer committing a batch): ``4 * workers`` of them, or with ``size``, as many as
+    fit in ``ahead`` (bytes of input, say), and never fewer than two per worker."""
     todo = deque(jobs)
     while todo:
         suspects: list[tuple] = []
         with pool(workers, budgets=True) as p:
             window: deque = deque()
+            held = 0
             try:
                 while todo or window:
-                    while todo and len(window) < 4 * workers:
+                    while todo and _room(window, held, todo[0], workers, size, ahead):
                         job = todo.popleft()
+                        held += size(job) if size else 0
                         window.append((job, p.submit(fn, *job)))
                     job, future = window[0]
                     result = future.result(timeout=2 * FILE_SECONDS + 10)
                     window.popleft()
+                    held -= size(job) if size else 0
                     yield result
             except (BrokenProcessPool, FutureTimeout):
                 suspects = [job for job, _ in window]
                 _kill(p)
         for job in suspects:
             yield _alone(fn, job, failed)
+
+
+def _room(window: deque, held: int, job: tuple, workers: int, size, ahead: int) -> bool:
+    if len(window) < 2 * workers:
+        return True
+    if size is None:
+        return len(window) < 4 * workers
+    return held + size(job) <= ahead
 
 
 def _alone(fn: Callable, job: tuple, failed: Callable[[tuple, str], object]):
