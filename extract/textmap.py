@@ -48,17 +48,23 @@ class LineTable:
 
     def position(self, offset: int) -> Position:
         """Line, column and byte of a character offset into ``text``."""
+        return Position(*self.where(offset))
+
+    def where(self, offset: int) -> tuple[int, int, int]:
+        """``position`` as a plain tuple: the builders ask this once per segment."""
         i = bisect_right(self.starts, offset) - 1
         col = offset - self.starts[i]
-        return Position(i + 1, col, self._byte(i, col))
+        return i + 1, col, self._byte(i, col)
 
     def _byte(self, line_index: int, col: int) -> int:
         if line_index >= len(self.byte_starts):
             return self.byte_starts[-1]
         if self.ascii:
             return self.byte_starts[line_index] + col
-        prefix = self.lines[line_index][:col]
-        return self.byte_starts[line_index] + len(prefix.encode(self.encoding, "replace"))
+        line = self.lines[line_index]
+        if line.isascii():
+            return self.byte_starts[line_index] + col
+        return self.byte_starts[line_index] + len(line[:col].encode(self.encoding, "replace"))
 
 
 class TextBuilder:
@@ -98,10 +104,16 @@ class TextBuilder:
     @property
     def segments(self) -> list[Segment]:
         """The offset map, source offsets turned into line, column and byte."""
+        table = self.table
+        if not table.ascii:
+            where = table.where
+            return [(cs, *where(offset), verbatim) for cs, offset, verbatim in self.raw]
+        starts, bytes_at, last = table.starts, table.byte_starts, len(table.byte_starts) - 1
         out: list[Segment] = []
-        for cs, offset, verbatim in self.raw:
-            p = self.table.position(offset)
-            out.append((cs, p.line, p.col, p.byte, verbatim))
+        for cs, offset, verbatim in self.raw:  # ``where``, inlined: bytes are characters
+            i = bisect_right(starts, offset) - 1
+            col = offset - starts[i]
+            out.append((cs, i + 1, col, bytes_at[i] + col if i <= last else bytes_at[-1], verbatim))
         return out
 
     def verbatim(self, text: str, offset: int) -> None:
@@ -116,6 +128,9 @@ class TextBuilder:
 
     def flowing(self, text: str, offset: int) -> None:
         """Copy ``text`` from ``offset`` with whitespace runs collapsed to one space."""
+        if _FLOW_RUN.fullmatch(text):  # most pieces: one run, nothing to collapse
+            self._push(text, offset, True)
+            return
         for m in _FLOW_RUN.finditer(text):
             if m.start() > 0:
                 self.space()
@@ -228,14 +243,16 @@ def merge(segments: list[Segment], text: str) -> list[Segment]:
 
 def shift(segments: list[Segment], delta: int) -> list[Segment]:
     """Move segments ``delta`` characters along the clean text."""
-    return [(s[0] + delta, *s[1:]) for s in segments]
+    if not delta:
+        return segments
+    return [(cs + delta, line, col, byte, v) for cs, line, col, byte, v in segments]
 
 
 def slice_segments(
     segments: list[Segment], text: str, start: int, end: int, encoding: str = "utf-8"
 ) -> list[Segment]:
     """The segments covering ``text[start:end]``, rebased to start at 0."""
-    i = max(bisect_right([s[0] for s in segments], start) - 1, 0)
+    i = max(bisect_right(_starts(segments), start) - 1, 0)
     out: list[Segment] = []
     for seg in segments[i:]:
         if seg[0] >= end:
@@ -248,6 +265,17 @@ def slice_segments(
             seg = (start, line, col, byte, verbatim)
         out.append((seg[0] - start, *seg[1:]))
     return out
+
+
+_STARTS: list = [None, []]  # the segments last asked about, and their clean starts
+
+
+def _starts(segments: list[Segment]) -> list[int]:
+    """The clean starts of ``segments``, kept for the next call: the windows of one large
+    block all slice the same map."""
+    if _STARTS[0] is not segments:
+        _STARTS[:] = [segments, [s[0] for s in segments]]
+    return _STARTS[1]
 
 
 _LAST: list = [None, 0, 0, 0, ""]  # text, segment start, offset, bytes to it, encoding
@@ -270,7 +298,7 @@ def locate(segments: list[Segment], text: str, offset: int, encoding: str = "utf
     """The original position of clean-text character ``offset``."""
     if not segments:
         raise ValueError("empty offset map")
-    i = max(bisect_right([s[0] for s in segments], offset) - 1, 0)
+    i = max(bisect_right(_starts(segments), offset) - 1, 0)
     cs, line, col, byte, verbatim = segments[i]
     if not verbatim:
         return Position(line, col, byte)
