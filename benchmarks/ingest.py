@@ -587,6 +587,31 @@ def report(
     return "\n".join(parts)
 
 
+SCIFACT_PER_FILE = 40  # abstracts per text file: ~60 KB files, like a folder of reports
+
+
+def scifact_text(eval_dir: Path, dest: Path) -> Path:
+    """A plain-text corpus made from SciFact's 5,183 abstracts (written under ``dest``,
+    never into the repository): files of ``SCIFACT_PER_FILE`` abstracts, each a title
+    line, a blank line and the abstract, so files are the size of long reports."""
+    root = dest / "scifact-text"
+    root.mkdir(parents=True, exist_ok=True)
+    with open(eval_dir / "beir_scifact" / "corpus.jsonl", encoding="utf-8") as f:
+        docs = [json.loads(line) for line in f]
+    for i in range(0, len(docs), SCIFACT_PER_FILE):
+        chunk = docs[i : i + SCIFACT_PER_FILE]
+        body = "".join(f"{d.get('title', '')}\n\n{d.get('text', '')}\n\n" for d in chunk)
+        (root / f"abstracts-{i // SCIFACT_PER_FILE:04d}.txt").write_text(body, encoding="utf-8")
+    return root
+
+
+def materialized(eval_dir: Path, name: str, tmp: Path) -> Path:
+    """The folder of a corpus: in place in the eval data, or written under ``tmp``."""
+    if name == "scifact-text":
+        return scifact_text(eval_dir, tmp)
+    return corpora(eval_dir, [name])[0].root
+
+
 def corpora(eval_dir: Path, names: list[str] | None) -> list[Corpus]:
     """The named corpora, or every folder in corpora/ except *_meta, plus formats/."""
     base = eval_dir / "corpora"
