@@ -4,12 +4,12 @@ The formula and its parts are in ``search/scoring.py``; the SQL here is generate
 those functions (handed column names instead of numbers), so the ranker and the
 reference scorer are one definition. N, df and avglen are over units.
 
-Each query term's postings are read with an equality on ``term_id``, which the sorted
-table's zone maps answer by reading only the row groups that hold it. A term serves every
-query word it is a form of. Each unit's word scores are taken in one pass (one ``max``
-per word) and added in query order, so equal parts give equal totals and ties fall to
-``unit_id``. A filter is a set of allowed units, joined before scoring, so it narrows the
-work.
+Each query term's postings are read with ``term_id IN (...)`` constants, which the sorted
+table's zone maps answer by reading only the row groups that hold them (df from the same
+row groups, reading only ``term_id``). A term serves every query word it is a form of. A
+filter is the set of units some allowed placement holds, built from the filter's own
+tables (see ``DocFilter.units``) and joined to the postings before lengths are looked up
+and anything is scored, so a selective filter narrows the work to its units.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from kbx.search.scoring import (
     boost,
     contribution,
     field_tf,
+    grid,
     idf,
 )
 
-__all__ = ["BM25Params", "DEFAULT_PARAMS", "rank"]
+__all__ = ["BM25Params", "DEFAULT_PARAMS", "rank", "rank_sql", "term_ids"]
 
 
 def _pairs(groups: list[list[str]]) -> list[tuple[str, int]]:
@@ -35,41 +36,47 @@ def _pairs(groups: list[list[str]]) -> list[tuple[str, int]]:
     return [(form, i) for i, g in enumerate(groups) for form in dict.fromkeys(g)]
 
 
+def term_ids(con: duckdb.DuckDBPyConnection, forms: list[str]) -> dict[str, int]:
+    """The ids of those ``forms`` the index holds (an IN list: the unique index answers it,
+    where ``list_contains`` would read every term)."""
+    forms = list(dict.fromkeys(forms))
+    if not forms:
+        return {}
+    marks = ", ".join("?" * len(forms))
+    sql = f"SELECT term, term_id FROM terms WHERE term IN ({marks})"
+    return dict(con.execute(sql, forms).fetchall())
+
+
 def rank_sql(
-    pairs: list[tuple[int, int]], n_words: int, f: DocFilter, params: BM25Params, limit
+    pairs: list[tuple[int, int]], f: DocFilter, params: BM25Params, limit: int | None
 ) -> str:
-    """The ranking statement for ``(term_id, word)`` pairs of found terms."""
-    term_ids = sorted({t for t, _ in pairs})
-    postings = " UNION ALL ".join(
-        f"SELECT term_id, unit_id, tf, htf FROM postings WHERE term_id = {int(t)}" for t in term_ids
-    )
+    """The ranking statement for ``(term_id, word)`` pairs of found terms; its parameters
+    are the filter's, then the boosts'."""
+    in_terms = ", ".join(str(int(t)) for t in sorted({t for t, _ in pairs}))
     words = ", ".join(f"({int(t)}, {int(g)})" for t, g in pairs)
     ftf = field_tf(Sql("p.tf"), Sql("p.htf"), float(params.heading_weight))
     c = contribution(Sql("w.idf"), ftf, Sql("u.n_terms"), Sql("stats.avglen"), params)
-    allowed = (
-        f"SEMI JOIN (SELECT pl.unit_id FROM placements pl JOIN documents d USING (doc_id) "
-        f"WHERE {f.where()}) a ON a.unit_id = p.unit_id"
-        if f.clauses
-        else ""
-    )
-    best = ", ".join(f"max(c) FILTER (WHERE grp = {g}) AS w{g}" for g in range(n_words))
-    summed = " + ".join(f"coalesce(w{g}, 0::DOUBLE)" for g in range(n_words))
-    matched = " + ".join(f"(w{g} IS NOT NULL)::INTEGER" for g in range(n_words))
+    units = f.units()
+    allowed = f"a AS ({units})," if units else ""
+    only = "SEMI JOIN a ON a.unit_id = p.unit_id" if units else ""
     boosts = " + ".join(f"({sql})::INTEGER" for sql, _ in f.boosts)
     factor = f" * {boost(Sql(f'({boosts})'))}" if f.boosts else ""
-    return f"""WITH q(term_id, grp) AS (VALUES {words}),
-        p AS ({postings}),
+    # A posting has tf or htf above 0, so only a weight of 0 or less can leave ftf at 0.
+    counted = f"WHERE {ftf} > 0" if params.heading_weight <= 0 else ""
+    return f"""WITH {allowed}
+        q(term_id, grp) AS (VALUES {words}),
+        df AS (SELECT term_id, count(*) AS df FROM postings
+               WHERE term_id IN ({in_terms}) GROUP BY term_id),
         stats AS (SELECT count(*)::DOUBLE AS n, avg(n_terms)::DOUBLE AS avglen FROM units),
-        w AS (SELECT q.term_id, q.grp, {idf(Sql("stats.n"), Sql("d.df"))} AS idf
-              FROM q JOIN (SELECT term_id, count(*) AS df FROM p GROUP BY term_id) d
-                USING (term_id) CROSS JOIN stats),
-        c AS (SELECT p.unit_id, w.grp, {c} AS c
-              FROM p {allowed} JOIN w ON w.term_id = p.term_id
+        w AS (SELECT q.term_id, q.grp, {idf(Sql("stats.n"), Sql("df.df"))} AS idf
+              FROM q JOIN df USING (term_id) CROSS JOIN stats),
+        c AS (SELECT p.unit_id, w.grp, {grid(Sql(f"max({c})"))} AS c
+              FROM (SELECT * FROM postings WHERE term_id IN ({in_terms})) p {only}
+              JOIN w ON w.term_id = p.term_id
               JOIN units u ON u.unit_id = p.unit_id CROSS JOIN stats
-              WHERE {ftf} > 0),
-        s AS (SELECT unit_id, {best} FROM c GROUP BY unit_id)
-        SELECT unit_id, ({summed}){factor} AS score, {matched} AS matched,
-               count(*) OVER () AS total
+              {counted} GROUP BY p.unit_id, w.grp),
+        s AS (SELECT unit_id, sum(c) AS score, count(*) AS matched FROM c GROUP BY unit_id)
+        SELECT unit_id, score{factor} AS score, matched, count(*) OVER () AS total
         FROM s ORDER BY score DESC, unit_id {f"LIMIT {int(limit)}" if limit else ""}"""
 
 
@@ -85,17 +92,13 @@ def rank(
     pairs = _pairs(groups)
     if not pairs:
         return [], 0
-    forms = list(dict.fromkeys(form for form, _ in pairs))
-    marks = ", ".join("?" * len(forms))  # an IN list: the unique index answers it
-    ids = dict(
-        con.execute(f"SELECT term, term_id FROM terms WHERE term IN ({marks})", forms).fetchall()
-    )
+    ids = term_ids(con, [form for form, _ in pairs])
     found = [(ids[form], g) for form, g in pairs if form in ids]
     if not found:
         return [], 0
     f = doc_filter or DocFilter()
     rows = con.execute(
-        rank_sql(found, len(groups), f, params, limit),
+        rank_sql(found, f, params, limit),
         [*f.params, *(p for _, ps in f.boosts for p in ps)],
     ).fetchall()
     return [r[:3] for r in rows], (rows[0][3] if rows else 0)

@@ -27,15 +27,43 @@ _META = re.compile(r"^(?P<key>[A-Za-z0-9_.-]+)(?P<op>!?=)(?P<value>.*)$")
 @dataclass
 class DocFilter:
     """Restricts ranking to placements matching every condition (SQL over ``placements pl``
-    and ``documents d``); ``boosts`` are conditions on ``unit_id`` that raise the score."""
+    and ``documents d``); ``boosts`` are conditions on ``unit_id`` that raise the score.
+
+    A condition added with ``keep`` is written once, as the placements ``(doc_id, unit_id)``
+    it keeps, read from its own table (the links of an entity, the dates in a range): ranking
+    starts from the intersection of those sets, which is small when a filter is selective,
+    and the placement-level clause is derived from the same SQL."""
 
     clauses: list[str] = field(default_factory=list)
     params: list = field(default_factory=list)
     boosts: list[tuple[str, list]] = field(default_factory=list)
     dates: tuple | None = None  # (after, before, date_from) of a date filter, for facets
+    places: list[str] = field(default_factory=list)  # per clause added with ``keep``
+
+    def keep(self, places: str, params: list) -> None:
+        """Add the condition "the placement is among ``places``" (SQL of ``doc_id, unit_id``)."""
+        self.places.append(places)
+        self.clauses.append(
+            f"EXISTS (SELECT 1 FROM ({places}) z "
+            "WHERE z.doc_id = pl.doc_id AND z.unit_id = pl.unit_id)"
+        )
+        self.params += params
 
     def where(self) -> str:
         return " AND ".join(self.clauses) if self.clauses else "TRUE"
+
+    def units(self) -> str | None:
+        """SQL of the units with a placement passing every condition (its parameters are
+        ``params``), or None when nothing is filtered."""
+        if not self.clauses:
+            return None
+        if len(self.places) == len(self.clauses):
+            sets = " INTERSECT ".join(f"SELECT doc_id, unit_id FROM ({p})" for p in self.places)
+            return f"SELECT DISTINCT unit_id FROM ({sets})"
+        return (
+            "SELECT DISTINCT pl.unit_id FROM placements pl JOIN documents d USING (doc_id) "
+            f"WHERE {self.where()}"
+        )
 
 
 @dataclass
@@ -67,8 +95,18 @@ def parse_day(text: str, flag: str) -> date:
 
 
 def _passage_or_document(table: str) -> str:
+    """Joins a row of ``table`` to the placements it covers: its own passage, or (with no
+    ``unit_id``) every passage of its document."""
     return (
         f"{table}.doc_id = pl.doc_id AND ({table}.unit_id IS NULL OR {table}.unit_id = pl.unit_id)"
+    )
+
+
+def _documents_where(condition: str) -> str:
+    """The placements of the documents meeting ``condition`` (over ``documents d``)."""
+    return (
+        "SELECT pl.doc_id, pl.unit_id FROM documents d JOIN placements pl USING (doc_id) "
+        f"WHERE {condition}"
     )
 
 
@@ -81,11 +119,13 @@ def _entity(con: duckdb.DuckDBPyConnection, name: str, f: DocFilter) -> None:
         ).fetchall()
     }
     if True in grades or not grades:
-        f.clauses.append(
-            f"EXISTS (SELECT 1 FROM links l WHERE {_passage_or_document('l')} "
-            "AND l.entity_id = ? AND l.filter)"
+        f.keep(  # the passages naming it, and every passage of a document it wrote
+            "SELECT doc_id, unit_id FROM links WHERE entity_id = ? AND filter "
+            "AND unit_id IS NOT NULL UNION ALL SELECT pl.doc_id, pl.unit_id FROM links l "
+            "JOIN placements pl USING (doc_id) WHERE l.entity_id = ? AND l.filter "
+            "AND l.unit_id IS NULL",
+            [entity_id, entity_id],
         )
-        f.params.append(entity_id)
     else:  # only boost-only recognizers name it
         f.boosts.append(  # a document's own link (unit_id NULL) would make IN unknown
             (
@@ -110,17 +150,17 @@ def _type(con: duckdb.DuckDBPyConnection, type_: str, f: DocFilter) -> None:
     if not grades:
         check_type(con, type_)
     if True in grades:
-        f.clauses.append(
-            # a model's names count through their links, which carry the evidence for them
-            f"""(EXISTS (SELECT 1 FROM units u2 JOIN mentions m USING (unit_hash)
-                        JOIN recognizer_info r ON r.name = m.recognizer
-                        WHERE u2.unit_id = pl.unit_id AND m.type = ?
-                          AND NOT r.names AND {FILTER_GRADE})
-                OR EXISTS (SELECT 1 FROM links l JOIN entities e USING (entity_id)
-                           WHERE l.doc_id = pl.doc_id AND l.filter AND e.type = ?
-                             AND (l.unit_id IS NULL OR l.unit_id = pl.unit_id)))"""
+        f.keep(  # a model's names count through their links, which carry the evidence
+            f"""SELECT pl.doc_id, pl.unit_id FROM mentions m
+                JOIN recognizer_info r ON r.name = m.recognizer
+                JOIN units u2 USING (unit_hash) JOIN placements pl ON pl.unit_id = u2.unit_id
+                WHERE m.type = ? AND NOT r.names AND {FILTER_GRADE}
+                UNION
+                SELECT pl.doc_id, pl.unit_id FROM links l JOIN entities e USING (entity_id)
+                JOIN placements pl ON {_passage_or_document("l")}
+                WHERE l.filter AND e.type = ?""",
+            [t, t],
         )
-        f.params += [t, t]
     else:
         f.boosts.append(
             (
@@ -169,8 +209,7 @@ def _meta(con: duckdb.DuckDBPyConnection, spec: str, f: DocFilter) -> None:
         top = ", ".join(list(values)[:12])
         raise BadArgument(f"no document has {key}={value!r}; values of {key}: {top}")
     clause = f"list_contains(coalesce({_values(key)}, []), ?)"
-    f.clauses.append(clause if op == "=" else f"NOT {clause}")
-    f.params.append(value.lower())
+    f.keep(_documents_where(clause if op == "=" else f"NOT {clause}"), [value.lower()])
 
 
 def _dates(filters: Filters, f: DocFilter) -> None:
@@ -187,11 +226,11 @@ def _dates(filters: Filters, f: DocFilter) -> None:
         "mentioned": "x.doc_id = pl.doc_id AND x.unit_id = pl.unit_id",
         "document": "x.doc_id = pl.doc_id AND x.unit_id IS NULL",
     }[filters.date_from]
-    f.clauses.append(
-        f"EXISTS (SELECT 1 FROM passage_dates x WHERE {source} "
-        "AND x.lo >= coalesce(?, x.lo) AND x.hi <= coalesce(?, x.hi))"
+    f.keep(
+        f"SELECT pl.doc_id, pl.unit_id FROM passage_dates x JOIN placements pl ON {source} "
+        "WHERE x.lo >= coalesce(?::DATE, x.lo) AND x.hi <= coalesce(?::DATE, x.hi)",
+        [after, before],
     )
-    f.params += [after, before]
     f.dates = (after, before, filters.date_from)
 
 
@@ -201,8 +240,7 @@ def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> 
     if filters is None:
         return f
     if filters.path:
-        f.clauses.append("d.path GLOB ?")
-        f.params.append(filters.path)
+        f.keep(_documents_where("d.path GLOB ?"), [filters.path])
     for name in filters.entities:
         _entity(con, name, f)
     for t in filters.types:

@@ -9,15 +9,16 @@ of average length ``avglen``, and query words ``g``, each a group of alternative
     idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))          Lucene's BM25Similarity
     tf'(t)   = tf_body(t) + w * tf_heading(t)                      BM25F, fields weighted
     sat(t)   = tf'(t) * (k1 + 1) / (tf'(t) + k1 * (1 - b + b * len / avglen))
-    word(g)  = max over the forms t of g of idf(t) * sat(t)        forms are alternatives
-    score    = (word(g1) + word(g2) + ...) * (1 + BOOST * boosts)  words in query order
+    word(g)  = grid(max over the forms t of g of idf(t) * sat(t))  forms are alternatives
+    score    = (word(g1) + word(g2) + ...) * (1 + BOOST * boosts)
 
 (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework: BM25 and Beyond", eq.
 3.8 and 3.15 for BM25F's weighted field frequencies; the idf is the one Lucene adopted
 so that a term in most units never scores below zero.) ``boosts`` counts the boost-only
-mentions asked for that a unit holds (see search/filters.py). Word scores are added in
-query order, so two units with the same word scores get bit-identical totals and ties
-are broken by ``unit_id`` alone, in SQL and here alike.
+mentions asked for that a unit holds (see search/filters.py). ``grid`` rounds a word's
+score to a multiple of 2^-32 (a change below 1e-9 of any real score), so the sum of word
+scores is exact in whatever order a parallel aggregate adds them: two units with the same
+word scores get bit-identical totals, and ties fall to ``unit_id``, in SQL and here alike.
 """
 
 from __future__ import annotations
@@ -101,6 +102,11 @@ def ln(x):
     return Sql(f"ln({x.text})") if isinstance(x, Sql) else math.log(x)
 
 
+def floor(x):
+    """The largest integer not above ``x``, of a number or in SQL."""
+    return Sql(f"floor({x.text})") if isinstance(x, Sql) else math.floor(x)
+
+
 # --- the parts ------------------------------------------------------------------------------
 
 
@@ -126,18 +132,19 @@ def contribution(idf_, ftf, length, avglen, params: BM25Params):
     return idf_ * saturation(ftf, length, avglen, params)
 
 
+GRID = 2.0**32
+
+
+def grid(x):
+    """``x`` rounded to the nearest multiple of 2^-32: sums of such numbers (below 2^21)
+    are exact, so they do not depend on the order of addition."""
+    return floor(x * GRID + 0.5) / GRID
+
+
 def word_score(contributions: Iterable[float]) -> float:
     """A query word's score: the best of its forms (``command-line``, ``command`` and
-    ``line`` are one word, not three). SQL: ``max`` per unit and word."""
-    return max(contributions, default=0.0)
-
-
-def total(word_scores: Iterable[float]) -> float:
-    """The sum of a unit's word scores, in query order (so equal parts make equal sums)."""
-    out = 0.0
-    for s in word_scores:
-        out = out + s
-    return out
+    ``line`` are one word, not three), on the grid. SQL: ``grid(max(c))`` per unit and word."""
+    return grid(max(contributions))
 
 
 def boost(n_boosts):
@@ -184,11 +191,10 @@ def score(
                 for t in dict.fromkeys(group)
                 if t in p.tf and (ftf := field_tf(*p.tf[t], float(params.heading_weight))) > 0
             ]
-            words.append(word_score(parts) if parts else None)
-        if any(w is not None for w in words):
-            out[unit] = total(w for w in words if w is not None) * boost(
-                (boosts or {}).get(unit, 0)
-            )
+            if parts:
+                words.append(word_score(parts))
+        if words:
+            out[unit] = sum(words) * boost((boosts or {}).get(unit, 0))
     return out
 
 

@@ -11,7 +11,7 @@ import duckdb
 from kbx.analysis import Analyzer
 from kbx.errors import BadArgument
 from kbx.extract.textmap import unpack
-from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, rank
+from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, rank, term_ids
 from kbx.search.facets import Facets, facet_counts
 from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.grep import grep
@@ -69,12 +69,13 @@ def hits_for(
     f = doc_filter or DocFilter()
     first: dict[int, tuple] = {}
     paths: dict[int, list[str]] = {}
+    ids = ", ".join(str(int(r[0])) for r in ranked)  # constants: zone maps skip the rest
     for row in con.execute(
         f"""SELECT pl.unit_id, pl.doc_id, pl.ordinal, d.path, d.sha256, pl.start_line,
                   pl.end_line, pl.page
            FROM placements pl JOIN documents d USING (doc_id)
-           WHERE list_contains(?, pl.unit_id) AND {f.where()} ORDER BY d.path, pl.ordinal""",
-        [[int(r[0]) for r in ranked], *f.params],
+           WHERE pl.unit_id IN ({ids}) AND {f.where()} ORDER BY d.path, pl.ordinal""",
+        f.params,
     ).fetchall():
         first.setdefault(row[0], row)
         paths.setdefault(row[0], []).append(row[3])
@@ -215,12 +216,6 @@ def search(
             result.notes = pending_names(con)
         result.notes += file_states(con, index, hits)
         if facets:
-            forms = [t for g in groups for t in g]
-            term_ids = [
-                t
-                for (t,) in con.execute(
-                    "SELECT term_id FROM terms WHERE list_contains(?, term)", [forms]
-                ).fetchall()
-            ]
-            result.facets = facet_counts(con, term_ids, f)
+            ids = term_ids(con, [t for g in groups for t in g])
+            result.facets = facet_counts(con, list(ids.values()), f)
     return result
