@@ -13,8 +13,8 @@ What is compared, and why:
   open connection (analysis and BM25, top 10), FTS5 top 10 (``ORDER BY rank LIMIT 10``, the
   query an OR of quoted tokens), and bm25s ``retrieve(k=10)`` (query tokenizing included).
 * **Filtered** - the same queries restricted to ``blog/vulnerability/*``: kbx ``rank`` with
-  a ``DocFilter`` on the document path, FTS5 with the path in an UNINDEXED column (one row per
-  placement) and ``AND path GLOB ...``.
+  the path filter as ``kbx search --path`` compiles it, FTS5 with the path in an UNINDEXED
+  column (one row per placement) and ``AND path GLOB ...``.
 
 Every system gets one warm-up pass over a query set; then the whole set runs ``--repeat``
 times, each query's latency is the median of its runs, and the table gives the p50 and p90
@@ -50,7 +50,7 @@ from common import (
 )
 
 from kbx.search.bm25 import rank
-from kbx.search.filters import DocFilter
+from kbx.search.filters import Filters, compile_filters
 from kbx.search.search import search
 from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
@@ -170,7 +170,7 @@ def systems(
 ) -> dict[str, Query]:
     """The timed query functions, by name."""
     an = analyzer_of(kcon)
-    only = DocFilter(["d.path GLOB ?"], [GLOB])
+    only = compile_filters(kcon, Filters(path=GLOB))
     stemmer = Stemmer.Stemmer("english")
 
     def fts5(q: str, where: str = "") -> list:
