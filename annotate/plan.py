@@ -9,7 +9,7 @@ from datetime import datetime
 
 import duckdb
 
-from kbx.annotate.run import BATCH_UNITS, measured_rate, recognize_batch
+from kbx.annotate.run import BATCH_UNITS, SLOW_BATCH_UNITS, measured_rate, recognize_batch
 from kbx.recognizers.base import Recognizer
 from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
@@ -95,7 +95,7 @@ def _estimate(
         rate = len(sample) / max(time.monotonic() - started, 1e-6)
     if not rate:
         return None
-    parallel = r.info.fork_safe and row.todo > BATCH_UNITS
+    parallel = r.info.fork_safe and row.todo > (SLOW_BATCH_UNITS if r.info.slow else BATCH_UNITS)
     return row.todo / (rate * (workers if parallel else 1))
 
 

@@ -25,6 +25,7 @@ from kbx.store.transaction import transaction
 from kbx.store.workers import pool as worker_pool
 
 BATCH_UNITS = 500
+SLOW_BATCH_UNITS = 64  # a model's batch is seconds of work: progress and resumes move in steps
 CHUNK_UNITS = 20_000  # read at a time, so memory stays bounded on a large corpus
 
 
@@ -194,13 +195,19 @@ def _recognize_by_name(name: str, batch: list[tuple]) -> tuple[list, list]:
     return recognize_batch(_IN_WORKERS[name], batch)
 
 
+def batch_units(r: Recognizer) -> int:
+    """Units per batch (and transaction) of this recognizer."""
+    return SLOW_BATCH_UNITS if r.info.slow else BATCH_UNITS
+
+
 def _results(
     r: Recognizer, chunk: list, pool: ProcessPoolExecutor | None, lease: WriterLease
 ) -> Iterator[tuple[list, list]]:
     """Each batch's results in order. The writer lets the file go whenever this process
     would wait (for a worker, or to compute a batch itself) after holding it long enough,
     so readers get in between commits."""
-    batches = [chunk[i : i + BATCH_UNITS] for i in range(0, len(chunk), BATCH_UNITS)]
+    n = batch_units(r)
+    batches = [chunk[i : i + n] for i in range(0, len(chunk), n)]
     if pool is None:
         took = float("inf")  # unknown yet: let readers in before the first batch too
         for b in batches:
@@ -283,7 +290,7 @@ def _recognize_all(
     _IN_WORKERS.clear()
     _IN_WORKERS.update({r.info.name: r for r in todo})
     workers = workers or os.cpu_count() or 1
-    parallel = workers > 1 and sum(totals.values()) > BATCH_UNITS
+    parallel = workers > 1 and any(totals[r.info.name] > batch_units(r) for r in todo)
     pool = worker_pool(workers) if parallel else None
     try:
         for r in todo:

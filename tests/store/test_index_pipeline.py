@@ -150,7 +150,7 @@ def test_an_interrupted_ner_pass_is_said_and_resumed(tmp_path, monkeypatch, resu
     idx = Index.for_root(root)
     index(root, workers=1)
     (root / "kbx.toml").write_text(NER_ON)
-    monkeypatch.setattr(run, "BATCH_UNITS", 2)
+    monkeypatch.setattr(run, "SLOW_BATCH_UNITS", 2)
     assert die_at("recognize.batch:2", index, root) == 137
 
     notes = search(idx, "Lisbon", facets=True).notes
