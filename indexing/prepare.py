@@ -60,11 +60,17 @@ class Prepared:
 
 
 _WITH_EXTRACTION: list[Recognizer] = []  # set before the workers fork; see ``run_with``
+# Units this process recognized in this run: a copy of a passage met again is not. Its
+# first document carried the runs, and whatever reached the store without them (that
+# document failed to be stored) gets them in the pass after the batches.
+_RECOGNIZED: set[str] = set()
+RECOGNIZED_MAX = 200_000  # forgotten past this, so memory does not grow with the corpus
 
 
 def run_with(recognizers: list[Recognizer]) -> None:
     """The recognizers every prepared document is read by (set before forking)."""
     _WITH_EXTRACTION[:] = recognizers
+    _RECOGNIZED.clear()
 
 
 def prepare(doc: Document, analyzer: Analyzer, skip: frozenset[str] = frozenset()) -> Prepared:
@@ -87,7 +93,7 @@ def prepare(doc: Document, analyzer: Analyzer, skip: frozenset[str] = frozenset(
         if h not in first:
             first[h] = len(out.units)
             out.units.append((h, u))
-            if h not in skip:
+            if h not in skip and h not in _RECOGNIZED:
                 todo.append(first[h])
         start, end = u.lines
         out.placements.append((ordinal, first[h], u.kind, u.page, start, end, pack(u.segments)))
@@ -119,6 +125,10 @@ def _recognize(out: Prepared, rows: list[tuple]) -> None:
             out.runs += runs
     except OverBudget:
         out.mentions, out.runs = [], []
+        return
+    if len(_RECOGNIZED) > RECOGNIZED_MAX:
+        _RECOGNIZED.clear()
+    _RECOGNIZED.update(row[0] for row in batch)
 
 
 def doc_date(raw: str | None) -> str | None:
