@@ -14,6 +14,7 @@ import zlib
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
+from operator import sub
 
 Segment = tuple[int, int, int, int, int]  # clean_start, line, col, byte, verbatim
 
@@ -128,8 +129,15 @@ class TextBuilder:
 
     def flowing(self, text: str, offset: int) -> None:
         """Copy ``text`` from ``offset`` with whitespace runs collapsed to one space."""
-        if _FLOW_RUN.fullmatch(text):  # most pieces: one run, nothing to collapse
-            self._push(text, offset, True)
+        words = text.split()  # most pieces are words between single spaces: one run
+        core = " ".join(words)
+        lead = len(text) - len(text.lstrip())
+        if words and text.startswith(core, lead):
+            if lead:
+                self.space()
+            self._push(core, offset + lead, True)
+            if text[-1].isspace():
+                self.space()
             return
         for m in _FLOW_RUN.finditer(text):
             if m.start() > 0:
@@ -320,13 +328,20 @@ def line_range(segments: list[Segment], text: str) -> tuple[int, int]:
 
 
 def pack(segments: list[Segment]) -> bytes:
-    """A compact byte form of an offset map: deltas of each column, zlib-compressed (~10x)."""
-    flat = array("i")
-    prev = (0, 0, 0, 0)
-    for cs, line, col, byte, verbatim in segments:
-        flat.extend((cs - prev[0], line - prev[1], col, byte - prev[3], verbatim))
-        prev = (cs, line, col, byte)
-    return zlib.compress(flat.tobytes(), 6)
+    """A compact byte form of an offset map: deltas of each column, zlib-compressed (~10x).
+    The columns are built by C loops (a transpose, then ``map``), not per segment."""
+    flat = array("i", bytes(20 * len(segments)))
+    if segments:
+        cs, line, col, byte, verbatim = zip(*segments, strict=True)
+        flat[0::5] = array("i", map(sub, cs, (0, *cs[:-1])))
+        flat[1::5] = array("i", map(sub, line, (0, *line[:-1])))
+        flat[2::5] = array("i", col)
+        flat[3::5] = array("i", map(sub, byte, (0, *byte[:-1])))
+        flat[4::5] = array("i", verbatim)
+    return zlib.compress(flat.tobytes(), PACK_LEVEL)
+
+
+PACK_LEVEL = 1  # zlib's fastest: a third of level 6's time, maps about a tenth larger
 
 
 def unpack(blob: bytes) -> list[Segment]:

@@ -23,7 +23,7 @@ import duckdb
 
 from kbx.analysis import Analyzer
 from kbx.annotate.context import refresh as refresh_context
-from kbx.annotate.run import RecognizerReport, missing, recognize, record_info
+from kbx.annotate.run import RecognizerReport, recognize, record_info
 from kbx.annotate.setup import registry_for
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument, ExtractError, OverBudget
@@ -542,11 +542,28 @@ def _index(
     # what the readers did not run (a unit stored before, a file past its budget)
     fast = [r for r in registry if not (r.info.slow or not r.info.fork_safe)]
     if fast:
-        names = [r.info.name for r in fast]
-        passed = recognize(idx, registry, names, workers=workers, lease=lease)
+        if _complete(con, fast):  # a refresh that changed nothing: no pass to plan
+            passed = [RecognizerReport(r.info.name, r.info.version) for r in fast]
+        else:
+            names = [r.info.name for r in fast]
+            passed = recognize(idx, registry, names, workers=workers, lease=lease)
         report.recognizers = _with_readers(lease.con(), passed, since)
     _settle(lease, registry)
     return registry
+
+
+def _complete(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -> bool:
+    """Every unit has a good run of every one of these recognizers' current versions (a
+    unit has at most one run per recognizer, so counting them is enough): one scan of the
+    runs instead of a plan per recognizer."""
+    (units,) = con.execute("SELECT count(*) FROM units").fetchone()
+    done = dict(
+        con.execute(
+            """SELECT recognizer || ' ' || version, count(*) FROM runs
+               WHERE error IS NULL GROUP BY ALL"""
+        ).fetchall()
+    )
+    return all(done.get(f"{r.info.name} {r.info.version}") == units for r in recognizers)
 
 
 def _with_readers(
@@ -585,7 +602,7 @@ def _pending(con: duckdb.DuckDBPyConnection, registry: Registry) -> list[str]:
     which lets readers in between its batches; killed, the next ``kbx index`` or ``kbx
     reprocess`` carries on."""
     slow = [r for r in registry if r.info.slow or not r.info.fork_safe]
-    return [r.info.name for r in slow if missing(con, r, limit=1, keys_only=True)]
+    return [r.info.name for r in slow if not _complete(con, [r])]
 
 
 def _settle(lease: WriterLease, registry: Registry) -> None:
