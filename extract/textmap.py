@@ -105,16 +105,21 @@ class TextBuilder:
     @property
     def segments(self) -> list[Segment]:
         """The offset map, source offsets turned into line, column and byte."""
-        table = self.table
-        if not table.ascii:
-            where = table.where
-            return [(cs, *where(offset), verbatim) for cs, offset, verbatim in self.raw]
-        starts, bytes_at, last = table.starts, table.byte_starts, len(table.byte_starts) - 1
+        table = self.table  # LineTable.where, inlined: this runs once per segment
+        starts, bytes_at, lines = table.starts, table.byte_starts, table.lines
+        last = len(bytes_at) - 1
+        ascii_text, encoding = table.ascii, table.encoding
         out: list[Segment] = []
-        for cs, offset, verbatim in self.raw:  # ``where``, inlined: bytes are characters
+        for cs, offset, verbatim in self.raw:
             i = bisect_right(starts, offset) - 1
             col = offset - starts[i]
-            out.append((cs, i + 1, col, bytes_at[i] + col if i <= last else bytes_at[-1], verbatim))
+            if i > last:
+                byte = bytes_at[-1]
+            elif ascii_text or lines[i].isascii():
+                byte = bytes_at[i] + col
+            else:
+                byte = bytes_at[i] + len(lines[i][:col].encode(encoding, "replace"))
+            out.append((cs, i + 1, col, byte, verbatim))
         return out
 
     def verbatim(self, text: str, offset: int) -> None:
@@ -321,7 +326,11 @@ def line_range(segments: list[Segment], text: str) -> tuple[int, int]:
     indented code line is one verbatim segment that starts with spaces.
     """
     ends = [s[0] for s in segments[1:]] + [len(text)]
-    lines = [s[1] for s, end in zip(segments, ends, strict=True) if text[s[0] : end].strip()]
+    lines = [
+        s[1]
+        for s, end in zip(segments, ends, strict=True)
+        if s[0] < end and (not text[s[0]].isspace() or text[s[0] : end].strip())
+    ]
     if not lines:
         lines = [s[1] for s in segments] or [1]
     return min(lines), max(lines)
