@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
-from kbx.analysis import Analyzer
+from functools import lru_cache
+
+from kbx.analysis import TOKEN, Analyzer
 from kbx.extract.textmap import Segment, locate
 
 SNIPPET_CHARS = 240
+
+
+@lru_cache(maxsize=200_000)
+def _terms(analyzer: Analyzer, raw: str, code: bool) -> tuple[tuple[int, int, str], ...]:
+    """The terms of one raw token, spans relative to it: words recur across passages, and
+    analyzing each once is most of the cost of marking ten hits."""
+    return tuple(analyzer.tokens(raw, code))
 
 
 def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[tuple[int, int]]:
     """Spans of ``text`` whose terms are among the query's forms (a whole identifier
     wins over its parts)."""
     spans: list[tuple[int, int]] = []
-    for start, end, term in analyzer.tokens(text, code):
-        if term in forms and not (spans and spans[-1][0] <= start < spans[-1][1]):
-            spans.append((start, end))
+    for m in TOKEN.finditer(text):
+        at = m.start()
+        for s, e, term in _terms(analyzer, m.group(), code):
+            if term in forms and not (spans and spans[-1][0] <= at + s < spans[-1][1]):
+                spans.append((at + s, at + e))
     return spans
 
 

@@ -56,6 +56,13 @@ class SearchResult:
     notes: list[str] = field(default_factory=list)  # e.g. NER that has not run everywhere
 
 
+def _each(select: str, keys: list[tuple[int, ...]]) -> str:
+    """``select`` once per key (integers), as one UNION ALL: DuckDB reads a row found by
+    an equality on its own, where an IN list or a join reads whole columns (the text of
+    every unit, the offset map of every placement: 100 ms at 200k units against 5)."""
+    return " UNION ALL ".join(select.format(*(int(k) for k in key)) for key in keys)
+
+
 def hits_for(
     con: duckdb.DuckDBPyConnection,
     ranked: list[tuple],
@@ -69,27 +76,31 @@ def hits_for(
     f = doc_filter or DocFilter()
     first: dict[int, tuple] = {}
     paths: dict[int, list[str]] = {}
-    ids = ", ".join(str(int(r[0])) for r in ranked)  # constants: zone maps skip the rest
+    placed = _each(
+        "SELECT doc_id, ordinal, unit_id, start_line, end_line, page FROM placements "
+        "WHERE unit_id = {}",
+        [(int(r[0]),) for r in ranked],
+    )
     for row in con.execute(
         f"""SELECT pl.unit_id, pl.doc_id, pl.ordinal, d.path, d.sha256, pl.start_line,
                   pl.end_line, pl.page
-           FROM placements pl JOIN documents d USING (doc_id)
-           WHERE pl.unit_id IN ({ids}) AND {f.where()} ORDER BY d.path, pl.ordinal""",
+           FROM ({placed}) pl JOIN documents d USING (doc_id)
+           WHERE {f.where()} ORDER BY d.path, pl.ordinal""",
         f.params,
     ).fetchall():
         first.setdefault(row[0], row)
         paths.setdefault(row[0], []).append(row[3])
     if not first:  # nothing placed: only a unit no document holds any more could be here
         return []
-    chosen = [list(c) for c in zip(*(p[:3] for p in first.values()), strict=True)]
     rows = {
         r[0]: r[1:]
         for r in con.execute(
-            """SELECT u.unit_id, u.text, u.heading_path, u.unit_hash, u.kind, pl.offsets
-               FROM (SELECT unnest(?) AS unit_id, unnest(?) AS doc_id, unnest(?) AS ordinal) v
-               JOIN units u USING (unit_id)
-               JOIN placements pl ON pl.doc_id = v.doc_id AND pl.ordinal = v.ordinal""",
-            chosen,
+            _each(
+                "SELECT unit_id, text, heading_path, unit_hash, kind, (SELECT offsets "
+                "FROM placements WHERE unit_id = {0} AND doc_id = {1} AND ordinal = {2}) "
+                "FROM units WHERE unit_id = {0}",
+                [p[:3] for p in first.values()],
+            )
         ).fetchall()
     }
     forms = {f for g in groups for f in g}
