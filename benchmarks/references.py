@@ -35,6 +35,7 @@ from urllib.parse import parse_qs, urlparse
 
 from common import eval_arg, table
 
+from kbx.entities.build import reference_id
 from kbx.entities.resolve import resolve
 from kbx.indexing.ingest import index
 from kbx.linking.resolvers import Settings
@@ -160,12 +161,21 @@ def main() -> None:
                 found = con.execute(
                     "SELECT count(*) FROM mentions WHERE type = 'REFERENCE'"
                 ).fetchone()[0]
-                rows = con.execute(
-                    """SELECT m.value, r.status, json_extract_string(r.data, '$.doi')
-                       FROM mentions m JOIN resolutions r
-                         ON r.entity_id = 'ref:' || left(sha256(m.value), 20)
-                       WHERE m.type = 'REFERENCE'"""
+                values = con.execute(
+                    "SELECT value FROM mentions WHERE type = 'REFERENCE'"
                 ).fetchall()
+                resolved = {
+                    key: (status, doi)
+                    for key, status, doi in con.execute(
+                        """SELECT entity_id, status, json_extract_string(data, '$.doi')
+                           FROM resolutions"""
+                    ).fetchall()
+                }
+                rows = [
+                    (v, *resolved[reference_id(v)])
+                    for (v,) in values
+                    if reference_id(v) in resolved
+                ]
     finally:
         server.close()
     truth = {line: doi for line, doi in zip(lines, sample, strict=True)}

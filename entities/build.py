@@ -56,7 +56,7 @@ def _matched_references(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"CREATE OR REPLACE TEMP TABLE matched_refs AS {select}", params)
     con.execute(
         """INSERT INTO links SELECT DISTINCT pl.doc_id, pl.unit_id, r.doi, true
-           FROM mentions m JOIN matched_refs r ON 'ref:' || left(sha256(m.value), 20) = r.ref
+           FROM mentions m JOIN matched_refs r ON reference_id(m.value) = r.ref
            JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
            WHERE m.type = 'REFERENCE' AND m.key IS NULL"""
     )
@@ -67,14 +67,23 @@ def _matched_references(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP TABLE matched_refs")
 
 
-SLUG = r"""CREATE OR REPLACE TEMP MACRO slug(x) AS
-    coalesce(nullif(trim(regexp_replace(lower(strip_accents(x)), '[^\p{L}\p{N}]+', '-', 'g'),
-                         '-'), ''), 'name')"""  # the twin of gazetteer.entries.slug
+def _python_functions(con: duckdb.DuckDBPyConnection) -> None:
+    """``slug`` and ``reference_id`` callable from SQL: the keys the layer writes in SQL
+    are made by the very functions Python uses, not by SQL copies that could drift."""
+    have = {
+        name
+        for (name,) in con.execute(
+            "SELECT function_name FROM duckdb_functions() WHERE function_type = 'scalar'"
+        ).fetchall()
+    }
+    for f in (slug, reference_id):
+        if f.__name__ not in have:
+            con.create_function(f.__name__, f, ["VARCHAR"], "VARCHAR")
 
 
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
     """Rebuild entities, aliases, links and passage dates."""
-    con.execute(SLUG)
+    _python_functions(con)
     with transaction(con):
         for table in ("entities", "aliases", "links", "passage_dates"):
             con.execute(f"DELETE FROM {table}")

@@ -72,7 +72,7 @@ def check_id(entry_id: str) -> str:
 
 def slug(name: str) -> str:
     """``Project Cedar`` → ``project-cedar``, ``Иван Петров`` → ``иван-петров``: accents
-    dropped, letters of any script kept (the SQL twin is in ``entities/layer.py``)."""
+    dropped, letters of any script kept. SQL calls this very function (``entities.build``)."""
     bare = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
     return re.sub(r"[\W_]+", "-", bare.lower()).strip("-") or "name"
 

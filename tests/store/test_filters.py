@@ -12,6 +12,7 @@ from helpers import Words, registry_with_gazetteer
 from kbx.entities import gazetteer as gz
 from kbx.entities.lookup import entities
 from kbx.errors import BadArgument
+from kbx.gazetteer.entries import slug
 from kbx.indexing.ingest import index
 from kbx.indexing.reprocess import reprocess
 from kbx.recognizers.base import Mention, RecognizerInfo
@@ -57,6 +58,22 @@ def test_authors_in_any_script_are_distinct_people(tmp_path):
     index(root, registry=registry_with_gazetteer(Index.for_root(root)))
     people = {e.entity_id for e in entities(Index.for_root(root), type_="PERSON")}
     assert people == {"person:山田太郎", "person:иван-петров", "person:jose-nunez"}
+
+
+def test_an_author_and_a_gazetteer_entry_of_one_name_share_its_slug(tmp_path):
+    # compatibility forms (ligature, digraph) fold in Python's NFKD; an SQL copy kept them
+    root = tmp_path / "docs"
+    root.mkdir()
+    names = ["Ǆemal ﬁsher", "²nd Author"]
+    for i, name in enumerate(names):
+        (root / f"{i}.md").write_text(f"---\nauthor: {name}\n---\n# Note {i}\n\nA note.\n")
+    index(root, registry=registry_with_gazetteer(Index.for_root(root)))
+    people = {e.entity_id for e in entities(Index.for_root(root), type_="PERSON")}
+    assert (
+        people
+        == {"person:" + slug(n) for n in names}
+        == {"person:dzemal-fisher", "person:2nd-author"}
+    )
 
 
 def test_a_gazetteer_alias_joins_an_author_to_its_entry(posts):
