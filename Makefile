@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint install install-test clean
+.PHONY: demo test lint install install-test clean coverage
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,17 @@ demo: install
 test: install-test
 	$(BIN)/python -m pytest
 	$(BIN)/ruff check .
+
+# Coverage of the whole suite, the processes the tests start included (tests/coverage.ini),
+# by file and by room; slower than `make test`, which never measures it. See docs/TESTING.md.
+COVERAGE := COVERAGE_FILE=$(CURDIR)/build/coverage/data $(BIN)/python -m coverage
+coverage: install-test
+	rm -rf build/coverage && mkdir -p build/coverage
+	$(COVERAGE) run --rcfile=tests/coverage.ini -m pytest -p no:cacheprovider
+	$(COVERAGE) combine --rcfile=tests/coverage.ini -q
+	$(COVERAGE) report --rcfile=tests/coverage.ini
+	$(COVERAGE) json --rcfile=tests/coverage.ini -q -o build/coverage/coverage.json
+	$(BIN)/python tests/coverage_rooms.py build/coverage/coverage.json
 
 lint: install-test
 	$(BIN)/ruff check .
