@@ -170,6 +170,20 @@ def test_an_interrupted_ner_pass_is_said_and_resumed(tmp_path, monkeypatch, resu
     assert _rows(idx.db, "SELECT count(*) FROM runs WHERE recognizer = 'spacy'") == [(total,)]
 
 
+def test_names_not_yet_recognized_anywhere_are_said(tmp_path):
+    root = _folder(tmp_path / "docs", NER_ON)
+    idx = Index.for_root(root)
+
+    def interrupted(report, slow):  # ctrl-C the moment the folder is searchable
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        index(root, workers=1, searchable=interrupted)
+    (note,) = search(idx, "Lisbon", facets=True).notes
+    assert note.startswith("spacy has run on 0 of 6 passages")
+    assert search(idx, "Lisbon").hits
+
+
 READER = textwrap.dedent(
     """
     import sys, time
