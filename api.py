@@ -57,6 +57,9 @@ _WHERE = {  # name -> (module, attribute)
     "Status": ("kbx.search.status", "Status"),
     "status": ("kbx.search.status", "status"),
     "Index": ("kbx.store.db", "Index"),
+    "CONFIG_FILE": ("kbx.config", "FILE"),
+    "Found": ("kbx.source.walk", "Found"),
+    "walk": ("kbx.source.walk", "walk"),
     "json_text": ("kbx.api_json", "json_text"),
     "to_json": ("kbx.api_json", "to_json"),
 }

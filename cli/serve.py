@@ -12,6 +12,14 @@ from kbx import api
 from kbx.cli.common import DbOption, err
 from kbx.errors import KbxError
 
+WatchOption = Annotated[
+    bool,
+    typer.Option(
+        "--watch/--no-watch",
+        help="Re-index files as they change in the indexed folder while serving.",
+    ),
+]
+
 
 def _needs_extra(e: ImportError) -> KbxError:
     return KbxError(
@@ -20,7 +28,7 @@ def _needs_extra(e: ImportError) -> KbxError:
     )
 
 
-def mcp(db: DbOption = None) -> None:
+def mcp(db: DbOption = None, watch: WatchOption = True) -> None:
     """Serve the index to an agent over MCP on standard input and output.
 
     This is what an MCP client launches: add kbx to its configuration as the command
@@ -36,9 +44,18 @@ def mcp(db: DbOption = None) -> None:
     try:
         from kbx.serve.live import LiveIndex
         from kbx.serve.mcp import run_stdio
+        from kbx.serve.watch import Watcher
     except ImportError as e:
         raise _needs_extra(e) from None
-    run_stdio(LiveIndex.of(index))
+    live = LiveIndex.of(index)
+    watcher = Watcher(live, name="kbx mcp").start() if watch else None
+    if watcher:  # standard error: standard output is the protocol's
+        err.print(f"kbx mcp: watching {index.root}", markup=False, highlight=False)
+    try:
+        run_stdio(live)
+    finally:
+        if watcher:
+            watcher.stop()
 
 
 def serve(
@@ -56,6 +73,7 @@ def serve(
         ),
     ] = None,
     db: DbOption = None,
+    watch: WatchOption = True,
 ) -> None:
     """Serve the HTTP JSON API, and MCP over streamable HTTP at /mcp, until Ctrl-C.
 
@@ -67,6 +85,10 @@ def serve(
 
     Only this machine can call it unless --host says otherwise (then with a token).
     Requests from other sites' pages are refused (Host and Origin are checked).
+
+    While it serves, the indexed folder is watched: a file added, changed or deleted is
+    re-indexed within a second or so, as `kbx index` would (--no-watch to leave it).
+    A `kbx index` from a shell meanwhile waits its turn and succeeds.
 
     Examples:
 
@@ -81,6 +103,7 @@ def serve(
         from kbx.serve.http import bound_socket, server
         from kbx.serve.live import LiveIndex
         from kbx.serve.security import Policy
+        from kbx.serve.watch import Watcher
     except ImportError as e:
         raise _needs_extra(e) from None
     try:
@@ -94,7 +117,11 @@ def serve(
         markup=False,
         highlight=False,
     )
+    live = LiveIndex.of(index)
+    watcher = Watcher(live) if watch else None
+    if watcher:
+        err.print(f"kbx serve: watching {index.root}", markup=False, highlight=False)
     try:
-        server(LiveIndex.of(index), policy).run(sockets=[sock])
+        server(live, policy, watcher=watcher).run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn stopped gracefully, then passes Ctrl-C on
         err.print("kbx serve: stopped", markup=False, highlight=False)

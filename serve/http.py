@@ -36,6 +36,7 @@ from kbx.serve.answers import answer, failure, refusal
 from kbx.serve.live import LiveIndex
 from kbx.serve.mcp import server as mcp_server
 from kbx.serve.security import Guard, Policy
+from kbx.serve.watch import Watcher
 
 
 def _kind(annotation: Any) -> type:
@@ -180,8 +181,15 @@ async def _http_error(request: Request, e: Exception) -> Response:
     return failure(e)
 
 
-def app(index: LiveIndex, policy: Policy, routes: Sequence[BaseRoute] = ()) -> Starlette:
-    """The whole service: the API, MCP at ``/mcp``, and ``routes`` (pages), all guarded."""
+def app(
+    index: LiveIndex,
+    policy: Policy,
+    routes: Sequence[BaseRoute] = (),
+    watcher: Watcher | None = None,
+) -> Starlette:
+    """The whole service: the API, MCP at ``/mcp``, and ``routes`` (pages), all guarded.
+    A ``watcher`` (of ``index``) runs while the app does: started once it starts, stopped
+    before the index is let go, so no re-index outlives the server."""
     agent = mcp_server(index)
     transport = agent.streamable_http_app(
         streamable_http_path="/mcp",
@@ -192,7 +200,13 @@ def app(index: LiveIndex, policy: Policy, routes: Sequence[BaseRoute] = ()) -> S
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette):
         async with agent.session_manager.run():
-            yield
+            if watcher is not None:
+                watcher.start()
+            try:
+                yield
+            finally:
+                if watcher is not None:  # waits for a re-index in flight
+                    await run_in_threadpool(watcher.stop)
         index.close()
 
     return Starlette(
@@ -203,10 +217,15 @@ def app(index: LiveIndex, policy: Policy, routes: Sequence[BaseRoute] = ()) -> S
     )
 
 
-def server(index: LiveIndex, policy: Policy, routes: Sequence[BaseRoute] = ()) -> uvicorn.Server:
+def server(
+    index: LiveIndex,
+    policy: Policy,
+    routes: Sequence[BaseRoute] = (),
+    watcher: Watcher | None = None,
+) -> uvicorn.Server:
     """A uvicorn server for the app; ``run()`` it, or ``run(sockets=[...])`` on a bound one."""
     config = uvicorn.Config(
-        app(index, policy, routes),
+        app(index, policy, routes, watcher),
         host=policy.host,
         port=policy.port,
         log_level="warning",
