@@ -10,7 +10,7 @@ import sys
 HEAVY = (
     "spacy", "torch", "gliner", "requests", "httpx", "httpx2", "habanero", "pyalex",
     "pint", "dateparser", "markdown_it", "yaml", "pypdf", "pdfminer", "bs4", "lxml",
-    "kbx.extract.document", "kbx.recognizers.dates", "kbx.linking.resolvers",
+    "kbx.extract.document", "kbx.recognizers.dates", "kbx.linking.resolvers", "rich.progress",
 )  # fmt: skip
 
 
