@@ -87,7 +87,7 @@ def serve(
     Requests from other sites' pages are refused (Host and Origin are checked).
 
     While it serves, the indexed folder is watched: a file added, changed or deleted is
-    re-indexed within a second or so, as `kbx index` would (--no-watch to leave it).
+    re-indexed within seconds, as `kbx index` would (--no-watch to leave it).
     A `kbx index` from a shell meanwhile waits its turn and succeeds.
 
     Examples:
