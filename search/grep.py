@@ -8,17 +8,19 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from kbx.analysis import PART, QUERY_STOPWORDS, TOKEN, Analyzer, fold
 from kbx.entities.positions import Positions
 from kbx.errors import BadArgument
 from kbx.extract.textmap import unpack
-from kbx.search.bm25 import rank
-from kbx.search.filters import Filters, compile_filters
+from kbx.search.bm25 import rank, term_ids
+from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.passages import line_span
 from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
 
 AROUND = 60
 _META = set(".^$*+?{}[]|()")
+JOINS = set(".-/:@+'’_")  # what joins word characters into one token (analysis.TOKEN)
 
 
 @dataclass
@@ -68,6 +70,95 @@ def _rank_words(pattern: str) -> str:
     return " ".join(re.findall(r"[A-Za-z][\w.-]+|\d{2,}", re.sub(r"\\.", " ", pattern)))
 
 
+def _open_end(chars: str) -> bool:
+    """Whether the text beyond a phrase's end may run on into the token there: nothing
+    or one connector stands between (``foo`` is part of ``x-foo`` in the text)."""
+    return not chars or (len(chars) == 1 and chars in JOINS)
+
+
+def _survives(an: Analyzer, raw: str) -> bool:
+    """Whether a token's parts are still terms of any longer token it runs on into: an
+    ASCII token with a part that is indexed as a part (two characters or digits), none of
+    whose parts a protected name (never split) could swallow."""
+    parts = [p for p in PART.findall(raw.lower()) if len(p) > 1 or p.isdigit()]
+    return raw.isascii() and bool(parts) and not any(p in n for p in parts for n in an.protected)
+
+
+def phrase_terms(an: Analyzer, phrase: str) -> list[list[str]]:
+    """Term groups that every unit whose text holds ``phrase`` (as ``phrase_pattern`` finds
+    it, any case) indexes, a form of each at least: the phrase's tokens, analyzed as the
+    index analyzes them. Inside the phrase the text has the same characters, so the same
+    tokens; the first and last token may run on into the text around it through a
+    connector, and count only where their parts survive that (``_survives``). Function
+    words are left out when other words remain: the groups narrow, they need not be all."""
+    text = " ".join(phrase.split())
+    found = list(TOKEN.finditer(text))
+    groups: list[tuple[bool, list[str]]] = []
+    for i, m in enumerate(found):
+        edge = (i == 0 and _open_end(text[: m.start()])) or (
+            i == len(found) - 1 and _open_end(text[m.end() :])
+        )
+        if edge and not _survives(an, m.group()):
+            continue
+        forms = [t for code in (False, True) for _, _, t in an.tokens(m.group(), code)]
+        if forms:
+            groups.append((fold(m.group()) in QUERY_STOPWORDS, list(dict.fromkeys(forms))))
+    words = [g for stop, g in groups if not stop]
+    return words or [g for _, g in groups]
+
+
+def _holding(con: duckdb.DuckDBPyConnection, groups: list[list[str]]) -> str | None:
+    """SQL of the units that index a form of every group: the INTERSECT of each group's
+    units, each term read by an equality (the sorted postings answer it from its own row
+    groups). None when a group has no form in the index at all, so no unit holds it."""
+    ids = term_ids(con, [t for g in groups for t in g])
+    sets = []
+    for g in groups:
+        found = sorted({ids[t] for t in g if t in ids})
+        if not found:
+            return None
+        sets.append(
+            " UNION ALL ".join(f"SELECT unit_id FROM postings WHERE term_id = {t}" for t in found)
+        )
+    return " INTERSECT ".join(f"SELECT unit_id FROM ({s})" for s in sets)
+
+
+def _offsets(con: duckdb.DuckDBPyConnection, keys: list[tuple[int, int]]) -> dict:
+    """The offset maps of the placements ``(doc_id, ordinal)``: a join on their keys, which
+    reads the maps of those placements, where reading them with every candidate's text
+    would read them all."""
+    keys_sql = ", ".join(f"({int(d)}, {int(o)})" for d, o in keys)
+    return {
+        (d, o): b
+        for d, o, b in con.execute(
+            f"""SELECT pl.doc_id, pl.ordinal, pl.offsets FROM placements pl
+                JOIN (VALUES {keys_sql}) k(doc_id, ordinal) USING (doc_id, ordinal)"""
+        ).fetchall()
+    }
+
+
+def _file_ranks(
+    con: duckdb.DuckDBPyConnection, query: str, an: Analyzer, f: DocFilter, docs: list[int]
+) -> dict[str, int]:
+    """Each of ``docs``' paths and its best unit's place in the BM25 order of ``query``
+    (only their units are ranked: scores do not depend on which units are, so their order
+    is the same as in the ranking of all); one past the last for a file with none ranked."""
+    ids = ", ".join(str(int(d)) for d in docs)
+    narrowed = DocFilter(list(f.clauses), list(f.params), list(f.boosts), f.dates, list(f.places))
+    narrowed.keep(f"SELECT doc_id, unit_id FROM placements WHERE doc_id IN ({ids})", [])
+    ranked, _ = rank(con, an.query(query), narrowed)
+    unit_rank = {unit_id: i for i, (unit_id, _, _) in enumerate(ranked)}
+    out: dict[str, int] = {}
+    for unit_id, rel in con.execute(
+        f"""SELECT pl.unit_id, d.path FROM placements pl JOIN documents d USING (doc_id)
+            WHERE pl.doc_id IN ({ids}) AND {f.where()}""",
+        f.params,
+    ).fetchall():
+        r = unit_rank.get(unit_id, len(unit_rank))
+        out[rel] = min(r, out.get(rel, r))
+    return out
+
+
 def grep(
     index: Index,
     pattern: str,
@@ -77,9 +168,12 @@ def grep(
     ignore_case: bool = False,
     filters: Filters | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
+    needs: list[list[str]] | None = None,
 ) -> GrepResult:
     """Matches of ``pattern`` in the clean text, files in BM25 order of ``rank_query``
-    (on ``con`` when the caller already holds a connection)."""
+    (on ``con`` when the caller already holds a connection). With ``needs`` (term groups
+    every unit with a match indexes, as ``phrase_terms`` gives them), only the units
+    holding them are read."""
     try:
         rx = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as e:
@@ -97,37 +191,44 @@ def grep(
     with nullcontext(con) if con else index.reader() as con:
         f = compile_filters(con, filters)
         an = analyzer_of(con)
-        rows = con.execute(
-            f"""SELECT pl.unit_id, pl.ordinal, d.path, d.sha256, u.text, pl.offsets
-                FROM placements pl JOIN units u USING (unit_id) JOIN documents d USING (doc_id)
-                WHERE {f.where()} AND {pre} ORDER BY d.path, pl.ordinal""",
-            [*f.params, *pre_params],
-        ).fetchall()
-        ranked, _ = rank(con, an.query(rank_query or _rank_words(pattern)), f)
-    unit_rank = {unit_id: i for i, (unit_id, _, _) in enumerate(ranked)}
-    file_rank: dict[str, int] = {}
-    for unit_id, _, rel, *_ in rows:
-        r = unit_rank.get(unit_id, len(unit_rank))
-        file_rank[rel] = min(r, file_rank.get(rel, r))
-    rows.sort(key=lambda r: (file_rank[r[2]], r[2], r[1]))
+        held = _holding(con, needs) if needs else ""
+        rows = []
+        if held is not None:
+            only = f"JOIN ({held}) h USING (unit_id)" if held else ""
+            rows = con.execute(
+                f"""SELECT pl.doc_id, pl.ordinal, d.path, d.sha256, u.text
+                    FROM placements pl {only} JOIN units u USING (unit_id)
+                    JOIN documents d USING (doc_id)
+                    WHERE {f.where()} AND {pre} ORDER BY d.path, pl.ordinal""",
+                [*f.params, *pre_params],
+            ).fetchall()
+        found = [
+            (row, spans)
+            for row in rows
+            if (spans := [m for m in rx.finditer(row[4]) if m.end() > m.start()])
+        ]
+        docs = sorted({row[0] for row, _ in found})
+        query = rank_query or _rank_words(pattern)
+        file_rank = _file_ranks(con, query, an, f, docs) if docs else {}
+        blobs = _offsets(con, [row[:2] for row, _ in found]) if found else {}
+    found.sort(key=lambda x: (file_rank[x[0][2]], x[0][2], x[0][1]))
     shown: list[GrepMatch] = []
     seen: set[tuple[str, int, int]] = set()  # document positions of the matches so far
     files: dict[str, int] = {}
     positions = Positions()
-    for _, ordinal, rel, sha, text, blob in rows:
+    for (doc_id, ordinal, rel, sha, text), spans in found:
+        blob = blobs[(doc_id, ordinal)]
         segments = None
-        for m in rx.finditer(text):
-            if m.end() == m.start():
-                continue
+        for m in spans:
             chain, base = positions.start(rel, ordinal, text, blob)
             key = (rel, chain, base + m.start())
             if key in seen:  # the overlap of two windows of one long block: reported once
                 continue
             seen.add(key)
-            segments = segments or unpack(blob)
-            start, end = line_span(segments, text, m.start(), m.end())
             files[rel] = files.get(rel, 0) + 1
             if len(shown) < max_matches:
+                segments = segments or unpack(blob)
+                start, end = line_span(segments, text, m.start(), m.end())
                 a, b = max(0, m.start() - AROUND), min(len(text), m.end() + AROUND)
                 around = (
                     ("…" if a else "")

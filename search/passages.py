@@ -17,6 +17,13 @@ def _terms(analyzer: Analyzer, raw: str, code: bool) -> tuple[tuple[int, int, st
     return tuple(analyzer.tokens(raw, code))
 
 
+def each(select: str, keys: list[tuple[int, ...]]) -> str:
+    """``select`` once per key (integers), as one UNION ALL: DuckDB reads a row found by
+    an equality on its own, where an IN list or a join reads whole columns (the text of
+    every unit, the offset map of every placement: 100 ms at 200k units against 5)."""
+    return " UNION ALL ".join(select.format(*(int(k) for k in key)) for key in keys)
+
+
 def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[tuple[int, int]]:
     """Spans of ``text`` whose terms are among the query's forms (a whole identifier
     wins over its parts)."""
