@@ -16,10 +16,10 @@ layer is rebuilt when a write since its last rebuild left the ``entities_dirty``
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import re
+import weakref
 from dataclasses import dataclass
 
 import duckdb
@@ -68,12 +68,19 @@ def _matched_references(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP TABLE matched_refs")
 
 
+_REGISTERED: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
+
+
 def _python_functions(con: duckdb.DuckDBPyConnection) -> None:
     """``slug`` and ``reference_id`` callable from SQL: the keys the layer writes in SQL
-    are made by the very functions Python uses, not by SQL copies that could drift."""
+    are made by the very functions Python uses, not by SQL copies that could drift.
+    Registered once per connection (listing DuckDB's functions to check costs 80 ms)."""
+    if con in _REGISTERED:
+        return
+    con.complete()  # the unread rest of an earlier query; DuckDB registers nothing until then
     for f in (slug, reference_id):
-        with contextlib.suppress(duckdb.NotImplementedException):  # this connection has it
-            con.create_function(f.__name__, f, ["VARCHAR"], "VARCHAR")
+        con.create_function(f.__name__, f, ["VARCHAR"], "VARCHAR")
+    _REGISTERED.add(con)
 
 
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
