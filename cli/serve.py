@@ -75,7 +75,12 @@ def serve(
     db: DbOption = None,
     watch: WatchOption = True,
 ) -> None:
-    """Serve the HTTP JSON API, and MCP over streamable HTTP at /mcp, until Ctrl-C.
+    """Serve the web page at /, the HTTP JSON API at /api and MCP at /mcp, until Ctrl-C.
+
+    The page (open http://127.0.0.1:8765/ in a browser) searches with the filters as
+    controls and the facets beside the results, opens a cited passage at its lines, shows
+    an entity's aliases, history and mentions, and adds or retracts gazetteer entries.
+    A link to a search (/?q=…&entity=…) renders without JavaScript.
 
     GET /api/search?q=…, /api/grep?pattern=…, /api/read?spec=PATH:START-END&hash=…,
     /api/entities, /api/entity/ID, /api/status; POST /api/gazetteer with a JSON body
@@ -102,6 +107,7 @@ def serve(
     try:
         from kbx.serve.http import bound_socket, server
         from kbx.serve.live import LiveIndex
+        from kbx.serve.page import page_routes
         from kbx.serve.security import Policy
         from kbx.serve.watch import Watcher
     except ImportError as e:
@@ -117,11 +123,19 @@ def serve(
         markup=False,
         highlight=False,
     )
-    live = LiveIndex.of(index)
-    watcher = Watcher(live) if watch else None
-    if watcher:
-        err.print(f"kbx serve: watching {index.root}", markup=False, highlight=False)
-    try:
-        server(live, policy, watcher=watcher).run(sockets=[sock])
+    try:  # a Ctrl-C from here on stops cleanly, even one that lands inside a print
+        live = LiveIndex.of(index)
+        watcher = Watcher(live) if watch else None
+        if watcher:
+            err.print(f"kbx serve: watching {index.root}", markup=False, highlight=False)
+        pages = page_routes(live)
+        err.print(  # third: scripts read the address and the watch from the first two lines
+            f"kbx serve: the page at http://{name}:{policy.port}/"
+            if not token
+            else "kbx serve: the page is for a server without a token (a browser cannot send one)",
+            markup=False,
+            highlight=False,
+        )
+        server(live, policy, routes=pages, watcher=watcher).run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn stopped gracefully, then passes Ctrl-C on
         err.print("kbx serve: stopped", markup=False, highlight=False)
