@@ -41,6 +41,7 @@ REPEATED = ("entity", "type", "meta")  # filters that repeat: each value narrows
 DATE_FROM = ("any", "mentioned", "document")  # kbx search --date-from (it checks them)
 LINES_SHOWN = 20000  # lines of a document shown around the cited ones
 MORE = 10  # passages a "more" link adds
+MENTIONS = 200  # mentions on an entity's page
 HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -288,13 +289,13 @@ class Pages:
     def entity(self, request: Request) -> Response:
         entity_id = request.path_params["id"]
         try:
-            e = commands.entity(self.index, entity_id, limit=200)
+            e = commands.entity(self.index, entity_id, limit=MENTIONS)
         except BadArgument as missing:
             gone = self._retracted(entity_id)
             if gone is None:
                 raise missing from None
             return self.html("retracted.html", 410, title=entity_id, entry=gone)
-        return self.html("entity.html", title=e["label"], e=e)
+        return self.html("entity.html", title=e["label"], e=e, limit=MENTIONS)
 
     def _retracted(self, entry_id: str) -> dict | None:
         """A gazetteer entry retracted since a link to it was made (its log stays)."""

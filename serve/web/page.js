@@ -74,9 +74,16 @@ if (entity && names) {
   });
 }
 
-// The cited lines in the middle of the view, below the sticky header.
+// The cited lines in the middle of the view once the browser has gone to #L…, which
+// (the way without script) puts them at the top.
 const cited = document.querySelector(".doc .line.hl");
-if (cited) cited.scrollIntoView({ block: "center" });
+if (cited) {
+  window.addEventListener("load", () => {
+    const last = document.querySelectorAll(".doc .line.hl");
+    const tall = last[last.length - 1].getBoundingClientRect().bottom - cited.getBoundingClientRect().top;
+    cited.scrollIntoView({ block: tall < window.innerHeight * 0.6 ? "center" : "start" });
+  });
+}
 
 // Gazetteer edits: the form's fields as the JSON of POST /api/gazetteer, then the page the
 // server redirects to (the entity's), or its one error message under the form.
