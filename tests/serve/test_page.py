@@ -159,6 +159,10 @@ def page(browser: Browser, url: str):
     troubles: list[str] = []
     p.on("dialog", lambda d: (troubles.append(f"dialog: {d.message}"), d.dismiss()))
     p.on("pageerror", lambda e: troubles.append(f"script error: {e}"))
+    p.on(
+        "console",
+        lambda m: "Content Security Policy" in m.text and troubles.append(f"refused: {m.text}"),
+    )  # the page's own script or style refused by its policy
     yield p
     context.close()
     assert troubles == []
@@ -198,6 +202,13 @@ def test_slash_focuses_the_box_and_enter_searches(page: Page, docs):
     expect(first.locator(".hash")).to_have_text(f"#{hit.hash[:12]}")
     expect(first.locator("mark").first).to_have_text(re.compile("supplier", re.I))
     expect(page.locator(".exact li").first).to_contain_text("Supplier approval")
+    page.keyboard.press("Escape")  # out of the box: j and k walk the citations
+    page.keyboard.press("j")
+    expect(page.locator(".hits .loc").first).to_be_focused()
+    page.keyboard.press("j")
+    expect(page.locator(".hits .loc").nth(1)).to_be_focused()
+    page.keyboard.press("k")
+    expect(page.locator(".hits .loc").first).to_be_focused()
 
 
 def test_a_facet_narrows_and_its_chip_widens_again(page: Page, docs):
