@@ -17,6 +17,7 @@ even a missed escape could not run a document's script.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import re
 from collections.abc import Callable
@@ -42,6 +43,7 @@ DATE_FROM = ("any", "mentioned", "document")  # kbx search --date-from (it check
 LINES_SHOWN = 20000  # lines of a document shown around the cited ones
 MORE = 10  # passages a "more" link adds
 MENTIONS = 200  # mentions on an entity's page
+K_DEFAULT = inspect.signature(commands.search).parameters["k"].default  # passages shown
 HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -189,7 +191,7 @@ class Pages:
         }
 
     def _more(self, state: Pairs, result: dict) -> str | None:
-        k = int(next((v for key, v in state if key == "k"), 8))
+        k = int(next((v for key, v in state if key == "k"), K_DEFAULT))
         if result["total"] <= len(result["hits"]) or k >= commands.K_MAX:
             return None
         return href("/", _with(state, "k", str(min(k + MORE, commands.K_MAX))))
@@ -236,7 +238,7 @@ class Pages:
                     "filter": _toggle(state, "entity", e["entity_id"]),
                 }
                 for e in entities
-            ],  # fmt: skip
+            ],
             "entities_other": facets["entities"]["other"],
             "types": [
                 t | {"on": t["type"] in chosen, "filter": _toggle(state, "type", t["type"])}

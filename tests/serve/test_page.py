@@ -229,6 +229,17 @@ def test_a_facet_narrows_and_its_chip_widens_again(page: Page, docs):
     assert "entity" not in query(page)
 
 
+def test_more_passages_shows_the_next_ones_in_rank_order(page: Page, docs):
+    page.goto("/?q=supplier&k=2")
+    expect(page.locator(".summary")).to_contain_text("best 2 shown")
+    page.locator("a.more").click()
+    page.wait_for_url(re.compile("k=12"))
+    index = api.Index.for_root(docs)
+    ranked = api.search(index, "supplier", k=12).hits
+    assert cites(page) == [f"{h.path}:{h.start_line}-{h.end_line}" for h in ranked]
+    expect(page.locator("a.more")).to_have_count(0)  # all of them are shown
+
+
 def test_a_histogram_bar_narrows_the_dates_to_its_year(page: Page, docs):
     page.goto("/?q=supplier+approval")
     bars = page.locator(".histogram .bar")
