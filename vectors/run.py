@@ -1,0 +1,144 @@
+"""The vectors stage: a vector for every unit that lacks one of the current (model, version).
+
+The recognizers' discipline (annotate/run.py): the cache key is the unit's hash with the
+model's name and version, so a unit moved to another file or placed in two keeps its
+vector, and a new model version redoes every unit. Each batch is one transaction that
+replaces the batch's vectors, so a pass killed at any point loses at most the batch in
+flight and the next pass resumes from what is missing. The model computes while the
+file is let go (``WriterLease.release``), so readers get in between batches.
+
+Call ``embed(index)`` after the recognizer pass of ``kbx index`` and from ``kbx
+reprocess``; with the ``dense`` extra absent it does nothing and says why in its report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import datetime
+
+import duckdb
+
+from kbx.store.db import Index, WriterLease, kill_point, rows_select
+from kbx.store.transaction import transaction
+from kbx.vectors.model import Encoder, passage_text
+from kbx.vectors.setup import encoder_or_why
+
+BATCH_UNITS = 64  # a batch is seconds of model time on two cores: the most a kill loses
+CHUNK_UNITS = 20_000  # read at a time, so memory stays bounded on a large corpus
+
+
+@dataclass
+class VectorReport:
+    """What one pass did, or why it did nothing (``off``)."""
+
+    model: str | None = None
+    version: str | None = None
+    units: int = 0  # embedded in this pass
+    removed: int = 0  # vectors of other versions replaced, and of units no longer stored
+    seconds: float = 0.0
+    off: str | None = None
+
+
+def missing(
+    con: duckdb.DuckDBPyConnection,
+    enc: Encoder,
+    limit: int | None = None,
+    redo_from: datetime | None = None,
+    keys_only: bool = False,
+) -> list[tuple]:
+    """Units without a vector of this model and version (with ``redo_from``, also those
+    whose vector is older: a forced pass, resumable like any other), in unit order."""
+    columns = "u.unit_hash" if keys_only else "u.unit_hash, u.heading_path, u.text"
+    sql = f"""SELECT {columns} FROM units u
+              ANTI JOIN (SELECT unit_hash FROM vectors WHERE model = ? AND version = ?
+                         AND embedded_at >= ?) v USING (unit_hash)
+              ORDER BY u.unit_id"""
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return con.execute(sql, [enc.name, enc.version, redo_from or datetime.min]).fetchall()
+
+
+def coverage(con: duckdb.DuckDBPyConnection, enc: Encoder) -> tuple[int, int]:
+    """(units with a current vector, units): until they are equal, a dense ranking sees
+    only part of the corpus."""
+    return con.execute(
+        """SELECT count(v.unit_hash), count(*) FROM units u
+           LEFT JOIN (SELECT DISTINCT unit_hash FROM vectors WHERE model = ? AND version = ?) v
+           USING (unit_hash)""",
+        [enc.name, enc.version],
+    ).fetchone()
+
+
+def sweep(con: duckdb.DuckDBPyConnection) -> int:
+    """Delete the vectors of units no longer stored. Run at the start of a pass, after the
+    index run that may have removed and re-added a moved unit, so a move keeps its vector."""
+    with transaction(con):
+        (n,) = con.execute(
+            "DELETE FROM vectors WHERE unit_hash NOT IN (SELECT unit_hash FROM units)"
+        ).fetchone()
+    return n
+
+
+def embed_batch(enc: Encoder, batch: list[tuple]) -> list[tuple]:
+    """Rows ``(unit_hash, model, version, vector, embedded_at)`` for ``(unit_hash,
+    heading_path, text)`` rows."""
+    vectors = enc.passages([passage_text(h, t) for _, h, t in batch])
+    now = datetime.now()
+    return [
+        (row[0], enc.name, enc.version, v.tolist(), now)
+        for row, v in zip(batch, vectors, strict=True)
+    ]
+
+
+def write(con: duckdb.DuckDBPyConnection, rows: list[tuple]) -> int:
+    """Replace the units' vectors (any model or version) with ``rows`` in one transaction;
+    returns how many were replaced."""
+    if not rows:
+        return 0
+    hashes = [r[0] for r in rows]
+    cols = ["unit_hash", "model", "version", "vector", "embedded_at"]
+    select, params = rows_select(cols, rows, lists=frozenset({"vector"}))
+    with transaction(con):
+        (removed,) = con.execute(
+            "DELETE FROM vectors WHERE list_contains(?, unit_hash)", [hashes]
+        ).fetchone()
+        con.execute(f"INSERT INTO vectors {select}", params)
+    return removed
+
+
+def embed(
+    index: Index,
+    enc: Encoder | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    redo_from: datetime | None = None,
+    lease: WriterLease | None = None,
+) -> VectorReport:
+    """Give every unit of ``index`` a vector of the index's model (or ``enc``), batch by
+    batch; ``progress(done, total)`` after each. Holds the index's write lock (re-entrant:
+    ``kbx index`` may call this under its own) and writes on ``lease`` when given."""
+    if enc is None:
+        enc, why = encoder_or_why(index.root)
+        if enc is None:
+            return VectorReport(off=why)
+    report = VectorReport(enc.name, enc.version)
+    started = time.monotonic()
+    with index.writing("embed"), nullcontext(lease) if lease else WriterLease(index) as lease:
+        report.removed += sweep(lease.con())
+        total = len(missing(lease.con(), enc, redo_from=redo_from, keys_only=True))
+        while total:
+            chunk = missing(lease.con(), enc, CHUNK_UNITS, redo_from)
+            for s in range(0, len(chunk), BATCH_UNITS):
+                lease.release()  # seconds of model time: let readers in meanwhile
+                rows = embed_batch(enc, chunk[s : s + BATCH_UNITS])
+                report.removed += write(lease.con(), rows)
+                kill_point("vectors.batch")
+                report.units += len(rows)
+                if progress:
+                    progress(report.units, total)
+            if len(chunk) < CHUNK_UNITS:
+                break
+    report.seconds = time.monotonic() - started
+    return report
