@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -59,12 +60,14 @@ def dense_ranking(
     query: str | np.ndarray,
     f: DocFilter | None = None,
     limit: int = 100,
+    db: Path | None = None,
 ) -> list[tuple[int, float]]:
     """``(unit_id, cosine)``, best first, among the units ``f`` allows: the same allowed
     set BM25 ranks from (``DocFilter.units()``), so a filtered hybrid query never returns
-    a passage the filter excludes. Boost-only conditions (``f.boosts``) do not move it."""
+    a passage the filter excludes. Boost-only conditions (``f.boosts``) do not move it.
+    Pass ``db=index.db`` to scan the memory-mapped matrix when it is current."""
     f = f or DocFilter()
-    return dense_rank(con, enc, query, f.units(), f.params, limit)
+    return dense_rank(con, enc, query, f.units(), f.params, limit, db)
 
 
 def fuse(

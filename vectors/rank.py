@@ -8,10 +8,12 @@ exactly as BM25 does, with no candidate list cut short before the filter.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import duckdb
 import numpy as np
 
+from kbx.vectors import matrix
 from kbx.vectors.model import Encoder
 
 
@@ -22,12 +24,18 @@ def dense_rank(
     allowed: str | None = None,
     params: Sequence = (),
     limit: int = 100,
+    db: Path | None = None,
 ) -> list[tuple[int, float]]:
     """``(unit_id, cosine)`` of the ``limit`` units nearest ``query`` (text, or its vector),
     best first, ties by unit id. ``allowed`` is SQL of the units to rank from (one column,
     ``unit_id``, with ``params``: what ``DocFilter.units()`` gives); None ranks them all.
-    Only vectors of ``enc``'s model and version count: a unit without one is not ranked."""
+    Only vectors of ``enc``'s model and version count: a unit without one is not ranked.
+    With ``db`` (the index file), the matrix exported beside it is scanned when it is
+    current (matrix.py); the SQL scan otherwise. Both give the same ranking."""
     q = enc.query(query) if isinstance(query, str) else np.asarray(query, dtype=np.float32)
+    m = matrix.load(con, db, enc.name, enc.version) if db is not None else None
+    if m is not None:
+        return _from_matrix(con, m, q, allowed, params, limit)
     where = f"AND u.unit_id IN ({allowed})" if allowed else ""
     return [
         (int(u), float(s))
@@ -39,3 +47,46 @@ def dense_rank(
             [q.tolist(), enc.name, enc.version, *params],
         ).fetchall()
     ]
+
+
+def _top(ids: np.ndarray, scores: np.ndarray, n: int) -> list[tuple[int, float]]:
+    """The ``n`` best, by score and then unit id, as the SQL orders them."""
+    if n <= 0:
+        return []
+    if len(ids) > n:
+        cut = np.argpartition(-scores, n - 1)[:n]
+        floor = scores[cut].min()
+        cut = np.flatnonzero(scores >= floor)  # every row tied at the cut competes
+        ids, scores = ids[cut], scores[cut]
+    order = np.lexsort((ids, -scores))[:n]
+    return [(int(ids[i]), float(scores[i])) for i in order]
+
+
+def _from_matrix(
+    con: duckdb.DuckDBPyConnection,
+    m: matrix.Matrix,
+    q: np.ndarray,
+    allowed: str | None,
+    params: Sequence,
+    limit: int,
+) -> list[tuple[int, float]]:
+    if allowed:
+        keep = np.array(
+            sorted(u for (u,) in con.execute(allowed, list(params)).fetchall()), dtype=np.int64
+        )
+        ids, scores = m.scores(q, keep)
+        return _top(ids, scores, limit)
+    ids, scores = m.scores(q)
+    want = limit
+    while True:  # rows of units removed since the export are dropped
+        top = _top(ids, scores, want)
+        alive = {
+            u
+            for (u,) in con.execute(
+                "SELECT unit_id FROM units WHERE list_contains(?, unit_id)", [[u for u, _ in top]]
+            ).fetchall()
+        }
+        found = [t for t in top if t[0] in alive]
+        if len(found) >= limit or want >= len(ids):
+            return found[:limit]
+        want *= 4

@@ -5,7 +5,8 @@ model's name and version, so a unit moved to another file or placed in two keeps
 vector, and a new model version redoes every unit. Each batch is one transaction that
 replaces the batch's vectors, so a pass killed at any point loses at most the batch in
 flight and the next pass resumes from what is missing. The model computes while the
-file is let go (``WriterLease.release``), so readers get in between batches.
+file is let go (``WriterLease.release``), so readers get in between batches. A pass ends
+by exporting the matrix the ranking maps (matrix.py) if the table changed.
 
 Call ``embed(index)`` after the recognizer pass of ``kbx index`` and from ``kbx
 reprocess``; with the ``dense`` extra absent it does nothing and says why in its report.
@@ -23,6 +24,7 @@ import duckdb
 
 from kbx.store.db import Index, WriterLease, kill_point, rows_select
 from kbx.store.transaction import transaction
+from kbx.vectors import matrix
 from kbx.vectors.model import Encoder, passage_text
 from kbx.vectors.setup import encoder_or_why
 
@@ -79,6 +81,8 @@ def sweep(con: duckdb.DuckDBPyConnection) -> int:
         (n,) = con.execute(
             "DELETE FROM vectors WHERE unit_hash NOT IN (SELECT unit_hash FROM units)"
         ).fetchone()
+        if n:
+            matrix.bump(con)
     return n
 
 
@@ -106,6 +110,7 @@ def write(con: duckdb.DuckDBPyConnection, rows: list[tuple]) -> int:
             "DELETE FROM vectors WHERE list_contains(?, unit_hash)", [hashes]
         ).fetchone()
         con.execute(f"INSERT INTO vectors {select}", params)
+        matrix.bump(con)
     return removed
 
 
@@ -140,5 +145,8 @@ def embed(
                     progress(report.units, total)
             if len(chunk) < CHUNK_UNITS:
                 break
+        con = lease.con()
+        if matrix.load(con, index.db, enc.name, enc.version) is None:
+            matrix.export(con, index.db, enc.name, enc.version)
     report.seconds = time.monotonic() - started
     return report

@@ -12,6 +12,7 @@ from kbx.search.filters import Filters, compile_filters
 from kbx.search.hybrid import dense_ranking, fuse
 from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
+from kbx.vectors import matrix
 from kbx.vectors.model import from_folder
 from kbx.vectors.rank import dense_rank
 from kbx.vectors.run import embed
@@ -85,3 +86,34 @@ def test_fusion_finds_the_passage_asked_for_in_other_words(tmp_path, tiny_model)
         first = fused[0]
         assert _paths(con, [first[0]]) == ["fleet/vans.md"]  # in both lists
         assert first[3] == {"bm25": 1, "dense": first[3]["dense"]} and first[2] == bm25[0][2]
+
+
+def _same(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> bool:
+    return [u for u, _ in a] == [u for u, _ in b] and all(
+        abs(x - y) < 1e-5 for (_, x), (_, y) in zip(a, b, strict=True)
+    )
+
+
+def test_the_memory_mapped_matrix_ranks_as_the_sql_scan_does(tmp_path, tiny_model):
+    idx, enc = _index(tmp_path, tiny_model)
+    with idx.reader() as con:
+        assert matrix.load(con, idx.db, enc.name, enc.version) is not None  # the pass wrote it
+        for query in ("automobiles", "bread kernel", "the"):
+            for filters in (None, Filters(path="fleet/*"), Filters(meta=["category!=food"])):
+                f = compile_filters(con, filters)
+                sql = dense_ranking(con, enc, query, f, limit=3)
+                assert _same(dense_ranking(con, enc, query, f, limit=3, db=idx.db), sql)
+
+
+def test_a_stale_matrix_is_not_used_and_a_removed_units_row_is_dropped(tmp_path, tiny_model):
+    idx, enc = _index(tmp_path, tiny_model)
+    (tmp_path / "fleet" / "cars.md").unlink()
+    index(tmp_path, registry=Registry([]))  # the unit goes; the matrix still has its row
+    with idx.reader() as con:
+        ranked = dense_rank(con, enc, "automobiles", limit=10, db=idx.db)
+        assert "fleet/cars.md" not in _paths(con, [u for u, _ in ranked]) and len(ranked) == 3
+    with idx.writer() as con:
+        matrix.bump(con)  # as a write of vectors by a pass killed before its export
+    with idx.reader() as con:
+        assert matrix.load(con, idx.db, enc.name, enc.version) is None
+        assert _same(dense_rank(con, enc, "automobiles", limit=10, db=idx.db), ranked)
