@@ -69,14 +69,14 @@ def hits_for(
     f = doc_filter or DocFilter()
     first: dict[int, tuple] = {}
     paths: dict[int, list[str]] = {}
-    placed = each(
-        "SELECT doc_id, ordinal, unit_id, start_line, end_line, page FROM placements "
+    placed = each(  # the offset map with its row: read apart, it costs a lookup more
+        "SELECT doc_id, ordinal, unit_id, start_line, end_line, page, offsets FROM placements "
         "WHERE unit_id = {}",
         [(int(r[0]),) for r in ranked],
     )
     for row in con.execute(
         f"""SELECT pl.unit_id, pl.doc_id, pl.ordinal, d.path, d.sha256, pl.start_line,
-                  pl.end_line, pl.page
+                  pl.end_line, pl.page, pl.offsets
            FROM ({placed}) pl JOIN documents d USING (doc_id)
            WHERE {f.where()} ORDER BY d.path, pl.ordinal""",
         f.params,
@@ -89,10 +89,8 @@ def hits_for(
         r[0]: r[1:]
         for r in con.execute(
             each(
-                "SELECT unit_id, text, heading_path, unit_hash, kind, (SELECT offsets "
-                "FROM placements WHERE unit_id = {0} AND doc_id = {1} AND ordinal = {2}) "
-                "FROM units WHERE unit_id = {0}",
-                [p[:3] for p in first.values()],
+                "SELECT unit_id, text, heading_path, unit_hash, kind FROM units WHERE unit_id = {}",
+                [(u,) for u in first],
             )
         ).fetchall()
     }
@@ -101,8 +99,8 @@ def hits_for(
     for unit_id, score, matched in ranked:
         if unit_id not in first:  # never cite a passage without a place in a file
             continue
-        _, _, _, path, sha, start, end, page = first[unit_id]
-        text, heading, unit_hash, kind, blob = rows[unit_id]
+        _, _, _, path, sha, start, end, page, blob = first[unit_id]
+        text, heading, unit_hash, kind = rows[unit_id]
         spans = matches(text, forms, an, kind == "code")
         a, b = snippet_window(text, spans)
         hits.append(
