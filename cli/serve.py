@@ -88,7 +88,8 @@ def serve(
     "by": …, "why": …}). Parameters are named as this CLI's options; every answer is the
     command's --json, and an error is its one JSON error object with a 4xx status.
 
-    Only this machine can call it unless --host says otherwise (then with a token).
+    Only this machine can call it unless --host says otherwise (then with a token;
+    a browser signs in once at /?token=TOKEN).
     Requests from other sites' pages are refused (Host and Origin are checked).
 
     While it serves, the indexed folder is watched: a file added, changed or deleted is
@@ -131,8 +132,7 @@ def serve(
         pages = page_routes(live)
         err.print(  # third: scripts read the address and the watch from the first two lines
             f"kbx serve: the page at http://{name}:{policy.port}/"
-            if not token
-            else "kbx serve: the page is for a server without a token (a browser cannot send one)",
+            + (" (sign in once: open /?token=TOKEN)" if token else ""),
             markup=False,
             highlight=False,
         )

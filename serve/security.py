@@ -4,6 +4,11 @@ page whose name was rebound to 127.0.0.1 sends its own name: DNS rebinding) and 
 browser's ``Origin`` must be this server's (another site's page cannot drive it; a POST
 must also be JSON, which a cross-site form cannot send). Bodies are bounded, and paths a
 client names stay inside the indexed root.
+
+A browser cannot send a bearer header, so with a token the page is opened once as
+``/?token=TOKEN``: the guard answers with a cookie holding it (HttpOnly, SameSite=Strict,
+so another site's page never sends it) and the same address without the token, which
+then stays out of the history and of shared links.
 """
 
 from __future__ import annotations
@@ -12,7 +17,10 @@ import hmac
 import ipaddress
 import re
 from dataclasses import dataclass
+from http.cookies import CookieError, SimpleCookie
+from urllib.parse import parse_qsl, urlencode
 
+from starlette.responses import RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kbx.errors import BadArgument, OutsideRoot
@@ -21,6 +29,7 @@ from kbx.serve.answers import refusal
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 BODY_MAX = 1024 * 1024  # bytes of a request body (a gazetteer edit, an MCP message)
 BODIES = ("POST", "PUT", "PATCH")  # methods whose body must be JSON, and is bounded
+COOKIE = "kbx_token"  # the page's copy of the token (see the module's docstring)
 
 
 def is_loopback(host: str) -> bool:
@@ -67,7 +76,7 @@ class Guard:
     def __init__(self, app: ASGIApp, policy: Policy):
         self.app, self.policy = app, policy
         self.hosts = policy.hosts()
-        self.token = f"Bearer {policy.token}".encode() if policy.token else None
+        self.token = policy.token.encode() if policy.token else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):  # the lifespan
@@ -83,6 +92,8 @@ class Guard:
             return
         if refused is None and scope["method"] in BODIES:
             refused, receive = await self._body(headers, receive)
+        if refused is None and self.token and scope["method"] == "GET":
+            refused = self._sign_in(scope)
         if refused is not None:
             await refused(scope, receive, send)
             return
@@ -105,12 +116,13 @@ class Guard:
                 f"requests from pages of {origin.decode('latin-1')!r} are refused",
                 "only this server's own pages, and clients that are not browsers, may call it",
             )
-        if self.token and not hmac.compare_digest(headers.get("authorization", b""), self.token):
+        if self.token and not self._carries_token(scope, headers):
             return refusal(
                 401,
                 "Unauthorized",
                 "this server requires its token on every request",
-                "send the header Authorization: Bearer TOKEN (the --token or KBX_TOKEN given)",
+                "send the header Authorization: Bearer TOKEN (the --token or KBX_TOKEN given); "
+                "in a browser, open /?token=TOKEN once",
                 **{"WWW-Authenticate": "Bearer"},
             )
         if scope.get("method") in BODIES:
@@ -122,6 +134,34 @@ class Guard:
                     f"a {scope['method']} body must be application/json, got {kind or 'none'!r}",
                 )
         return None
+
+    def _carries_token(self, scope: Scope, headers: dict[str, bytes]) -> bool:
+        """The token as a bearer header, the page's cookie, or (to set that cookie) the
+        query of a GET; compared in constant time."""
+        given = [headers.get("authorization", b"").removeprefix(b"Bearer ")]
+        try:
+            cookie = SimpleCookie(headers.get("cookie", b"").decode("latin-1")).get(COOKIE)
+        except CookieError:
+            cookie = None
+        if cookie is not None:
+            given.append(cookie.value.encode("latin-1", "replace"))
+        if scope.get("method") == "GET":
+            given += [v.encode() for k, v in _query(scope) if k == "token"]
+        return any(hmac.compare_digest(g, self.token or b"") for g in given)
+
+    def _sign_in(self, scope: Scope):
+        """A GET carrying the (checked) token in its query: the cookie, and the same
+        address without it."""
+        query = _query(scope)
+        if not any(k == "token" for k, _ in query):
+            return None
+        rest = urlencode([(k, v) for k, v in query if k != "token"])
+        location = scope.get("path", "/") + (f"?{rest}" if rest else "")
+        cookie: SimpleCookie = SimpleCookie()
+        cookie[COOKIE] = self.policy.token or ""
+        cookie[COOKIE].update({"path": "/", "httponly": True, "samesite": "Strict"})
+        header = cookie.output(header="").strip()
+        return RedirectResponse(location, 303, headers={"Set-Cookie": header})
 
     def _own(self, origin: str, host: str) -> bool:
         """A page of this server: one of its names, or (on a wildcard address, where the
@@ -151,6 +191,10 @@ class Guard:
             return replayed.pop() if replayed else await receive()
 
         return None, replay
+
+
+def _query(scope: Scope) -> list[tuple[str, str]]:
+    return parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
 
 
 _PARENT = re.compile(r"(^|[/\\])\.\.([/\\:]|$)")

@@ -96,6 +96,24 @@ def test_a_token_is_required_on_every_request_when_set(start, docs):
         assert right.status_code == 200 and right.json()["root"] == str(docs)
 
 
+def test_a_browser_signs_in_once_with_the_token_in_the_address(start, docs):
+    with start(docs, token="s3cret") as base, httpx.Client(base_url=base) as c:
+        refused(c.get("/?q=x&token=guess"), 401, "Unauthorized")
+        assert "kbx_token" not in c.cookies
+        r = c.get("/api/status?token=s3cret&k=1")
+        assert r.status_code == 303 and r.headers["location"] == "/api/status?k=1"
+        cookie = r.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+        assert c.get("/api/status").json()["root"] == str(docs)  # the cookie, from now on
+        c.cookies.set("kbx_token", "guess")
+        refused(c.get("/api/status"), 401, "Unauthorized")
+        refused(c.post("/api/gazetteer?token=s3cret", json=EDIT), 401, "Unauthorized")
+        c.cookies.set("kbx_token", "s3cret")
+        evil = {"Origin": "https://evil.example"}  # signed in, but another site's page
+        refused(c.post("/api/gazetteer", json=EDIT, headers=evil), 403, "ForeignOrigin")
+    assert api.gazetteer_list(api.Index.for_root(docs)) == []
+
+
 def test_another_host_needs_a_token():
     with pytest.raises(BadArgument, match="give a token with --token or KBX_TOKEN"):
         Policy("0.0.0.0", 8765)
