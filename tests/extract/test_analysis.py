@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kbx.analysis import Analyzer, plural_stem
 from kbx.errors import BadArgument
@@ -75,3 +79,24 @@ def test_function_words_leave_queries_unless_nothing_else_is_left():
 
 def test_possessive_s_is_not_a_term():
     assert _terms("what's new", stemmer="none") == ["what's", "what", "new"]
+
+
+# Words the way documents write them: identifiers, case, accents, connectors, apostrophes,
+# with any other character drawn too.
+_PIECES = st.one_of(
+    st.sampled_from(["v18.2.0", "ERR_4021", "seL4", "Café", "what's", "Hastings", "node.js"]),
+    st.sampled_from(["Cedar", "cedars", "CVE-2023-12345", "10.17487/RFC8446", "a_b", "x’y"]),
+    st.text(st.sampled_from("aZé9_.-/:@+'’ \n"), max_size=8),
+    st.characters(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=30).map(" ".join), st.booleans())
+def test_terms_count_what_tokens_yields(text, code):
+    """``terms`` counts through a cache of raw tokens' terms: it must give exactly what
+    counting ``tokens`` gives, for a token met for the first time and again."""
+    for a in (Analyzer("snowball"), Analyzer("plural"), Analyzer("none", frozenset({"cedar"}))):
+        want = Counter(t for _, _, t in a.tokens(text, code))
+        assert a.terms(text, code) == want
+        assert a.terms(text, code) == want
