@@ -25,11 +25,13 @@ class Block:
     breaks: tuple[int, ...] = ()  # offsets of the separators between table cells and rows
 
     @classmethod
-    def built(cls, b: TextBuilder, kind: str, heading_path: tuple[str, ...]) -> Block:
-        """The block a parser's builder holds, with its inline code and cell separators."""
-        return cls(
-            b.text(), b.segments, kind, heading_path, code_spans=b.code_spans, breaks=b.breaks
-        )
+    def built(
+        cls, b: TextBuilder, kind: str, heading_path: tuple[str, ...], text: str | None = None
+    ) -> Block:
+        """The block a parser's builder holds (its ``text``, if the caller has it already),
+        with its inline code and cell separators."""
+        text = b.text() if text is None else text
+        return cls(text, b.segments, kind, heading_path, code_spans=b.code_spans, breaks=b.breaks)
 
 
 @dataclass

@@ -83,23 +83,23 @@ class TextBuilder:
     def _push(self, text: str, offset: int, verbatim: bool) -> None:
         if not text:
             return
+        parts = self.parts
         if self.pending_space:
             self.pending_space = False
-            if self.parts and not self.parts[-1][-1].isspace() and not text[0].isspace():
+            if parts and not parts[-1][-1].isspace() and not text[0].isspace():
                 self._push(" ", offset, False)
-        last = self.raw[-1] if self.raw else None
-        if (  # continues the previous verbatim run on the same line: extend it
+        raw = self.raw
+        last = raw[-1] if raw else None
+        if not (  # continues the previous verbatim run on the same line: extend it
             verbatim
             and last is not None
             and last[2]
             and offset - last[1] == self.length - last[0]
             and "\n" not in text
-            and "\n" not in self.parts[-1]
+            and "\n" not in parts[-1]
         ):
-            pass
-        else:
-            self.raw.append([self.length, offset, int(verbatim)])
-        self.parts.append(text)
+            raw.append([self.length, offset, int(verbatim)])
+        parts.append(text)
         self.length += len(text)
 
     @property
@@ -183,6 +183,8 @@ class TextBuilder:
     def code_spans(self) -> tuple[tuple[int, int], ...]:
         """Inline code as ``[start, end)`` of the clean text, trimmed of the spaces around it
         (a pending space lands inside a span opened before it); an open span ends here."""
+        if not self._code:
+            return ()
         text = self.text()
         out = []
         for start, end in self._code:

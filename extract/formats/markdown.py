@@ -83,6 +83,24 @@ def _check_aliases(root: yaml.Node) -> None:
         todo.extend(_children(todo.pop()))
 
 
+# libyaml's loader, where PyYAML has it: ten times the pure one's speed on front matter.
+_C_LOADER = getattr(yaml, "CSafeLoader", None)
+_C_SAFE = re.compile(r"[^&*\[{]{0,65536}")  # no anchors, aliases or flow collections; short
+
+
+def _load_yaml(text: str):
+    """Front matter as YAML. Most of it is a few plain ``key: value`` lines, which libyaml
+    reads; anything with an anchor, an alias or a flow collection (what the bounded loader
+    guards against: recursion in C has no limit) goes to the bounded loader, and so does
+    what libyaml refuses, so the warning names the pure loader's reason."""
+    if _C_LOADER is not None and _C_SAFE.fullmatch(text):
+        try:
+            return yaml.load(text, Loader=_C_LOADER)
+        except yaml.YAMLError:
+            pass
+    return yaml.load(text, Loader=_BoundedLoader)
+
+
 def split_front_matter(text: str) -> tuple[dict, str, list[str]]:
     """YAML front matter as a dict, and the text with those lines blanked (line numbers kept).
     Front matter that cannot be read safely is ignored with a warning; the body is kept."""
@@ -91,7 +109,7 @@ def split_front_matter(text: str) -> tuple[dict, str, list[str]]:
         return {}, text, []
     warnings: list[str] = []
     try:
-        data = yaml.load(m.group(1) or "", Loader=_BoundedLoader) or {}
+        data = _load_yaml(m.group(1) or "") or {}
     except _AliasRefused as e:
         data, warnings = {}, [f"front matter ignored: {e}"]
     except yaml.YAMLError as e:
@@ -126,12 +144,15 @@ class _Walker:
         )
 
     def emit(self, b: TextBuilder, kind: str) -> None:
-        if b.text().strip():
-            self.blocks.append(Block.built(b, kind, tuple(h for _, h in self.headings)))
+        text = b.text()
+        if text.strip():
+            self.blocks.append(Block.built(b, kind, tuple(h for _, h in self.headings), text))
 
     def inline(self, b: TextBuilder, tok: Token, cursor: int, limit: int) -> int:
-        """Add an inline token's text, markup stripped, each line found in the source."""
+        """Add an inline token's text, markup stripped, each line found in the source.
+        Most matches are markup to drop: ``lastgroup`` names the kept kind in one look."""
         src = self.table.text
+        flowing = b.flowing
         for n, line in enumerate(tok.content.split("\n")):
             if n:
                 b.space()
@@ -141,17 +162,20 @@ class _Walker:
                 continue
             last = 0
             for m in _INLINE.finditer(line):
-                b.flowing(line[last : m.start()], pos + last)
-                if m.group("code") is not None:
-                    b.code(m.group("code"), pos + m.start("code"))
-                elif m.group("esc") is not None:
-                    b.verbatim(m.group("esc"), pos + m.start("esc"))
-                elif m.group("ent") is not None:
-                    b.synthetic(html.unescape(m.group("ent")), pos + m.start())
-                elif m.group("auto") is not None:
-                    b.verbatim(m.group("auto"), pos + m.start("auto"))
+                start = m.start()
+                if start > last:
+                    flowing(line[last:start], pos + last)
+                kind = m.lastgroup
+                if kind is not None:
+                    if kind == "code":
+                        b.code(m.group("code"), pos + m.start("code"))
+                    elif kind == "ent":
+                        b.synthetic(html.unescape(m.group("ent")), pos + start)
+                    else:  # an escaped character or an autolink: kept as written
+                        b.verbatim(m.group(kind), pos + m.start(kind))
                 last = m.end()
-            b.flowing(line[last:], pos + last)
+            if last < len(line):
+                flowing(line[last:], pos + last)
             cursor = pos + len(line)
         return cursor
 
