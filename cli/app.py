@@ -87,11 +87,25 @@ def _human(n: float) -> str:
 def index(
     path: Annotated[Path, typer.Argument(help="Folder to index.")] = Path("."),
     db: DbOption = None,
-    max_size: Annotated[str, typer.Option(help="Skip files larger than this.")] = "50MB",
+    max_size: Annotated[
+        str | None,
+        typer.Option(
+            help="Skip files larger than this (default 50MB; remembered by the index).",
+            show_default=False,
+        ),
+    ] = None,
     workers: Annotated[
         int, typer.Option(min=0, help="Extraction processes (0: one per core).")
     ] = 0,
-    hidden: Annotated[bool, typer.Option(help="Also index hidden files and folders.")] = False,
+    hidden: Annotated[
+        bool | None,
+        typer.Option(
+            "--hidden/--no-hidden",
+            help="Also index hidden files and folders (remembered by the index: a later run "
+            "keeps them until --no-hidden).",
+            show_default=False,
+        ),
+    ] = None,
     stemmer: Annotated[
         str | None,
         typer.Option(
@@ -120,7 +134,7 @@ def index(
 
       kbx index . --max-size 10MB --json
     """
-    cap = _size(max_size)
+    cap = _size(max_size) if max_size is not None else None
     with progress_bar("[bold]indexing", as_json, detail=True) as bar:
         task = bar.add_task("", total=None)
         stages: dict[str, int] = {}

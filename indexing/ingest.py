@@ -427,9 +427,9 @@ def index(
     root: str | Path,
     db: str | Path | None = None,
     *,
-    max_size: int = DEFAULT_MAX_SIZE,
+    max_size: int | None = None,
     workers: int | None = None,
-    hidden: bool = False,
+    hidden: bool | None = None,
     stemmer: str | None = None,
     registry: Registry | None = None,
     progress: Callable[[int, int, str], None] | None = None,
@@ -437,8 +437,9 @@ def index(
     searchable: Callable[[IndexReport, list[str]], None] | None = None,
 ) -> IndexReport:
     """Bring the index of ``root`` up to date with its files; returns what changed.
-    ``searchable`` is called once every file is in and searchable, with the slow
-    recognizers that run next (none, often)."""
+    ``max_size`` and ``hidden`` left out are as the index last took them (see
+    ``walk_settings``). ``searchable`` is called once every file is in and searchable,
+    with the slow recognizers that run next (none, often)."""
     started = time.monotonic()
     idx = Index.for_root(root, db)
     if not idx.root.is_dir():
@@ -466,9 +467,9 @@ def _index(
     idx: Index,
     lease: WriterLease,
     report: IndexReport,
-    max_size: int,
+    max_size: int | None,
     workers: int | None,
-    hidden: bool,
+    hidden: bool | None,
     stemmer: str | None,
     registry: Registry | None,
     progress: Callable[[int, int, str], None] | None,
@@ -480,6 +481,7 @@ def _index(
     if recorded != str(idx.root):
         raise BadArgument(f"{idx.db} indexes {recorded}, not {idx.root}")
     report.units_swept += repair(con, idx).swept
+    max_size, hidden = walk_settings(con, max_size, hidden)
     analyzer = _analyzer(con, stemmer)
     known = {
         r[0]: dict(zip(("doc_id", "sha256", "size", "mtime_ns", "status"), r[1:], strict=True))
@@ -610,6 +612,28 @@ def _settle(lease: WriterLease, registry: Registry) -> None:
     refresh_context(con, registry)
     kill_point("index.context")
     settle(con)  # a migration marks the layer stale too
+
+
+def walk_settings(
+    con: duckdb.DuckDBPyConnection, max_size: int | None = None, hidden: bool | None = None
+) -> tuple[int, bool]:
+    """The size cap and hidden-files choice of the walk: as given, else as the index last
+    took them, and remembered. A folder indexed with ``--hidden`` keeps its hidden files
+    through a plain ``kbx index`` and the server's watcher, rather than losing them and
+    everything recognized in them."""
+    known = dict(
+        con.execute(
+            "SELECT key, value FROM kbx_meta WHERE key IN ('max_size', 'hidden')"
+        ).fetchall()
+    )
+    max_size = max_size if max_size is not None else int(known.get("max_size", DEFAULT_MAX_SIZE))
+    hidden = hidden if hidden is not None else known.get("hidden") == "true"
+    if known != {"max_size": str(max_size), "hidden": str(hidden).lower()}:
+        con.execute(
+            "INSERT OR REPLACE INTO kbx_meta VALUES ('max_size', ?), ('hidden', ?)",
+            [str(max_size), str(hidden).lower()],
+        )
+    return max_size, hidden
 
 
 def _analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:

@@ -48,6 +48,21 @@ def test_second_run_with_nothing_changed_reads_nothing(corpus):
     assert (r.new, r.updated, r.unchanged, r.removed, r.units_added) == (0, 0, 5, 0, 0)
 
 
+def test_the_walk_settings_given_once_are_kept_until_changed(corpus):
+    def paths() -> set[str]:
+        return {p for (p,) in _rows(corpus, "SELECT path FROM documents WHERE status = 'ok'")}
+
+    assert index(corpus, hidden=True).new == 6 and ".hidden/secret.md" in paths()
+    assert index(corpus).removed == 0 and ".hidden/secret.md" in paths()  # still there
+    assert index(corpus, hidden=False).removed == 1 and ".hidden/secret.md" not in paths()
+    assert index(corpus).new == 0  # and left out from now on
+    index(corpus, max_size=1000)
+    (corpus / "big.md").write_text("# Big\n\n" + "word " * 400)
+    assert index(corpus).skipped == 1 and "big.md" not in paths()  # the cap it was given
+    index(corpus, max_size=10_000)
+    assert "big.md" in paths()
+
+
 def test_touched_file_with_same_bytes_is_unchanged(corpus):
     index(corpus)
     os.utime(corpus / "web.html", ns=(1, 1_000_000_000))
