@@ -63,6 +63,33 @@ def missing(
     return con.execute(sql, [enc.name, enc.version, redo_from or datetime.min]).fetchall()
 
 
+@dataclass
+class Standing:
+    """Where the vectors of an index stand for a model (``kbx status``, ``kbx reprocess
+    --dry-run``): units with a current vector, with one of another version only, none."""
+
+    model: str
+    version: str
+    units: int
+    current: int
+    stale: int
+    missing: int
+
+    @property
+    def todo(self) -> int:
+        return self.stale + self.missing
+
+
+def standing(con: duckdb.DuckDBPyConnection, enc: Encoder) -> Standing:
+    units, current, stale = con.execute(
+        """SELECT count(*), count(*) FILTER (cur), count(*) FILTER (NOT cur)
+           FROM units u LEFT JOIN (SELECT unit_hash, bool_or(model = ? AND version = ?) cur
+                                   FROM vectors GROUP BY unit_hash) v USING (unit_hash)""",
+        [enc.name, enc.version],
+    ).fetchone()
+    return Standing(enc.name, enc.version, units, current, stale, units - current - stale)
+
+
 def coverage(con: duckdb.DuckDBPyConnection, enc: Encoder) -> tuple[int, int]:
     """(units with a current vector, units): until they are equal, a dense ranking sees
     only part of the corpus."""

@@ -17,7 +17,7 @@ from kbx.store.db import Index
 from kbx.store.schema import SCHEMA_VERSION
 from kbx.vectors import run
 from kbx.vectors.model import from_folder, packaged
-from kbx.vectors.run import coverage, embed
+from kbx.vectors.run import coverage, embed, standing
 from kbx.vectors.setup import encoder, setting
 
 DOCS = {
@@ -43,14 +43,17 @@ def _rows(idx: Index, sql: str) -> list[tuple]:
 def test_a_pass_embeds_each_unit_once_and_a_second_computes_nothing(tmp_path, tiny_model):
     idx = Index.for_root(_corpus(tmp_path / "docs"))
     enc = from_folder(tiny_model)
-    first = embed(idx, enc)
     (units,) = _rows(idx, "SELECT count(*) FROM units")[0]
+    with idx.reader() as con:
+        assert standing(con, enc).missing == units
+    first = embed(idx, enc)
     assert first.units == units > 0 and first.off is None
     assert _rows(idx, "SELECT DISTINCT model, version FROM vectors") == [(enc.name, enc.version)]
     again = embed(idx, enc)
     assert (again.units, again.removed) == (0, 0)
     with idx.reader() as con:
         assert coverage(con, enc) == (units, units)
+        assert standing(con, enc).todo == 0
 
 
 def test_a_moved_or_copied_unit_keeps_its_vector(tmp_path, tiny_model):
@@ -73,6 +76,9 @@ def test_a_new_model_version_redoes_every_unit_and_replaces_the_old_vectors(tmp_
     new = from_folder(make_model(tmp_path / "m", {"max_tokens": 32}))
     assert (old.name, old.version) != (new.name, new.version) and old.name == new.name
     n = embed(idx, old).units
+    with idx.reader() as con:
+        s = standing(con, new)
+    assert (s.units, s.current, s.stale, s.missing, s.todo) == (n, 0, n, 0, n)
     report = embed(idx, new)
     assert (report.units, report.removed) == (n, n)
     assert _rows(idx, "SELECT version, count(*) FROM vectors GROUP BY ALL") == [(new.version, n)]
