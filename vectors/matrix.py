@@ -51,10 +51,10 @@ class Matrix:
 
     def scores(self, q: np.ndarray, allowed: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         """(unit ids, cosines) of every row, or of the rows of ``allowed`` unit ids."""
+        if not len(self.ids) or (allowed is not None and not len(allowed)):
+            return self.ids[:0], np.zeros(0, dtype=np.float32)
         if allowed is None:
             return self.ids, self.vectors @ q
-        if not len(self.ids) or not len(allowed):
-            return self.ids[:0], np.zeros(0, dtype=np.float32)
         at = np.minimum(np.searchsorted(self.ids, allowed), len(self.ids) - 1)
         at = np.unique(at[self.ids[at] == allowed])
         return self.ids[at], self.vectors[at] @ q

@@ -117,3 +117,12 @@ def test_a_stale_matrix_is_not_used_and_a_removed_units_row_is_dropped(tmp_path,
     with idx.reader() as con:
         assert matrix.load(con, idx.db, enc.name, enc.version) is None
         assert _same(dense_rank(con, enc, "automobiles", limit=10, db=idx.db), ranked)
+
+
+def test_an_index_without_units_ranks_nothing(tmp_path, tiny_model):
+    (tmp_path / "empty.md").write_text("")
+    index(tmp_path, registry=Registry([]))
+    idx, enc = Index.for_root(tmp_path), from_folder(tiny_model)
+    assert embed(idx, enc).units == 0
+    with idx.reader() as con:
+        assert dense_rank(con, enc, "car", db=idx.db) == dense_rank(con, enc, "car") == []
