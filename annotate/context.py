@@ -2,7 +2,11 @@
 
 A relative date ("yesterday") is stored in its unit's mention as a relative value;
 since one unit can sit in documents of different dates, its resolved value lives here,
-keyed by document, and is recomputed whenever a document or its mentions change.
+keyed by document, and is recomputed whenever a document or its mentions change. So are
+a document's names (``annotate/names.py``): "Clinton" after "Bill Clinton" is Bill
+Clinton in that document only, so the names as the document reads them are one
+``doc_context`` row per document (recognizer ``names``), which the entity layer reads
+through ``NAMES`` in place of the unit-level name mentions.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from datetime import date
 
 import duckdb
 
+from kbx.annotate.names import Found, Unit, in_context
 from kbx.recognizers.registry import Registry
 from kbx.store.db import mark_dirty, rows_select
 from kbx.store.transaction import transaction
@@ -79,10 +84,122 @@ def _full_date(mentions: list) -> str | None:
     return None
 
 
+NAMES_VERSION = "1"  # of the rules in annotate/names.py: a new one redoes every document
+_NAME_FIELDS = ("unit", "start", "end", "type", "text", "surface", "recognizer", "how")
+_NAME_JSON = json.dumps(
+    [{f: "INTEGER" if f in ("start", "end") else "VARCHAR" for f in _NAME_FIELDS}]
+)
+# The names each document holds, as the entity layer reads them: the document's context
+# row where it has one, else its units' name mentions as recognized.
+NAMES = f"""
+    SELECT c.doc_id, n.unit AS unit_hash, n.start AS start_char, n."end" AS end_char, n.type,
+           n.text, n.surface, n.recognizer, n.how
+    FROM doc_context c, unnest(from_json(c.data->'names', '{_NAME_JSON}')) AS x(n)
+    WHERE c.recognizer = 'names'
+    UNION ALL
+    SELECT DISTINCT pl.doc_id, m.unit_hash, m.start_char, m.end_char, m.type, m.text,
+           coalesce(m.value, m.text), m.recognizer, 'found'
+    FROM mentions m JOIN recognizer_info r ON r.name = m.recognizer AND r.names
+    JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+    WHERE m.key IS NULL
+      AND pl.doc_id NOT IN (SELECT doc_id FROM doc_context WHERE recognizer = 'names')"""
+NAMES_BATCH = 200  # documents read and written per transaction
+
+
+def document_names(con: duckdb.DuckDBPyConnection) -> int:
+    """Carry each document's names through it (``annotate/names.py``) and store them as its
+    ``names`` context row. The row's version is these rules' plus the recognizer versions
+    that ran on its units, so a reprocess (finished or cut short) or a document's change
+    redoes it; with no name recognizer the rows go, and the mentions are read as they are.
+    Returns the documents done."""
+    finders = [
+        n
+        for (n,) in con.execute(
+            "SELECT name FROM recognizer_info WHERE names ORDER BY name"
+        ).fetchall()
+    ]
+    if not finders:
+        if con.execute("SELECT 1 FROM doc_context WHERE recognizer = 'names' LIMIT 1").fetchone():
+            with transaction(con):
+                con.execute("DELETE FROM doc_context WHERE recognizer = 'names'")
+                mark_dirty(con)
+        return 0
+    stale = con.execute(
+        """WITH now AS (
+               SELECT d.doc_id, ? || ';' || array_to_string(list_sort(
+                          list(DISTINCT r.recognizer || ' ' || r.version)
+                          FILTER (WHERE r.recognizer IS NOT NULL)), ',') AS version
+               FROM documents d LEFT JOIN placements pl USING (doc_id)
+               LEFT JOIN units u USING (unit_id)
+               LEFT JOIN runs r ON r.unit_hash = u.unit_hash AND list_contains(?, r.recognizer)
+               WHERE d.status = 'ok' GROUP BY d.doc_id)
+           SELECT now.doc_id, now.version FROM now
+           LEFT JOIN doc_context c ON c.doc_id = now.doc_id AND c.recognizer = 'names'
+           WHERE c.version IS DISTINCT FROM now.version ORDER BY now.doc_id""",
+        [NAMES_VERSION, finders],
+    ).fetchall()
+    for i in range(0, len(stale), NAMES_BATCH):
+        batch = dict(stale[i : i + NAMES_BATCH])
+        rows = _carried_names(con, list(batch), finders)
+        with transaction(con):
+            con.execute(
+                "DELETE FROM doc_context WHERE recognizer = 'names' AND list_contains(?, doc_id)",
+                [list(batch)],
+            )
+            select, params = rows_select(
+                ["doc_id", "recognizer", "version", "data"],
+                [(d, "names", batch[d], data) for d, data in rows.items()],
+            )
+            con.execute(f"INSERT INTO doc_context {select}", params)
+            mark_dirty(con)
+    return len(stale)
+
+
+def _carried_names(
+    con: duckdb.DuckDBPyConnection, docs: list[int], finders: list[str]
+) -> dict[int, str]:
+    """Each document's names in context, as the JSON of its ``names`` row."""
+    units: dict[int, dict[int, tuple[str, str, list[Found]]]] = {d: {} for d in docs}
+    for doc_id, ordinal, unit_hash, text, s, e, type_, mtext, surface, rec in con.execute(
+        """SELECT pl.doc_id, pl.ordinal, u.unit_hash, u.text, m.start_char, m.end_char, m.type,
+                  m.text, coalesce(m.value, m.text), m.recognizer
+           FROM placements pl JOIN units u USING (unit_id)
+           LEFT JOIN mentions m ON m.unit_hash = u.unit_hash AND m.key IS NULL
+               AND list_contains(?, m.recognizer)
+           WHERE list_contains(?, pl.doc_id)
+           ORDER BY pl.doc_id, pl.ordinal, m.start_char, m.end_char, m.recognizer""",
+        [finders, docs],
+    ).fetchall():
+        unit = units[doc_id].setdefault(ordinal, (unit_hash, text, []))
+        if rec is not None:
+            unit[2].append(Found(s, e, type_, mtext, surface, rec))
+    authors = dict(
+        con.execute(
+            "SELECT doc_id, authors FROM documents WHERE list_contains(?, doc_id)", [docs]
+        ).fetchall()
+    )
+    out = {}
+    for doc_id, placed in units.items():
+        seq = [Unit(h, t, tuple(f)) for _, (h, t, f) in sorted(placed.items())]
+        names = {  # a unit placed twice in the document names the same spans there
+            (n.unit_hash, n.start, n.end, n.recognizer): n
+            for n in in_context(seq, authors.get(doc_id) or (), finders[0])
+        }
+        out[doc_id] = json.dumps(
+            {
+                "names": [
+                    dict(zip(_NAME_FIELDS, vars(n).values(), strict=True)) for n in names.values()
+                ]
+            }  # fmt: skip
+        )
+    return out
+
+
 def refresh(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
     """Recompute the layer for documents whose context-dependent mentions it lacks or that
-    changed since (their own dates first); returns how many values were written."""
+    changed since (their own dates and names first); returns how many values were written."""
     document_dates(con, registry)
+    document_names(con)
     resolvers = {r.info.name: r for r in registry if r.info.needs_context and hasattr(r, "resolve")}
     if not resolvers:
         return 0

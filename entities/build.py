@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import duckdb
 
+from kbx.annotate.context import NAMES
+from kbx.annotate.names import short_form
 from kbx.entities.lookup import FILTER_GRADE
 from kbx.entities.positions import position_table
 from kbx.entities.vocabulary import code_words, words
@@ -254,16 +256,17 @@ CONFIRMED = """(NOT starts_with(p.entity_id, 'name:')
 
 
 def _names(con: duckdb.DuckDBPyConnection) -> None:
-    """Names from NER (mentions with no key from recognizers that find names): an alias of
-    a known entity links to it (a gazetteer entry, an author); any other name is a facet
-    value of its own, ``name:TYPE:surface``, which filters only when ``CONFIRMED``."""
-    con.execute(
+    """Names from NER (mentions with no key from recognizers that find names), as their
+    document reads them (``NAMES``: carried, typed and completed by the document context):
+    an alias of a known entity links to it (a gazetteer entry, an author), whatever type
+    the model gave it; any other name is a facet value of its own, ``name:TYPE:surface``,
+    which filters only when ``CONFIRMED``."""
+    con.execute(  # as each document reads them: "Clinton" after "Bill Clinton" is him there
         f"""CREATE OR REPLACE TEMP TABLE named AS
            WITH m AS (
-               SELECT m.unit_hash, m.start_char, m.type, m.text,
-                      coalesce(m.value, m.text) AS surface, {FILTER_GRADE} AS grade
-               FROM mentions m JOIN recognizer_info r ON r.name = m.recognizer AND r.names
-               WHERE m.key IS NULL)
+               SELECT m.doc_id, m.unit_hash, m.start_char, m.type, m.text, m.surface, m.how,
+                      {FILTER_GRADE} AS grade
+               FROM ({NAMES}) m JOIN recognizer_info r ON r.name = m.recognizer AND r.names)
            SELECT m.*,
                   coalesce((SELECT min(a.entity_id) FROM aliases a
                             WHERE lower(a.alias) IN (lower(m.surface), lower(m.text))),
@@ -284,14 +287,18 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(  # a model's name filters only with evidence; unconfirmed, it boosts
         f"""INSERT INTO links
            WITH placed AS (
-               SELECT pl.doc_id, pl.unit_id, n.entity_id, n.grade, n.type,
+               SELECT pl.doc_id, pl.unit_id, n.entity_id, n.grade, n.type, n.how,
                       lower(n.surface) AS s, coalesce(p.chain, pl.ordinal) AS chain,
                       coalesce(p.base, 0) + n.start_char AS pos
-               FROM named n JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+               FROM named n JOIN units u USING (unit_hash)
+               JOIN placements pl ON pl.unit_id = u.unit_id AND pl.doc_id = n.doc_id
                LEFT JOIN positions p ON p.doc_id = pl.doc_id AND p.ordinal = pl.ordinal),
            seen AS (  -- places in the document: a name in the overlap of two windows, or
-                      -- found there by two recognizers, is named once
-               SELECT doc_id, s, count(DISTINCT (chain, pos)) AS k,
+                      -- found there by two recognizers, is named once; a short form or a
+                      -- name the document wrote in is no second place (what it stands for
+                      -- was named once)
+               SELECT doc_id, s,
+                      count(DISTINCT (chain, pos)) FILTER (how IN ('found', 'typed')) AS k,
                       count(DISTINCT type) AS types, s IN (SELECT s FROM coded) AS code,
                       doc_id IN (SELECT pl.doc_id FROM placements pl JOIN units u
                                  USING (unit_id) WHERE u.kind = 'code'
@@ -315,42 +322,19 @@ def _coded(con: duckdb.DuckDBPyConnection) -> None:
 
 
 SHORT_FORM_TYPES = ("ORG", "PERSON", "GPE", "FAC", "PRODUCT", "PROJECT", "SOFTWARE", "EVENT")
-_SUFFIX = re.compile(
-    r"(?:,?\s+(?:Inc\.?|Incorporated|Corp\.?|Corporation|Ltd\.?|Limited|LLC|L\.L\.C\.|GmbH|AG|"
-    r"S\.A\.|plc|PLC|Co\.))+$"
-)
-
-
-def short_form(name: str, type_: str) -> str | None:
-    """How a document refers to a named thing after naming it in full: ``Apple`` after
-    ``Apple Inc.``, ``Dahl`` after ``Ryan Dahl``; None when there is no safe one."""
-    if type_ == "PERSON":
-        words = name.split()
-        last = words[-1] if len(words) > 1 else ""
-        return last if len(last) > 2 and last[0].isupper() and last.isalpha() else None
-    short = _SUFFIX.sub("", name).strip()
-    return short if short and short != name and any(c.isupper() for c in short) else None
 
 
 def _carried(con: duckdb.DuckDBPyConnection) -> None:
-    """Link the short forms of a name to its entity in the passages of the same document
-    from its first full mention on (one sense per discourse), unless the short form is
-    another entity's alias."""
-    rows = con.execute(  # long forms: keyed mentions, and the names NER found (``named``),
-        # each as precise as its own link in that document: a model's name only with evidence
-        f"""WITH long AS (
-                SELECT pl.doc_id, pl.ordinal, m.key AS entity_id, m.text,
-                       coalesce({FILTER_GRADE}, false) AS grade
-                FROM mentions m LEFT JOIN recognizer_info r ON r.name = m.recognizer
-                JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
-                WHERE m.key IS NOT NULL
-                UNION ALL
-                SELECT pl.doc_id, pl.ordinal, n.entity_id, n.text, coalesce(l.filter, false)
-                FROM named n JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
-                LEFT JOIN links l ON l.doc_id = pl.doc_id AND l.unit_id = pl.unit_id
-                    AND l.entity_id = n.entity_id)
-            SELECT m.doc_id, min(m.ordinal), m.entity_id, e.type, m.text, bool_or(m.grade)
-            FROM long m JOIN entities e USING (entity_id)
+    """Link the short forms of a keyed name (a gazetteer entry's, an identifier's) to its
+    entity in the passages of the same document from its first full mention on (one sense
+    per discourse), unless the short form is another entity's alias. A model's names are
+    carried by the document context (``annotate/names.py``), which reads them in place."""
+    rows = con.execute(  # as precise as its own link in that document
+        f"""SELECT pl.doc_id, min(pl.ordinal), m.key, e.type, m.text,
+                   bool_or(coalesce({FILTER_GRADE}, false))
+            FROM mentions m LEFT JOIN recognizer_info r ON r.name = m.recognizer
+            JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+            JOIN entities e ON e.entity_id = m.key
             WHERE e.type IN {SHORT_FORM_TYPES} AND contains(m.text, ' ')
             GROUP BY ALL"""
     ).fetchall()

@@ -16,7 +16,7 @@ from kbx.recognizers.registry import Registry
 from kbx.store.db import Index
 
 ORGS = re.compile(r"\b(?:TLS|DNS|IBM|Acme Corp|Zorbo|Node Streams)\b")
-PEOPLE = re.compile(r"\b(?:Ada Lovelace|Ada)\b")
+PEOPLE = re.compile(r"\b(?:Ada Lovelace|Lin)\b")  # "Ada" alone would be Ada Lovelace
 
 
 class Names:
@@ -40,7 +40,7 @@ DOCS = {
     "IBM again.\n",
     "code.md": "# Code\n\nCall `tls.connect()`, or read `stream.pipe` in the node docs.\n",
     "shown.md": "# Shown\n\nAcme Corp wrote `run()`; Acme Corp ships. Ada Lovelace and Ada "
-    "Lovelace again; Ada, and Ada.\n",
+    "Lovelace again; Lin, and Lin.\n",
 }
 
 
@@ -88,5 +88,5 @@ def test_in_a_document_that_shows_code_only_a_persons_full_name_is_confirmed(cor
     grades = _grades(corpus)
     assert grades[("shown.md", "name:person:ada-lovelace")] is True
     assert grades[("shown.md", "name:org:acme-corp")] is False  # named twice, beside code
-    assert grades[("shown.md", "name:person:ada")] is False  # one word
+    assert grades[("shown.md", "name:person:lin")] is False  # one word
     assert grades[("news.md", "name:org:acme-corp")] is True  # the same name, no code there
