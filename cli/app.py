@@ -28,6 +28,7 @@ from kbx.cli.common import (
     err,
     out,
     progress_bar,
+    say_waits,
 )
 from kbx.errors import INTERNAL_ERROR, INTERRUPTED, BadArgument, KbxError
 
@@ -712,6 +713,7 @@ def main() -> None:
     (see kbx.errors). No traceback reaches a user: an unexpected exception is a bug in kbx,
     said as such, with its details saved to a file for the report."""
     as_json = "--json" in sys.argv[1:]
+    say_waits()
     try:
         app()
     except KbxError as e:

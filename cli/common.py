@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -89,6 +90,25 @@ MetaOption = Annotated[
         rich_help_panel="Filters",
     ),
 ]
+
+
+class _ToStderr(logging.Handler):
+    """A line the library logs for the user (a wait for another process), on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        err.print(f"kbx: {record.getMessage()}", markup=False)
+
+
+def say_waits() -> None:
+    """Show on stderr when a command waits for another process's lock or file. The store
+    logs the wait (``kbx.store``) instead of printing it: a library never prints, and a
+    program that uses it, or the server, keeps such lines in its own log; every writing
+    command gets them without a callback threaded through each API function."""
+    log = logging.getLogger("kbx.store")
+    if not any(isinstance(h, _ToStderr) for h in log.handlers):
+        log.addHandler(_ToStderr())
+        log.setLevel(logging.INFO)
+        log.propagate = False
 
 
 def emit_json(obj) -> None:

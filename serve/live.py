@@ -5,10 +5,17 @@ read-only connection and gives each request its own cursor on it. DuckDB lets no
 write while another holds the file, so the connection is kept at most ``hold`` seconds:
 then new requests wait for the ones in flight, it is closed, and the next one reopens it
 through the store's ``connect``, which steps back while a writer waits. A ``kbx index``
-from a shell therefore waits about a second, never fails. A write through the server
-(a gazetteer edit) takes the index's write lock as any writing command does (readers go
-on while it waits for another process), then runs alone: readers drain, the file is let
-go, and reading resumes on a fresh connection.
+from a shell therefore waits about a second, never fails.
+
+A write of this process (a re-index by the watcher, a gazetteer edit) takes the index's
+write lock as any writing command does (readers go on while it waits for another
+process). Then the warm connection is let go (the searches in flight finish first,
+milliseconds) and, while the write runs, readers borrow their cursors from the store's
+lending (``Index.lending``): beside the write's open connection, a connection to the same
+DuckDB database, read in snapshots of what the write has committed; between two of its
+connections, a read-only one. So searches go on during the write, waiting only while it
+switches connections, and see each document before or after it, never half. Once it is
+done, reading returns to a warm connection, let go again every ``hold`` seconds.
 """
 
 from __future__ import annotations
@@ -26,17 +33,17 @@ HOLD = 1.0  # seconds one connection serves before it is let go for writers
 
 
 class _Warm:
-    """The shared connection, its readers, and the write that excludes them."""
+    """The shared connection, its readers, and the switch to a write's connection."""
 
     def __init__(self, index: api.Index, hold: float):
         self.index, self.hold = index, hold
         self.cond = threading.Condition()
-        self.users = 0
+        self.users = 0  # cursors of the read-only connection out
         self.queued = False  # a write of this process is waiting or running
-        self.writing = False  # it runs: readers wait
+        self.switching = False  # the read-only connection is being let go: readers wait
+        self.lending = None  # while a write runs, the lending of its connections
         self.expired = False
-        self.writer_thread: int | None = None
-        self.mine = threading.local()  # this thread's cursors held
+        self.mine = threading.local()  # this thread's readers open
         self._cm = None
         self._con = None
         self._timer: threading.Timer | None = None
@@ -68,18 +75,38 @@ class _Warm:
     @contextmanager
     def cursor(self) -> Iterator:
         nested = getattr(self.mine, "depth", 0)  # a reader inside a reader must not wait
-        with self.cond:
-            if not nested:
-                self.cond.wait_for(lambda: not self.writing and not self.expired)
-            if self._con is None:
-                self._open()
-            cur = self._con.cursor()
-            self.users += 1
         self.mine.depth = nested + 1
+        try:
+            with self._cursor(nested) as cur:
+                yield cur
+        finally:
+            self.mine.depth = nested
+
+    @contextmanager
+    def _cursor(self, nested: int) -> Iterator:
+        while True:
+            with self.cond:
+                if not nested:
+                    self.cond.wait_for(
+                        lambda: (
+                            not self.switching and (self.lending is not None or not self.expired)
+                        )
+                    )
+                lending = self.lending
+                if lending is None:
+                    if self._con is None:
+                        self._open()
+                    cur = self._con.cursor()
+                    self.users += 1
+                    break
+            lent = lending.borrow()  # None once the write is over
+            if lent is not None:
+                with lent as cur:
+                    yield cur
+                return
         try:
             yield cur
         finally:
-            self.mine.depth = nested
             cur.close()
             with self.cond:
                 self.users -= 1
@@ -93,16 +120,22 @@ class _Warm:
         try:
             # The index's write lock first: readers go on while another process writes.
             with api.Index.writing(self.index, command):
-                with self.cond:
-                    self.writing = True
-                    self.cond.wait_for(lambda: self.users == 0)
-                    self._close()
-                    self.writer_thread = threading.get_ident()
                 try:
-                    return fn()
-                finally:
+                    with api.Index.lending(self.index) as lending:
+                        with self.cond:  # the read-only connection goes: no writer beside it
+                            self.switching = True
+                            self.cond.wait_for(lambda: self.users == 0)
+                            self._close()
+                            self.lending, self.switching = lending, False
+                            self.cond.notify_all()
+                        try:
+                            return fn()
+                        finally:
+                            with self.cond:  # readers wait for the warm connection again
+                                self.switching = True
+                finally:  # the lending is over: its connection is closed
                     with self.cond:
-                        self.writing, self.writer_thread = False, None
+                        self.lending, self.switching = None, False
                         self.cond.notify_all()
         finally:
             with self.cond:
@@ -130,14 +163,12 @@ class LiveIndex(api.Index):
         return cls(index.db, index.root)
 
     def reader(self):
-        """A cursor on the warm connection; inside a write, a connection of its own."""
-        if self._warm.writer_thread == threading.get_ident():
-            return api.Index.reader(self)
+        """A cursor on the warm connection; during a write, a cursor of the write's."""
         return self._warm.cursor()
 
     def write(self, fn: Callable[[], T], command: str = "kbx serve") -> T:
-        """Run ``fn`` (a writing API call) under the index's write lock, with no reader in
-        flight and the file let go. Searches go on while the lock is awaited."""
+        """Run ``fn`` (a writing API call) under the index's write lock; searches go on
+        while the lock is awaited and while ``fn`` writes (see the module's docstring)."""
         return self._warm.write(fn, command)
 
     def close(self) -> None:

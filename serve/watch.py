@@ -11,9 +11,9 @@ an editor's swap file, the index's own files) costs one walk and no write.
 Otherwise the whole folder is re-indexed with ``api.index``: it has no list of paths to
 take, and a run over unchanged files only stats them (about 0.2 s on examples/, most of
 it the run's fixed cost, not the walk). It runs as a write of the live index
-(``LiveIndex.write``): searches in flight finish, new ones wait for it, and all resume
-on a fresh connection, so they see the folder as it was or as it is, never a document
-half written (a document is also committed whole, in one transaction, by ingest).
+(``LiveIndex.write``): searches go on during it, on cursors of its connection, and see
+what it has committed so far: each document as it was or as it is, never half written
+(ingest commits a document whole, in one transaction, and a search reads in one).
 
 A failure is logged and the watcher goes on; a busy index (a ``kbx index`` from a shell
 holding the lock longer than a writer waits) is tried again every ``TICK`` until it is

@@ -2,15 +2,19 @@
 
 DuckDB admits one writing process and no readers beside it, so writers hold the
 file only for short transactions and every opener retries with backoff before
-saying the index is busy.
+saying the index is busy (and says on the ``kbx.store`` logger whom it waits for, once a
+wait passes half a second). Within one process, readers can go on during a write on
+cursors of the writer's database (``Index.lending``).
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -28,6 +32,11 @@ INDEX_FILE = "index.duckdb"
 BUSY_WAIT = 10.0  # seconds a reader waits for a writer
 WRITER_WAIT = 60.0  # seconds a writer waits for readers and short writes
 ENTITIES_DIRTY = "entities_dirty"  # kbx_meta key: a write since the last entity rebuild
+SAY_WAITING = 0.5  # seconds an opener waits before it says so (a shorter wait is not news)
+
+# Waits are said on this logger, not printed: the store never prints, the command line
+# shows them on stderr (and a program using the library sees them in its own log).
+log = logging.getLogger("kbx.store")
 
 
 @dataclass(frozen=True)
@@ -90,6 +99,22 @@ class Index:
         self._make_folder()
         return connect(self.db, read_only=False, root=str(self.root))
 
+    @contextmanager
+    def lending(self) -> Iterator[Lending]:
+        """While the block runs, readers that borrow from the lending read beside the
+        writer connections this process opens to the index (see ``Lending``): a
+        long-lived process wraps its writes in it so that its searches go on during them."""
+        key = str(self.db)
+        if key in _LENDING:  # a write inside a write: one lending serves both
+            yield _LENDING[key]
+            return
+        lending = _LENDING[key] = Lending(self.db)
+        try:
+            yield lending
+        finally:
+            del _LENDING[key]
+            lending.end()
+
     @property
     def lock_path(self) -> Path:
         return self.db.with_name(self.db.name + ".lock")
@@ -151,6 +176,7 @@ _HELD: dict[str, int] = {}  # lock paths this process holds, with their depth
 def _acquire(fd: int, path: Path, wait: float) -> None:
     deadline = time.monotonic() + wait
     delay = 0.05
+    waiting = _Waiting(wait)
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -158,8 +184,10 @@ def _acquire(fd: int, path: Path, wait: float) -> None:
         except BlockingIOError:
             if time.monotonic() > deadline:
                 raise IndexBusy(
-                    f"{_holder(path)}; waited {wait:.0f}s, try again when it ends"
+                    f"another {_holder(path)} is writing this index; waited {wait:.0f}s, "
+                    "try again when it ends"
                 ) from None
+            waiting.say(f"{_holder(path)}, which is writing this index")
             time.sleep(delay)
             delay = min(delay * 1.5, 0.5)
 
@@ -169,9 +197,38 @@ def _holder(path: Path) -> str:
     try:
         h = json.loads(path.read_text() or "{}")
         since = str(h.get("since", ""))[11:19]
-        return f"another kbx {h['command']} (pid {h['pid']}, since {since}) is writing this index"
+        command = str(h["command"])
+        named = command if command.startswith("kbx") else f"kbx {command}"
+        return f"{named} (pid {h['pid']}, since {since})"
     except (OSError, ValueError, KeyError, TypeError):
-        return "another kbx process is writing this index"
+        return "kbx process"
+
+
+class _Waiting:
+    """Says once, on the ``kbx.store`` logger, for whom an opener waits, when it has waited
+    ``SAY_WAITING`` seconds: a wait may last up to its deadline, which is too long to be
+    silent, while most last a few milliseconds and are not worth a line."""
+
+    def __init__(self, wait: float):
+        self.wait, self.began, self.said = wait, time.monotonic(), False
+
+    def say(self, whom: str) -> None:
+        if not self.said and time.monotonic() - self.began >= SAY_WAITING:
+            self.said = True
+            log.info("waiting for %s (up to %.0f s)", whom, self.wait)
+
+
+def _process(pid: int, exe: str) -> str:
+    """A process as a person knows it: ``process 1234 (kbx serve)`` from its command line
+    where the system shows it (Linux), else the executable DuckDB names."""
+    name = Path(exe).name
+    with suppress(OSError, ValueError):
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+        at = next((i for i, a in enumerate(args) if a == "kbx" or a.endswith("/kbx")), None)
+        if at is not None:
+            following = args[at + 1] if at + 1 < len(args) else ""
+            name = "kbx" if not following or following.startswith("-") else f"kbx {following}"
+    return f"process {pid} ({name})"
 
 
 def mark_dirty(con: duckdb.DuckDBPyConnection) -> None:
@@ -248,6 +305,139 @@ def _step_back(marker: Path) -> None:
         delay = min(delay * 1.5, 0.2)
 
 
+class _Lent:
+    """A connection the lending reads on, and how many of its cursors are out."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, cm=None):
+        self.con, self.cm = con, cm  # cm: the context manager that opened it, if any
+        self.out = 0
+        self.closing = False  # being let go: lend no more cursors of it
+
+
+class Lending:
+    """Lets this process's readers of one index go on while the process writes it
+    (``Index.lending``), instead of waiting for the whole write.
+
+    DuckDB shares one database instance between the connections that a process opens to
+    a file with one configuration, and a cursor of it reads the last committed state
+    (MVCC) while another connection writes; but it cannot open the file read-only beside
+    a writer. So while a writer connection is open, readers borrow cursors of a connection
+    the lending opens beside it (the same instance), each reading in one transaction: all
+    of a reader's statements see one committed state, and a document, committed whole by
+    its batch, is seen before or after, never half. Between two writer connections (a
+    write lets the file go before slow work, such as a model's batch, and for readers of
+    other processes), they read on a read-only connection instead.
+
+    The connection beside a writer is closed just before the writer's, so the database
+    closes with it as it did before (its log checkpointed while readers still read): it
+    must, since the Python functions a writer connection registers in SQL live in the
+    database but die with their connection, and since another process waits for the file
+    to be let go. Each switch waits only for the cursors out (a search's milliseconds)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._cond = threading.Condition()
+        self._writers = 0  # writer connections opening, open or closing
+        self._beside: _Lent | None = None  # beside the open writer: its database
+        self._reading: _Lent | None = None  # while no writer is open: read-only
+        self._ended = False
+        self._mine = threading.local()  # the connection this thread reads on, if any
+
+    def borrow(self):
+        """A cursor (a context manager) in a read transaction, waiting while a writer
+        connection opens or closes; None once the lending has ended."""
+        held = getattr(self._mine, "lent", None)
+        with self._cond:
+            while held is None:  # a reader inside a reader: its connection waits for it
+                if self._ended:
+                    return None
+                if self._beside and not self._beside.closing:
+                    held = self._beside
+                elif not self._writers:
+                    if self._reading is None:  # the file is free of this process's writers
+                        cm = connect(self.path, read_only=True)
+                        self._reading = _Lent(cm.__enter__(), cm)
+                    if not self._reading.closing:
+                        held = self._reading
+                if held is None:
+                    self._cond.wait()
+            held.out += 1
+        return self._cursor(held)
+
+    @contextmanager
+    def _cursor(self, lent: _Lent) -> Iterator:
+        before = getattr(self._mine, "lent", None)
+        cur = None
+        try:
+            cur = lent.con.cursor()
+            cur.execute("BEGIN TRANSACTION")  # read-only: it never conflicts with the writer
+            self._mine.lent = lent
+            yield cur
+        finally:
+            self._mine.lent = before
+            if cur is not None:
+                cur.close()  # and its transaction with it
+            with self._cond:
+                lent.out -= 1
+                self._cond.notify_all()
+
+    def opening(self) -> None:
+        """A writer connection is about to open: the read-only one goes first."""
+        with self._cond:
+            self._writers += 1
+            self._let_go("_reading")
+
+    def opened(self) -> None:
+        """A writer connection is open (the database exists): lend one beside it."""
+        with self._cond:
+            if self._beside is None:
+                self._beside = _Lent(duckdb.connect(str(self.path), read_only=False))
+            self._cond.notify_all()
+
+    def closing(self, con: duckdb.DuckDBPyConnection) -> None:
+        """A writer connection is about to close: if it is the last, checkpoint its log
+        while readers still read (the close then has nothing to write), and let the
+        connection beside it go first."""
+        with self._cond:
+            last = self._writers == 1
+        if last:
+            with suppress(duckdb.Error):
+                con.execute("CHECKPOINT")
+            with self._cond:
+                self._let_go("_beside")
+
+    def closed(self) -> None:
+        """A writer connection closed, or failed to open."""
+        with self._cond:
+            self._writers -= 1
+            self._cond.notify_all()
+
+    def end(self) -> None:
+        with self._cond:
+            self._ended = True
+            self._let_go("_beside")
+            self._let_go("_reading")
+            self._cond.notify_all()
+
+    def _let_go(self, which: str) -> None:
+        """Close a connection once its cursors are back (the caller holds ``_cond``); not
+        one this thread reads on, which would wait for itself."""
+        lent = getattr(self, which)
+        if lent is None or getattr(self._mine, "lent", None) is lent:
+            return
+        lent.closing = True
+        self._cond.wait_for(lambda: lent.out == 0)
+        setattr(self, which, None)
+        if lent.cm is not None:
+            lent.cm.__exit__(None, None, None)
+        else:
+            lent.con.close()
+        self._cond.notify_all()
+
+
+_LENDING: dict[str, Lending] = {}  # index file -> its lending, while a write lends
+
+
 _LOCK = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 
 
@@ -265,9 +455,14 @@ def connect(path: Path, read_only: bool, root: str | None = None, wait: float | 
     deadline = time.monotonic() + wait
     delay = 0.02
     writer = _marker(path, WRITER_MARK)
+    waiting = _Waiting(wait)
+    lending = None if read_only else _LENDING.get(str(path))
+    if lending is not None:
+        lending.opening()
     try:
         while True:
             if read_only and _fresh(writer) and time.monotonic() < deadline:
+                waiting.say("another kbx process to write this index first")
                 time.sleep(delay)
                 delay = min(delay * 1.5, 0.2)
                 continue
@@ -283,23 +478,25 @@ def connect(path: Path, read_only: bool, root: str | None = None, wait: float | 
                     ) from None
                 if not m and "lock" not in str(e).lower():
                     raise SchemaError(f"cannot open {path}: {str(e).splitlines()[0]}") from e
+                who = _process(int(m.group(2)), m.group(1)) if m else "another process"
+                doing = "is writing to it" if read_only else "has it open"
                 if time.monotonic() > deadline:
-                    who = (
-                        f"process {m.group(2)} ({Path(m.group(1)).name})"
-                        if m
-                        else "another process"
-                    )
-                    doing = "is writing to it" if read_only else "has it open"
                     raise IndexBusy(
                         f"the index is busy: {who} {doing}; tried for {wait:.0f}s, "
                         "try again shortly"
                     ) from e
+                holds = "is writing to the index" if read_only else "has the index open"
+                waiting.say(f"{who}, which {holds}")
                 with suppress(OSError):
                     mine.touch()
                 time.sleep(delay)
                 delay = min(delay * 1.5, 0.5)
             except duckdb.Error as e:
                 raise SchemaError(f"cannot open {path}: {str(e).splitlines()[0]}") from e
+    except BaseException:
+        if lending is not None:
+            lending.closed()
+        raise
     finally:
         with suppress(OSError):
             mine.unlink(missing_ok=True)
@@ -308,9 +505,15 @@ def connect(path: Path, read_only: bool, root: str | None = None, wait: float | 
             check_readable(con)
         else:
             ensure_schema(con, root or "")
+        if lending is not None:
+            lending.opened()
         yield con
     finally:
+        if lending is not None:
+            lending.closing(con)
         con.close()
+        if lending is not None:
+            lending.closed()
 
 
 def _fresh(marker: Path, within: float = 1.0) -> bool:
