@@ -38,6 +38,7 @@ _WHERE = {  # name -> (module, attribute)
     "GAZETTEER_TYPES": ("kbx.gazetteer.entries", "TYPES"),
     "IndexReport": ("kbx.indexing.ingest", "IndexReport"),
     "index": ("kbx.indexing.ingest", "index"),
+    "walk_of": ("kbx.indexing.ingest", "walk_of"),
     "ReprocessReport": ("kbx.indexing.reprocess", "ReprocessReport"),
     "purge": ("kbx.indexing.reprocess", "purge"),
     "reprocess": ("kbx.indexing.reprocess", "reprocess"),

@@ -624,19 +624,31 @@ def walk_settings(
     took them, and remembered. A folder indexed with ``--hidden`` keeps its hidden files
     through a plain ``kbx index`` and the server's watcher, rather than losing them and
     everything recognized in them."""
-    known = dict(
-        con.execute(
-            "SELECT key, value FROM kbx_meta WHERE key IN ('max_size', 'hidden')"
-        ).fetchall()
-    )
-    max_size = max_size if max_size is not None else int(known.get("max_size", DEFAULT_MAX_SIZE))
-    hidden = hidden if hidden is not None else known.get("hidden") == "true"
+    known = _remembered(con)
+    last_size, last_hidden = _walk_defaults(known)
+    max_size = max_size if max_size is not None else last_size
+    hidden = hidden if hidden is not None else last_hidden
     if known != {"max_size": str(max_size), "hidden": str(hidden).lower()}:
         con.execute(
             "INSERT OR REPLACE INTO kbx_meta VALUES ('max_size', ?), ('hidden', ?)",
             [str(max_size), str(hidden).lower()],
         )
     return max_size, hidden
+
+
+def walk_of(index: Index) -> tuple[int, bool]:
+    """The size cap and hidden-files choice a run of ``index`` takes when given none."""
+    with index.reader() as con:
+        return _walk_defaults(_remembered(con))
+
+
+def _remembered(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    keys = "('max_size', 'hidden')"
+    return dict(con.execute(f"SELECT key, value FROM kbx_meta WHERE key IN {keys}").fetchall())
+
+
+def _walk_defaults(known: dict[str, str]) -> tuple[int, bool]:
+    return int(known.get("max_size", DEFAULT_MAX_SIZE)), known.get("hidden") == "true"
 
 
 def _analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:

@@ -57,10 +57,9 @@ class Watcher:
         log: Callable[[str], None] = _stderr,
         step_ms: int = 50,
         debounce_ms: int = 1600,
-        hidden: bool = False,
     ):
         self.index, self.name, self.log = index, name, log
-        self.step_ms, self.debounce_ms, self.hidden = step_ms, debounce_ms, hidden
+        self.step_ms, self.debounce_ms = step_ms, debounce_ms
         self.runs = self.skipped = self.failures = 0
         self.last: api.IndexReport | None = None
         self.ready = threading.Event()
@@ -125,9 +124,10 @@ class Watcher:
             self.ready.set()
 
     def _walk(self) -> Snapshot:
-        return {
-            f.rel: (f.size, f.mtime_ns, f.error) for f in api.walk(self.root, hidden=self.hidden)
-        }
+        """The folder as the next run walks it: hidden files too when the index keeps them
+        (``kbx index --hidden`` is remembered, and so is its size cap)."""
+        _, hidden = api.walk_of(self.index)
+        return {f.rel: (f.size, f.mtime_ns, f.error) for f in api.walk(self.root, hidden=hidden)}
 
     def _sync(self, changes: set[tuple[watchfiles.Change, str]], first: bool = False) -> None:
         """Re-index if the walk sees a change (or the setup changed, or a run is due)."""
@@ -140,7 +140,7 @@ class Watcher:
         started = time.monotonic()
         try:
             report = self.index.write(
-                lambda: api.index(self.root, self.index.db, hidden=self.hidden),
+                lambda: api.index(self.root, self.index.db),
                 f"{self.name} (watching)",
             )
         except IndexBusy as e:

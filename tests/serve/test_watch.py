@@ -137,6 +137,18 @@ def test_a_deleted_file_leaves_the_index(live, folder):
     until(lambda: any("1 removed" in line for line in live.log), "the removal logged")
 
 
+def test_a_folder_indexed_with_hidden_files_keeps_them_under_the_watcher(tmp_path):
+    root = tmp_path / "docs"
+    (root / ".notes").mkdir(parents=True)
+    (root / "kbx.toml").write_text(RULES_ONLY)
+    (root / ".notes" / "kept.md").write_text("# Kept\n\nA lynxdawn entry.\n")
+    api.index(root, hidden=True)
+    with watched(root) as served:
+        assert paths(served, "lynxdawn") == [".notes/kept.md"]  # the first run kept it
+        (root / ".notes" / "new.md").write_text("# New\n\nA lynxdawn reply.\n")
+        until(lambda: len(paths(served, "lynxdawn")) == 2, "the new hidden file searchable")
+
+
 def test_a_burst_of_twenty_writes_is_one_or_a_few_re_indexes(live, folder):
     (folder / "burst").mkdir()
     runs = live.watcher.runs
