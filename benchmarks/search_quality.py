@@ -199,7 +199,7 @@ def scifact_kbx(data: SciFact, variants: list[Variant], tmp: Path) -> dict[str, 
     out: dict[str, tuple[Run, float]] = {}
     for stemmer, vs in by_stemmer(variants).items():
         log(f"scifact: kbx index ({stemmer}) {build_kbx(root, db, stemmer):.1f} s")
-        idx = Index.find(db)
+        idx = Index.for_root(root, db)
         with idx.reader() as con:
             an = analyzer_of(con)
             docs_of = units_to_docs(con)
@@ -353,7 +353,7 @@ def nodejs_section(eval_dir: Path, variants: list[Variant], tmp: Path) -> str:
     db = tmp / "nodejs.duckdb"
     for stemmer, vs in by_stemmer(variants).items():
         log(f"nodejs: kbx index ({stemmer}) {build_kbx(root, db, stemmer):.1f} s")
-        idx = Index.find(db)
+        idx = Index.for_root(root, db)
         if "FTS5 over kbx units, heading x2" not in ranks:
             units = UnitFTS5(idx)
             ranks["FTS5 over kbx units, heading x2"] = nodejs_ranks(

@@ -102,7 +102,7 @@ def builds(root: Path, tmp: Path, repeat: int) -> tuple[str, Path, list[str], bm
         db = tmp / f"kbx{i}.duckdb"
         kbx_s.append(build_kbx(root, db, "snowball"))
         log(f"build: kbx {kbx_s[-1]:.1f} s")
-    with Index.find(db).reader() as con:
+    with Index.for_root(root, db).reader() as con:
         rows = con.execute("SELECT unit_id, text FROM units ORDER BY unit_id").fetchall()
         texts = [r[1] for r in rows]
     fts_path = tmp / "fts5.sqlite"
@@ -222,7 +222,7 @@ def main() -> None:
             f"questions ({len(questions)})": questions,
             f"random 1-3 words ({N_RANDOM})": random_queries(texts),
         }
-        idx = Index.find(db)
+        idx = Index.for_root(root, db)
         fts = fts5_query_table(Path(tmp) / "fts5_paths.sqlite", idx)
         with idx.reader() as kcon:
             lat_md = latency_table(systems(idx, kcon, fts, bm), sets, args.repeat)

@@ -99,8 +99,14 @@ class Server:
     """A ``kbx serve`` process on a free port, and its base URL."""
 
     def __init__(self, root: Path):
+        # No watcher (here or in `kbx mcp`): its first pass would run the installed
+        # recognizers (spaCy included) over an index built with the rule-based ones,
+        # holding the file for minutes.
         self.proc = subprocess.Popen(
-            [str(KBX_BIN), "serve", "--port", "0"], cwd=root, stderr=subprocess.PIPE, text=True
+            [str(KBX_BIN), "serve", "--port", "0", "--no-watch"],
+            cwd=root,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         line = self.proc.stderr.readline()
         m = re.match(r"kbx serve: (http://\S+)/api", line)
@@ -155,7 +161,7 @@ async def latency(server: Server, root: Path, live: LiveIndex, fts5, sets, repea
             [str(KBX_BIN), "search", q, "--json"], cwd=root, check=True, stdout=subprocess.DEVNULL
         )
 
-    launch = StdioServerParameters(command=str(KBX_BIN), args=["mcp"], cwd=root)
+    launch = StdioServerParameters(command=str(KBX_BIN), args=["mcp", "--no-watch"], cwd=root)
     cli = "kbx search --json, a process"
     out: dict[str, dict[str, list[float]]] = {n: {s: [] for s in sets} for n in (*NAMES, cli)}
     with tempfile.TemporaryFile("w+") as errlog:
