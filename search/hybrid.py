@@ -54,6 +54,26 @@ def rrf(lists: Sequence[Sequence[Hashable]], k: float = DEFAULT_K) -> list[Fused
     return fused
 
 
+def minmax_sum(lists: Sequence[Sequence[tuple[Hashable, float]]]) -> list[tuple[Hashable, float]]:
+    """Score fusion, the comparison RRF is measured against: each list's scores scaled to
+    [0, 1] by its own best and worst, summed (an item missing from a list scores 0 there;
+    CombSUM of Fox and Shaw 1994 over min-max scores, the convex combination with equal
+    weights that Bruch, Gai and Ingber, TOIS 2023, find beats RRF). Best first, ties by
+    key order of first appearance."""
+    total: dict[Hashable, float] = {}
+    for ranking in lists:
+        if not ranking:
+            continue
+        hi, lo = max(s for _, s in ranking), min(s for _, s in ranking)
+        seen = set()
+        for key, s in ranking:
+            if key not in seen:
+                seen.add(key)
+                total[key] = total.get(key, 0.0) + ((s - lo) / (hi - lo) if hi > lo else 1.0)
+    order = {key: n for n, key in enumerate(total)}
+    return sorted(total.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
 def dense_ranking(
     con: duckdb.DuckDBPyConnection,
     enc: Encoder,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kbx.search.hybrid import fuse, rrf
+from kbx.search.hybrid import fuse, minmax_sum, rrf
 
 ranking = st.lists(st.integers(0, 30), max_size=20, unique=True)
 
@@ -67,3 +67,12 @@ def test_fuse_names_each_lists_rank_and_keeps_bm25s_matched_terms():
     assert rows[0][0] == 7 and rows[0][2] == 2 and rows[0][3] == {"bm25": 1, "dense": 2}
     assert rows[1] == (9, pytest.approx(1 / 61), 0, {"bm25": None, "dense": 1})
     assert len(rows) == 2
+
+
+def test_minmax_sum_scales_each_list_to_its_own_range():
+    fused = dict(minmax_sum([[("a", 12.0), ("b", 4.0), ("c", 2.0)], [("c", 0.9), ("a", 0.5)]]))
+    assert fused == pytest.approx({"a": 1.0, "b": 0.2, "c": 1.0})
+    assert [k for k, _ in minmax_sum([[("a", 12.0), ("b", 4.0), ("c", 2.0)], [("c", 0.9)]])][
+        :2
+    ] == ["a", "c"]  # a tie goes to the first seen
+    assert minmax_sum([[("x", 3.0)], []]) == [("x", 1.0)]

@@ -1,0 +1,261 @@
+"""Dense retrieval quality (issue 17): kbx BM25, the dense model, and their RRF fusion.
+
+One run, on the same kbx indexes, through the library:
+
+* **SciFact train** (BEIR layout; each document ``<id>.md`` holding ``# title`` and the
+  abstract, as search_quality.py builds it): nDCG@10 and Recall@100. BM25 is kbx's
+  ``rank(limit=1000)``; dense is the exact cosine of the query vector with every unit's
+  (top 1000); a document scores its best unit. Fusion by ``kbx.search.hybrid.rrf`` at
+  k = 20 and 60, passage-level (units fused, then mapped to documents) and file-level
+  (each list mapped to documents first, then fused).
+* **Node.js dev questions** (../shared/eval/probes): hit@1, hit@5 and MRR by kind,
+  lexical and paraphrase; a passage is cited at its first placement (``hits_for``), the
+  top 5 of each list, as ``kbx search -k 5`` shows.
+
+Vectors are computed once per (model, version) and kept under ``--cache`` (default
+/tmp/kbx-dense) by unit hash, so a rerun only ranks; the kbx indexes are kept there too.
+A script, not a test: it prints Markdown tables and asserts nothing.
+
+    .venv/bin/python benchmarks/dense_quality.py [--eval ../shared/eval] [--skip-nodejs]
+        [--skip-scifact]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from common import (
+    NODEJS,
+    Question,
+    build_kbx,
+    eval_arg,
+    first_hit,
+    hit_metrics,
+    load_questions,
+    table,
+)
+from search_quality import load_scifact, scores, units_to_docs
+
+from kbx.search.bm25 import rank
+from kbx.search.hybrid import rrf
+from kbx.search.search import hits_for
+from kbx.store.db import Index
+from kbx.store.postings import analyzer_of
+from kbx.vectors.model import Encoder, packaged, passage_text
+
+DEPTH = 1000  # of each list, as search_quality.py ranks BM25
+Rows = list[int]  # unit ids, best first
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+class UnitVectors:
+    """Every unit's vector, computed once and kept in an .npz keyed by unit hash."""
+
+    def __init__(self, idx: Index, enc: Encoder, cache: Path, label: str, reverse: bool = False):
+        stem = f"{label}-{enc.name}-{enc.version}"
+        path = cache / f"{stem}{'-reverse' if reverse else ''}.npz"
+        with idx.reader() as con:
+            rows = con.execute(
+                "SELECT unit_id, unit_hash, heading_path, text FROM units ORDER BY unit_id"
+            ).fetchall()
+        known: dict[str, np.ndarray] = {}
+        for part in cache.glob(f"{stem}*.npz"):  # a second process may have run from the end
+            if not part.name.endswith(".tmp.npz"):
+                z = np.load(part)
+                known.update(zip(z["hashes"].tolist(), z["vectors"], strict=True))
+        todo = [r for r in rows if r[1] not in known]
+        if reverse:
+            todo.reverse()
+        if todo:
+            t = time.perf_counter()
+            for s in range(0, len(todo), 256):
+                part = todo[s : s + 256]
+                vecs = enc.passages([passage_text(r[2], r[3]) for r in part])
+                known.update(zip((r[1] for r in part), vecs, strict=True))
+                done = s + len(part)
+                rate = done / (time.perf_counter() - t)
+                log(f"{label}: embedded {done}/{len(todo)} units ({rate:.1f}/s)")
+                tmp = path.with_suffix(".tmp.npz")
+                np.savez(tmp, hashes=np.array(list(known)), vectors=np.stack(list(known.values())))
+                os.replace(tmp, path)  # a killed run keeps what it had
+            self.rate = len(todo) / (time.perf_counter() - t)
+        else:
+            self.rate = None
+        self.ids = np.array([r[0] for r in rows])
+        self.matrix = np.stack([known[r[1]] for r in rows])
+
+    def rank(self, q: np.ndarray, depth: int = DEPTH) -> Rows:
+        return [u for u, _ in self.scored(q, depth)]
+
+    def scored(self, q: np.ndarray, depth: int = DEPTH) -> list[tuple[int, float]]:
+        s = self.matrix @ q
+        top = np.argpartition(-s, min(depth, len(s) - 1))[:depth]
+        top = top[np.argsort(-s[top], kind="stable")]
+        return [(int(self.ids[i]), float(s[i])) for i in top]
+
+
+class QueryVectors:
+    """Query vectors kept beside the unit vectors, so a rerun only ranks."""
+
+    def __init__(self, enc: Encoder, cache: Path, label: str):
+        self.enc, self.path = enc, cache / f"{label}-queries-{enc.name}-{enc.version}.npz"
+        self.known: dict[str, np.ndarray] = {}
+        if self.path.exists():
+            z = np.load(self.path)
+            self.known = dict(zip(z["texts"].tolist(), z["vectors"], strict=True))
+        self.added = 0
+
+    def __call__(self, text: str) -> np.ndarray:
+        if text not in self.known:
+            self.known[text] = self.enc.query(text)
+            self.added += 1
+        return self.known[text]
+
+    def save(self) -> None:
+        if self.added:
+            texts = np.array(list(self.known))
+            np.savez(self.path, texts=texts, vectors=np.stack(list(self.known.values())))
+
+
+def minmax(rows: list[tuple]) -> dict[int, float]:
+    """Scores of a list scaled to [0, 1] by its own best and worst."""
+    if not rows:
+        return {}
+    hi, lo = max(r[1] for r in rows), min(r[1] for r in rows)
+    return {r[0]: (r[1] - lo) / (hi - lo) if hi > lo else 1.0 for r in rows}
+
+
+def score_fusion(bm: list[tuple], de: list[tuple[int, float]]) -> Rows:
+    """A comparison for RRF: the sum of each list's min-max scaled scores (CombSUM,
+    unweighted; a unit missing from a list scores 0 there)."""
+    a, b = minmax(bm), minmax(de)
+    return sorted(a.keys() | b.keys(), key=lambda u: (-(a.get(u, 0.0) + b.get(u, 0.0)), u))
+
+
+def to_docs(units: Rows, docs_of: dict[int, list[str]]) -> list[str]:
+    return list(dict.fromkeys(d for u in units for d in docs_of.get(u, [])))
+
+
+def fusions(
+    bm_rows: list[tuple], de_rows: list[tuple[int, float]], docs_of: dict[int, list[str]]
+) -> dict[str, list[str]]:
+    """Each fused document ranking of one query, by name."""
+    bm, de = [r[0] for r in bm_rows], [r[0] for r in de_rows]
+    out = {}
+    for k in (20, 60):
+        out[f"RRF k={k}, passages"] = to_docs([f.key for f in rrf([bm, de], k)], docs_of)
+        fused = rrf([to_docs(bm, docs_of), to_docs(de, docs_of)], k)
+        out[f"RRF k={k}, files"] = [f.key for f in fused]
+    out["min-max score sum, passages (a comparison)"] = to_docs(
+        score_fusion(bm_rows, de_rows), docs_of
+    )
+    return out
+
+
+def scifact(eval_dir: Path, cache: Path, enc: Encoder) -> str:
+    data = load_scifact(eval_dir / "beir_scifact")
+    root, db = cache / "scifact", cache / "scifact.duckdb"
+    if not root.exists():
+        root.mkdir(parents=True)
+        for did, (title, text) in data.corpus.items():
+            (root / f"{did}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    log(f"scifact: kbx index {build_kbx(root, db, 'snowball'):.1f} s")  # none if unchanged
+    idx = Index.for_root(root, db)
+    vecs = UnitVectors(idx, enc, cache, "scifact")
+    qvecs = QueryVectors(enc, cache, "scifact")
+    runs: dict[str, dict[str, list[str]]] = {}
+    t_dense = 0.0
+    with idx.reader() as con:
+        an = analyzer_of(con)
+        docs_of = units_to_docs(con)
+        for qid, text in data.queries.items():
+            bm = rank(con, an.query(text), limit=DEPTH)[0]
+            t = time.perf_counter()
+            de = vecs.scored(qvecs(text))
+            t_dense += time.perf_counter() - t
+            runs.setdefault("kbx BM25", {})[qid] = to_docs([r[0] for r in bm], docs_of)
+            runs.setdefault(f"dense {enc.name}", {})[qid] = to_docs([u for u, _ in de], docs_of)
+            for name, ranked in fusions(bm, de, docs_of).items():
+                runs.setdefault(name, {})[qid] = ranked
+    qvecs.save()
+    rows = [(name, *scores(run, data.qrels)[:2]) for name, run in runs.items()]
+    rate = f"{vecs.rate:.1f} units/s" if vecs.rate else "vectors from the cache"
+    head = (
+        f"### SciFact train ({len(data.qrels)} queries, {len(data.corpus):,} documents, "
+        f"{len(vecs.ids):,} units; embedding {rate}; query embedding and exact cosine "
+        f"{t_dense / len(data.queries) * 1000:.0f} ms per query"
+        f"{', query vectors from the cache' if not qvecs.added else ''})\n\n"
+    )
+    return head + table(["system", "nDCG@10", "Recall@100"], rows)
+
+
+def nodejs(eval_dir: Path, cache: Path, enc: Encoder, reverse: bool = False) -> str:
+    questions = load_questions(eval_dir)
+    db = cache / "nodejs.duckdb"
+    log(f"nodejs: kbx index {build_kbx(eval_dir / NODEJS, db, 'snowball'):.1f} s")
+    idx = Index.for_root(eval_dir / NODEJS, db)
+    vecs = UnitVectors(idx, enc, cache, "nodejs", reverse)
+    ranks: dict[str, list[int | None]] = {}
+    with idx.reader() as con:
+        an = analyzer_of(con)
+
+        def cite(units: Rows, groups: list[list[str]]) -> list[tuple[str, int, int]]:
+            hits = hits_for(con, [(u, 0.0, 0) for u in units[:5]], groups, an)
+            return [(h.path, h.start_line, h.end_line) for h in hits]
+
+        for q in questions:
+            groups = an.query(q.text)
+            bm_rows = rank(con, groups, limit=DEPTH)[0]
+            de_rows = vecs.scored(enc.query(q.text))
+            bm, de = [r[0] for r in bm_rows], [u for u, _ in de_rows]
+            lists: dict[str, Rows] = {"kbx BM25": bm, f"dense {enc.name}": de}
+            for k in (20, 60):
+                lists[f"RRF k={k}, passages"] = [f.key for f in rrf([bm, de], k)]
+            lists["min-max score sum (a comparison)"] = score_fusion(bm_rows, de_rows)
+            for name, units in lists.items():
+                ranks.setdefault(name, []).append(first_hit(q, cite(units, groups)))
+    return nodejs_table(questions, ranks, len(vecs.ids))
+
+
+def nodejs_table(questions: list[Question], ranks: dict[str, list[int | None]], n: int) -> str:
+    heads = ["system"] + [
+        f"{k} {m}" for k in ("lex", "para", "all") for m in ("hit@1", "hit@5", "MRR")
+    ]
+    rows = []
+    for name, rs in ranks.items():
+        row: list = [name]
+        for kind in ("lexical", "paraphrase", None):
+            sel = [r for q, r in zip(questions, rs, strict=True) if kind in (None, q.kind)]
+            row.extend(f"{m:.2f}" for m in hit_metrics(sel))
+        rows.append(row)
+    head = f"### Node.js dev questions ({len(questions)}, {n:,} units), top 5\n\n"
+    return head + table(heads, rows)
+
+
+def main() -> None:
+    p = eval_arg(__doc__.split("\n\n")[0])
+    p.add_argument("--cache", type=Path, default=Path("/tmp/kbx-dense"))
+    p.add_argument("--skip-nodejs", action="store_true")
+    p.add_argument("--skip-scifact", action="store_true")
+    p.add_argument("--reverse", action="store_true", help="embed Node.js units from the end")
+    a = p.parse_args()
+    a.cache.mkdir(parents=True, exist_ok=True)
+    enc: Encoder = packaged()
+    parts: list[Callable[[Path, Path, Encoder], str]] = [] if a.skip_scifact else [scifact]
+    if not a.skip_nodejs:
+        parts.append(lambda e, c, m: nodejs(e, c, m, a.reverse))
+    for part in parts:
+        print(part(a.eval, a.cache, enc), flush=True)
+        print(flush=True)
+
+
+if __name__ == "__main__":
+    main()
