@@ -1,15 +1,22 @@
-"""kbx's ranking before and after a change, on one cached index of the scale benchmark.
+"""kbx's query path before and after a change, side by side in one process on one index.
 
-The ranker and filters of revision ``--before`` (``git show REV:search/bm25.py`` and
-``search/filters.py``, loaded as modules beside this checkout's) and this checkout's
-``compile_filters`` then ``rank`` (top 10) run alternately in one process, on the same
-open connection and the same claims, with each filter; both see the same store, so only
-the query path differs. Figures: per-query median over ``--repeat`` passes after a
-warm-up, then p50 and p90 over queries, wall and CPU (``process_time``, all of DuckDB's
-threads), in ms.
+The search modules of revision ``--before`` (``git show REV:search/NAME.py``, loaded as
+modules beside this checkout's, each importing the others of its revision) and this
+checkout's run alternately, on the same index and queries, so only the query path
+differs and the machine's load falls on both alike. Two paths:
+
+* ``rank`` (default): ``compile_filters`` then ``rank`` (top 10) on one open connection,
+  for the claims of the scale benchmark, with each of its filters (``--db`` a cached index);
+* ``--search ROOT``: ``search`` as ``kbx serve`` answers it (k=8, the exact-phrase pass,
+  facets) on a warm connection, for one-word and two-to-three-word queries drawn from the
+  index's own text (the Node.js index of benchmarks/serve.py, say).
+
+Figures: per-query median over ``--repeat`` passes after a warm-up, then p50 and p90 over
+queries, wall and CPU (``process_time``, all of DuckDB's threads), in ms.
 
     .venv/bin/python benchmarks/scale_before.py --db /tmp/kbx-scale/kbx-42500.duckdb \\
         [--before 30f448d] [--queries 50] [--repeat 3]
+    .venv/bin/python benchmarks/scale_before.py --search ROOT --before 5bedb7d
 """
 
 from __future__ import annotations
@@ -41,10 +48,15 @@ ASKED = {
 }
 
 
-def old_modules(rev: str, tmp: Path):
-    """Revision ``rev``'s filters and bm25 modules (its bm25 importing its own filters)."""
+RANKING = ("filters", "bm25")
+SEARCH = ("filters", "bm25", "passages", "facets", "grep", "search")
+
+
+def old_modules(rev: str, tmp: Path, names: tuple[str, ...] = RANKING) -> dict:
+    """Revision ``rev``'s search modules ``names`` (in import order), each importing the
+    others of its revision."""
     loaded = {}
-    for name in ("filters", "bm25"):
+    for name in names:
         text = subprocess.run(
             ["git", "show", f"{rev}:search/{name}.py"],
             cwd=REPO,
@@ -52,7 +64,10 @@ def old_modules(rev: str, tmp: Path):
             capture_output=True,
             text=True,
         ).stdout
-        text = text.replace("from kbx.search.filters import", "from kbx_before_filters import")
+        for other in names:
+            text = text.replace(
+                f"from kbx.search.{other} import", f"from kbx_before_{other} import"
+            )
         path = tmp / f"kbx_before_{name}.py"
         path.write_text(text)
         spec = importlib.util.spec_from_file_location(f"kbx_before_{name}", path)
@@ -60,51 +75,90 @@ def old_modules(rev: str, tmp: Path):
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
         loaded[name] = module
-    return loaded["filters"], loaded["bm25"]
+    return loaded
+
+
+def timed(paths: dict, cases: dict, repeat: int) -> list[list]:
+    """Rows of p50/p90 wall and CPU per case and path: ``paths`` maps a label to a
+    function of a query and a case's value, ``cases`` a case to its value and queries."""
+    wall: dict[tuple, list[list[float]]] = {}
+    cpu: dict[tuple, list[list[float]]] = {}
+    for rep in range(repeat + 1):
+        for case, (value, queries) in cases.items():
+            for name, fn in paths.items():
+                w, c = [], []
+                for q in queries:
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    fn(q, value)
+                    w.append((time.perf_counter() - t0) * 1000)
+                    c.append((time.process_time() - c0) * 1000)
+                if rep:
+                    wall.setdefault((case, name), []).append(w)
+                    cpu.setdefault((case, name), []).append(c)
+    rows = []
+    for (case, name), runs in wall.items():
+        per_w = [statistics.median(x) for x in zip(*runs, strict=True)]
+        per_c = [statistics.median(x) for x in zip(*cpu[(case, name)], strict=True)]
+        rows.append(
+            [case, name]
+            + [f"{percentile(per_w, q):.1f}" for q in (0.5, 0.9)]
+            + [f"{percentile(per_c, q):.1f}" for q in (0.5, 0.9)]
+        )
+    return rows
+
+
+def search_path(root: Path, before: str, n: int, repeat: int, tmp: Path) -> None:
+    """``search`` of ``before`` beside this checkout's, as the server answers it."""
+    from kbx.search.search import search as search_now
+    from kbx.serve.live import LiveIndex
+    from kbx.store.db import Index
+    from serve import queries as draw
+
+    old = old_modules(before, tmp, SEARCH)["search"]
+    live = LiveIndex.of(Index.for_root(root))
+    with live.reader() as con:
+        texts = [t for (t,) in con.execute("SELECT text FROM units ORDER BY unit_id").fetchall()]
+    cases = {name: (None, qs) for name, qs in draw(texts, n).items()}
+    paths = {
+        f"before ({before})": lambda q, _: old.search(live, q, facets=True),
+        "after (this checkout)": lambda q, _: search_now(live, q, facets=True),
+    }
+    rows = timed(paths, cases, repeat)
+    live.close()
+    print(f"kbx search (k=8, exact-phrase pass, facets) on a warm index, {root}:\n")
+    print(table(["queries", "query path", "wall p50", "wall p90", "CPU p50", "CPU p90"], rows, 2))
 
 
 def main() -> None:
     p = eval_arg(__doc__.split("\n\n")[0])
-    p.add_argument("--db", type=Path, required=True, help="a kbx index the scale benchmark built")
+    p.add_argument("--db", type=Path, help="a kbx index the scale benchmark built")
+    p.add_argument("--search", type=Path, metavar="ROOT", help="time search on ROOT's index")
     p.add_argument("--cache", type=Path, default=Path("/tmp/kbx-scale"))
     p.add_argument("--before", default="30f448d", help="the revision to compare with")
     p.add_argument("--queries", type=int, default=50)
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
-    pool = load_pool(args.eval.resolve(), args.cache.resolve())
-    claims = next(iter(query_sets(args.eval.resolve(), pool, args.queries).values()))
-    con = duckdb.connect(str(args.db), read_only=True)
-    an = analyzer_of(con)
+    if not (args.db or args.search):
+        p.error("give --db (the ranking) or --search ROOT (the search)")
     with tempfile.TemporaryDirectory() as tmp:
-        old_filters, old_bm25 = old_modules(args.before, Path(tmp))
+        if args.search:
+            search_path(args.search.resolve(), args.before, args.queries, args.repeat, Path(tmp))
+            return
+        pool = load_pool(args.eval.resolve(), args.cache.resolve())
+        claims = next(iter(query_sets(args.eval.resolve(), pool, args.queries).values()))
+        con = duckdb.connect(str(args.db), read_only=True)
+        an = analyzer_of(con)
+        old = old_modules(args.before, Path(tmp))
         paths = {
-            f"before ({args.before})": (old_filters.compile_filters, old_bm25.rank),
+            f"before ({args.before})": (old["filters"].compile_filters, old["bm25"].rank),
             "after (this checkout)": (filters.compile_filters, bm25.rank),
         }
-        wall: dict[tuple, list[list[float]]] = {}
-        cpu: dict[tuple, list[list[float]]] = {}
-        for rep in range(args.repeat + 1):
-            for f in ASKED:
-                for name, (compile_, rank) in paths.items():
-                    w, c = [], []
-                    for q in claims:
-                        t0, c0 = time.perf_counter(), time.process_time()
-                        rank(con, an.query(q), compile_(con, ASKED[f]), limit=10)
-                        w.append((time.perf_counter() - t0) * 1000)
-                        c.append((time.process_time() - c0) * 1000)
-                    if rep:
-                        wall.setdefault((name, f), []).append(w)
-                        cpu.setdefault((name, f), []).append(c)
-    rows = []
-    for (name, f), runs in wall.items():
-        per_w = [statistics.median(x) for x in zip(*runs, strict=True)]
-        per_c = [statistics.median(x) for x in zip(*cpu[(name, f)], strict=True)]
-        rows.append(
-            [f, name]
-            + [f"{percentile(per_w, q):.1f}" for q in (0.5, 0.9)]
-            + [f"{percentile(per_c, q):.1f}" for q in (0.5, 0.9)]
-        )
-    units = con.execute("SELECT count(*) FROM units").fetchone()[0]
+        fns = {
+            name: (lambda q, f, c=c, r=r: r(con, an.query(q), c(con, f), limit=10))
+            for name, (c, r) in paths.items()
+        }
+        rows = timed(fns, {f: (asked, claims) for f, asked in ASKED.items()}, args.repeat)
+        units = con.execute("SELECT count(*) FROM units").fetchone()[0]
     print(f"kbx rank, top 10, {len(claims)} claims, {units:,} units:\n")
     print(table(["filter", "query path", "wall p50", "wall p90", "CPU p50", "CPU p90"], rows, 2))
 

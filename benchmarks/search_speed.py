@@ -25,6 +25,7 @@ over queries, in milliseconds. A script, not a test: it asserts nothing about sp
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import sqlite3
@@ -214,7 +215,7 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3, help="repetitions (builds and query sets)")
     args = p.parse_args()
     root = args.eval.resolve() / NODEJS
-    started = time.perf_counter()
+    started, load = time.perf_counter(), os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="kbx-speed-") as tmp:
         build_md, db, texts, bm = builds(root, Path(tmp), args.repeat)
         questions = [q.text for q in load_questions(args.eval.resolve())]
@@ -231,7 +232,10 @@ def main() -> None:
     print(build_md)
     print(f"\nQuery latency (per-query median of {args.repeat} passes after a warm-up):\n")
     print(lat_md)
-    print(f"\nTotal run time: {time.perf_counter() - started:.0f} s")
+    print(
+        f"\nTotal run time: {time.perf_counter() - started:.0f} s; 1-minute load average "
+        f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (2 cores)"
+    )
 
 
 if __name__ == "__main__":

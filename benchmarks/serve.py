@@ -58,13 +58,12 @@ from kbx.serve.live import LiveIndex
 SEED = 20261201
 READING = (
     "The aim (issue 16) is an HTTP p50 under 10 ms and at least 20x faster than the CLI "
-    "process. The transport costs next to nothing (HTTP and MCP sit on the in-process row, "
-    "within noise): what the server saves is the process start, imports and opening the "
-    "file. The rest is the search itself, where the facets (the `facets=0` row) and, for "
-    "queries of several words, the exact-phrase pass (`grep` over every unit's text, since "
-    "the phrase pattern gives no literal to narrow the units in SQL) cost more than the "
-    "ranking; FTS5's bare ranking is the floor. A server's figures are only as good as "
-    "the search path beneath it.\n"
+    "process. What the server saves is the process start, imports and opening the file; "
+    "the rest is the search itself: the ranking, each hit's text, the facets (the "
+    "`facets=0` row) and, for queries of several words, the exact-phrase pass over the "
+    "units that index the phrase's words. FTS5's bare ranking is the floor. A server's "
+    "figures are only as good as the search path beneath it; the load average above says "
+    "how far to trust its milliseconds.\n"
 )
 NAMES = (  # the systems timed on every query, in the order they run
     "HTTP GET /api/search",
