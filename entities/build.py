@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import duckdb
@@ -57,9 +57,12 @@ def _matched_references(con: duckdb.DuckDBPyConnection) -> None:
         return
     select, params = rows_select(["ref", "doi"], [(r, f"doi:{d.lower()}") for r, d in matched])
     con.execute(f"CREATE OR REPLACE TEMP TABLE matched_refs AS {select}", params)
+    unkeyed = "SELECT value FROM mentions WHERE type = 'REFERENCE' AND key IS NULL"
+    _keys(con, "ref_keys", unkeyed, reference_id)
     con.execute(
         """INSERT INTO links SELECT DISTINCT pl.doc_id, pl.unit_id, r.doi, true
-           FROM mentions m JOIN matched_refs r ON reference_id(m.value) = r.ref
+           FROM mentions m JOIN ref_keys rk ON rk.x = m.value
+           JOIN matched_refs r ON r.ref = rk.k
            JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
            WHERE m.type = 'REFERENCE' AND m.key IS NULL"""
     )
@@ -67,27 +70,26 @@ def _matched_references(con: duckdb.DuckDBPyConnection) -> None:
         """INSERT INTO entities SELECT DISTINCT doi, 'DOI', substr(doi, 5), 'identifier', NULL
            FROM matched_refs WHERE doi NOT IN (SELECT entity_id FROM entities)"""
     )
-    con.execute("DROP TABLE matched_refs")
+    con.execute("DROP TABLE matched_refs; DROP TABLE ref_keys")
 
 
-_REGISTERED: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
-
-
-def _python_functions(con: duckdb.DuckDBPyConnection) -> None:
-    """``slug`` and ``reference_id`` callable from SQL: the keys the layer writes in SQL
-    are made by the very functions Python uses, not by SQL copies that could drift.
-    Registered once per connection (listing DuckDB's functions to check costs 80 ms)."""
-    if con in _REGISTERED:
-        return
-    con.complete()  # the unread rest of an earlier query; DuckDB registers nothing until then
-    for f in (slug, reference_id):
-        con.create_function(f.__name__, f, ["VARCHAR"], "VARCHAR")
-    _REGISTERED.add(con)
+def _keys(
+    con: duckdb.DuckDBPyConnection, name: str, values: str, key: Callable[[str], str]
+) -> None:
+    """TEMP TABLE ``name`` (x, k): each distinct string the query ``values`` selects, with
+    ``key(x)``. The layer's keys (slugs, reference keys) are made by the very functions
+    Python uses, never by SQL copies that drift; not registered in DuckDB either, where a
+    Python function lives in the database's catalog but dies with the connection that
+    registered it."""
+    xs = con.execute(f"SELECT DISTINCT x FROM ({values}) t(x) WHERE x IS NOT NULL").fetchall()
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} (x VARCHAR, k VARCHAR)")
+    if xs:
+        select, params = rows_select(["x", "k"], [(x, key(x)) for (x,) in xs])
+        con.execute(f"INSERT INTO {name} {select}", params)
 
 
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
     """Rebuild entities, aliases, links and passage dates."""
-    _python_functions(con)
     with transaction(con):
         for table in ("entities", "aliases", "links", "passage_dates"):
             con.execute(f"DELETE FROM {table}")
@@ -121,18 +123,21 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         # authors: an alias of a gazetteer entry when one matches, else a person of their own
         # "Yosuke Furukawa (@yosuke-furukawa)" is Yosuke Furukawa; the handle stays an alias
         con.execute(
-            r"""CREATE OR REPLACE TEMP TABLE doc_authors AS
-               WITH named AS (
-                   SELECT DISTINCT d.doc_id, a.written,
-                          trim(regexp_replace(a.written, '\s*\([^)]*\)\s*$', '')) AS author
-                   FROM documents d, unnest(d.authors) a(written)
-                   WHERE d.status = 'ok' AND trim(a.written) <> '')
+            r"""CREATE OR REPLACE TEMP TABLE author_names AS
+               SELECT DISTINCT d.doc_id, a.written,
+                      trim(regexp_replace(a.written, '\s*\([^)]*\)\s*$', '')) AS author
+               FROM documents d, unnest(d.authors) a(written)
+               WHERE d.status = 'ok' AND trim(a.written) <> ''"""
+        )
+        _keys(con, "author_slugs", "SELECT author FROM author_names", slug)
+        con.execute(
+            """CREATE OR REPLACE TEMP TABLE doc_authors AS
                SELECT doc_id, written, author,
                       coalesce((SELECT min(x.entity_id) FROM aliases x
                                 WHERE lower(x.alias) IN (lower(author), lower(written))),
-                               'person:' || slug(author))
+                               'person:' || s.k)
                           AS entity_id
-               FROM named"""
+               FROM author_names JOIN author_slugs s ON s.x = author"""
         )
         con.execute(
             """INSERT INTO entities SELECT entity_id, 'PERSON', min(author), 'author', NULL
@@ -160,7 +165,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         position_table(con)
         _names(con)
         _carried(con)
-        for table in ("named", "positions", "coded"):
+        for table in ("named", "name_slugs", "positions", "coded"):
             con.execute(f"DROP TABLE {table}")
         con.execute(  # one row per passage and entity, filtering if any source can
             """CREATE OR REPLACE TEMP TABLE merged AS
@@ -171,7 +176,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("INSERT INTO links SELECT * FROM merged")
         con.execute("DROP TABLE merged")
         _dates(con)
-        con.execute("DROP TABLE doc_authors")
+        con.execute("DROP TABLE doc_authors; DROP TABLE author_names; DROP TABLE author_slugs")
         con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
 
 
@@ -268,11 +273,14 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
                       {FILTER_GRADE} AS grade
                FROM ({NAMES}) m JOIN recognizer_info r ON r.name = m.recognizer AND r.names)
            SELECT m.*,
-                  coalesce((SELECT min(a.entity_id) FROM aliases a
-                            WHERE lower(a.alias) IN (lower(m.surface), lower(m.text))),
-                           'name:' || lower(m.type) || ':'
-                           || slug(m.surface)) AS entity_id
+                  (SELECT min(a.entity_id) FROM aliases a
+                   WHERE lower(a.alias) IN (lower(m.surface), lower(m.text))) AS entity_id
            FROM m"""
+    )
+    _keys(con, "name_slugs", "SELECT surface FROM named WHERE entity_id IS NULL", slug)
+    con.execute(  # any other name is one of its own
+        """UPDATE named SET entity_id = 'name:' || lower(named.type) || ':' || s.k
+           FROM name_slugs s WHERE named.entity_id IS NULL AND s.x = named.surface"""
     )
     con.execute(
         """INSERT INTO entities SELECT entity_id, any_value(type), mode(surface), 'name', NULL
@@ -286,24 +294,33 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
     _coded(con)
     con.execute(  # a model's name filters only with evidence; unconfirmed, it boosts
         f"""INSERT INTO links
-           WITH placed AS (
+           WITH shown AS (  -- documents that show code
+               SELECT DISTINCT pl.doc_id FROM placements pl JOIN units u USING (unit_id)
+               WHERE u.kind = 'code' OR u.code_spans IS NOT NULL),
+           placed AS (
                SELECT pl.doc_id, pl.unit_id, n.entity_id, n.grade, n.type, n.how,
                       lower(n.surface) AS s, coalesce(p.chain, pl.ordinal) AS chain,
-                      coalesce(p.base, 0) + n.start_char AS pos
+                      coalesce(p.base, 0) + n.start_char AS pos,
+                      pl.doc_id IN (SELECT doc_id FROM shown) AS shows_code
                FROM named n JOIN units u USING (unit_hash)
                JOIN placements pl ON pl.unit_id = u.unit_id AND pl.doc_id = n.doc_id
                LEFT JOIN positions p ON p.doc_id = pl.doc_id AND p.ordinal = pl.ordinal),
            seen AS (  -- places in the document: a name in the overlap of two windows, or
-                      -- found there by two recognizers, is named once; a short form or a
-                      -- name the document wrote in is no second place (what it stands for
-                      -- was named once)
-               SELECT doc_id, s,
-                      count(DISTINCT (chain, pos)) FILTER (how IN ('found', 'typed')) AS k,
-                      count(DISTINCT type) AS types, s IN (SELECT s FROM coded) AS code,
-                      doc_id IN (SELECT pl.doc_id FROM placements pl JOIN units u
-                                 USING (unit_id) WHERE u.kind = 'code'
-                                 OR u.code_spans IS NOT NULL) AS shows_code
-               FROM placed GROUP BY ALL)
+                      -- found there by two recognizers, is named once. Named twice: the
+                      -- long form found twice, or its short form ("Clinton" carried from
+                      -- "Bill Clinton") found twice, as before the context carried it; not
+                      -- once each ("Tera Term", then "Term"), nor by a short form where the
+                      -- document shows code (one-word persons there are mostly noise:
+                      -- "Gaussian" of "Gaussian Mixture Model"). A name the document wrote
+                      -- in is no place (the model did not see it there); a retyped one was
+                      -- found as two types, so it is not one type
+               SELECT doc_id, s, shows_code,
+                      greatest(count(DISTINCT (chain, pos)) FILTER (how IN ('found', 'typed')),
+                               count(DISTINCT (chain, pos)) FILTER (how = 'carried'
+                                                                    AND NOT shows_code)) AS k,
+                      count(DISTINCT type) + bool_or(how = 'typed')::INTEGER AS types,
+                      s IN (SELECT s FROM coded) AS code
+               FROM placed GROUP BY doc_id, s, shows_code)
            SELECT p.doc_id, p.unit_id, p.entity_id, bool_or(p.grade AND {CONFIRMED})
            FROM placed p JOIN seen e USING (doc_id, s)
            GROUP BY p.doc_id, p.unit_id, p.entity_id"""
