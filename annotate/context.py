@@ -84,7 +84,10 @@ def _full_date(mentions: list) -> str | None:
     return None
 
 
-NAMES_VERSION = "1"  # of the rules in annotate/names.py: a new one redoes every document
+# Of the rules in annotate/names.py, and of how the entity layer weighs what they made (a
+# carried short form a place of its long form): a new one redoes every document, so a
+# reprocess rebuilds the entity layer too.
+NAMES_VERSION = "2"
 _NAME_FIELDS = ("unit", "start", "end", "type", "text", "surface", "recognizer", "how")
 _NAME_JSON = json.dumps(
     [{f: "INTEGER" if f in ("start", "end") else "VARCHAR" for f in _NAME_FIELDS}]

@@ -3,8 +3,9 @@ many right names still filter on news (CoNLL-2003 dev, against its gold spans).
 
 A spaCy name filters (``links.filter``: ``--entity``, ``--type PERSON`` and the facets keep
 it) only with evidence (``CONFIRMED`` in ``entities/build.py``): an alias of a known entity,
-or named in two places of its document as one type, and not made only of words the corpus
-writes as code. Measured here:
+or named in two places of its document as one type (the model found it, or its short form,
+twice, and never typed it two ways), and not made only of words the corpus writes as code.
+Measured here:
 
 * Technical corpora, each a seeded sample copied to a temporary (or ``--keep``) folder with a
   ``kbx.toml`` that keeps spaCy on (GLiNER and the test plugin's acronyms off) and indexed:
@@ -19,7 +20,10 @@ writes as code. Measured here:
   entity's type in that passage (a person typed ORG is wrong; so is a product, protocol,
   library, identifier or heading). A run then reports, on the labelled sample, precision
   when drawn and now: the links that still filter, and those demoted to boost only.
-* News: the CoNLL-2003 dev documents (even ones tuned on, odd ones held out), per type.
+* News: the CoNLL-2003 dev documents (even ones tuned on, odd ones held out), per type:
+  the names as the entity layer reads them in context, filter-grade when the link to the
+  entity each names there filters, by how the document made them (found, typed, carried,
+  added: ``annotate/names.py``).
 
     .venv/bin/python benchmarks/ner_filter.py ../shared/eval [--keep DIR] [--draw 60] \
         [--show] [--corpora nodejs,nodejs-held,html-docs,conll-tune,conll-held]
@@ -118,7 +122,8 @@ def build(root: Path, copy: dict[str, Path]) -> float:
 def spacy_links(root: Path) -> list[Link]:
     """Every passage link of a PERSON, ORG or GPE entity that a spaCy name made: a spaCy
     mention in the passage names the entity (by alias, or as ``name:TYPE:surface``), or the
-    passage holds the short form of a spaCy name of its document (``_carried``)."""
+    passage holds the short form of a spaCy name of its document (carried by the document
+    context, ``annotate/names.py``)."""
     with Index.for_root(root).reader() as con:
         owners: dict[str, str] = {}
         for entity_id, alias in con.execute(
@@ -286,7 +291,7 @@ def main() -> None:
     if news:
         print("\n### Names on news: CoNLL-2003 dev (exact span and type against gold)\n")
         heads = ["split", "role", "type", "gold", "spaCy names", "filter-grade", "right",
-                 "precision", "recall"]  # fmt: skip
+                 "precision", "recall", "filter-grade by how (right/all)"]  # fmt: skip
         print(table(heads, news, right=3))
     if unlabelled:
         print(f"\nwarning: {unlabelled} sampled links have no label yet", file=sys.stderr)

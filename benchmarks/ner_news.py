@@ -18,8 +18,9 @@ lists (most frequent misses and false positives of kbx in context) on the tuning
 
     .venv/bin/python benchmarks/ner_news.py ../shared/eval [--keep /tmp/kbx-ner] [--errors 25]
 
-``ner_filter.py`` uses ``documents``, ``write`` and ``scores`` (filter-grade names by
-exact character span: filter-grade when its passage's link to the entity filters).
+``ner_filter.py`` uses ``documents``, ``write`` and ``scores`` (filter-grade names in
+context by exact character span: filter-grade when its passage's link to the entity it
+names there filters).
 """
 
 from __future__ import annotations
@@ -114,7 +115,11 @@ def write(root: Path, docs: list, parity: int) -> dict[str, dict[tuple[int, int]
 
 
 def scores(root: Path, gold: dict[str, dict[tuple[int, int], str]]) -> list[list]:
-    """Per type: gold spans, spaCy names, filter-grade names, right ones, precision, recall."""
+    """Per type: gold spans, spaCy names, filter-grade names, right ones, precision, recall,
+    and the filter-grade ones by how the document made them (right/all). The names are
+    those the entity layer links (``NAMES``: "Clinton" carried from "Bill Clinton" names
+    him, with the type the document gives it), each filter-grade when its passage's link
+    to the entity it names there filters."""
     with Index.for_root(root).reader() as con:
         owners: dict[str, str] = {}
         for entity_id, alias in con.execute(
@@ -128,15 +133,17 @@ def scores(root: Path, gold: dict[str, dict[tuple[int, int], str]]) -> list[list
             ).fetchall()
         }
         rows = con.execute(
-            """SELECT d.doc_id, d.path, pl.unit_id, pl.offsets, u.text, m.start_char,
-                      m.end_char, m.type, m.text, coalesce(m.value, m.text)
-               FROM mentions m JOIN units u USING (unit_hash)
-               JOIN placements pl USING (unit_id) JOIN documents d USING (doc_id)
-               WHERE m.recognizer = 'spacy' AND m.key IS NULL"""
+            f"""SELECT DISTINCT d.doc_id, d.path, pl.unit_id, pl.offsets, u.text, n.start_char,
+                       n.end_char, n.type, n.text, n.surface, n.how
+                FROM ({NAMES}) n JOIN units u USING (unit_hash)
+                JOIN placements pl ON pl.unit_id = u.unit_id AND pl.doc_id = n.doc_id
+                JOIN documents d ON d.doc_id = n.doc_id
+                WHERE n.recognizer = 'spacy'"""
         ).fetchall()
     starts: dict[str, list[int]] = {}
     count = defaultdict(lambda: [0, 0, 0])  # names, filter-grade, right filter-grade
-    for doc_id, path, unit_id, blob, text, s, e, type_, mtext, surface in rows:
+    hows: dict[str, Counter] = defaultdict(Counter)  # type -> (how, right) -> filter-grade
+    for doc_id, path, unit_id, blob, text, s, e, type_, mtext, surface, how in rows:
         if type_ not in TYPES:
             continue
         if path not in starts:
@@ -150,14 +157,21 @@ def scores(root: Path, gold: dict[str, dict[tuple[int, int], str]]) -> list[list
         c = count[TYPES[type_]]
         c[0] += 1
         if links.get((doc_id, unit_id, target)):
+            right = gold[path].get(span) == TYPES[type_]
             c[1] += 1
-            c[2] += gold[path].get(span) == TYPES[type_]
+            c[2] += right
+            hows[TYPES[type_]][(how, right)] += 1
     out = []
     for t in ("PERSON", "ORG", "GPE"):
         n_gold = sum(v == t for spans in gold.values() for v in spans.values())
         names, grade, right = count[t]
+        made = ", ".join(
+            f"{how} {hows[t][(how, True)]}/{hows[t][(how, True)] + hows[t][(how, False)]}"
+            for how in ("found", "typed", "carried", "added")
+            if hows[t][(how, True)] + hows[t][(how, False)]
+        )
         out.append([t, n_gold, names, grade, right, right / grade if grade else 0.0,
-                    right / n_gold if n_gold else 0.0])  # fmt: skip
+                    right / n_gold if n_gold else 0.0, made])  # fmt: skip
     return out
 
 
