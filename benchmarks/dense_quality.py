@@ -154,6 +154,9 @@ def fusions(
         out[f"RRF k={k}, passages"] = to_docs([f.key for f in rrf([bm, de], k)], docs_of)
         fused = rrf([to_docs(bm, docs_of), to_docs(de, docs_of)], k)
         out[f"RRF k={k}, files"] = [f.key for f in fused]
+    out["RRF k=20, dense weight 0.5, passages"] = to_docs(
+        [f.key for f in rrf([bm, de], 20, [1.0, 0.5])], docs_of
+    )
     out["min-max score sum, passages (a comparison)"] = to_docs(
         score_fusion(bm_rows, de_rows), docs_of
     )
@@ -219,6 +222,7 @@ def nodejs(eval_dir: Path, cache: Path, enc: Encoder, reverse: bool = False) -> 
             lists: dict[str, Rows] = {"kbx BM25": bm, f"dense {enc.name}": de}
             for k in (20, 60):
                 lists[f"RRF k={k}, passages"] = [f.key for f in rrf([bm, de], k)]
+            lists["RRF k=20, dense weight 0.5"] = [f.key for f in rrf([bm, de], 20, [1.0, 0.5])]
             lists["min-max score sum (a comparison)"] = score_fusion(bm_rows, de_rows)
             for name, units in lists.items():
                 ranks.setdefault(name, []).append(first_hit(q, cite(units, groups)))

@@ -33,12 +33,20 @@ class Fused:
     ranks: tuple[int | None, ...] = field(default=())
 
 
-def rrf(lists: Sequence[Sequence[Hashable]], k: float = DEFAULT_K) -> list[Fused]:
+def rrf(
+    lists: Sequence[Sequence[Hashable]],
+    k: float = DEFAULT_K,
+    weights: Sequence[float] | None = None,
+) -> list[Fused]:
     """Fuse rankings (best first; a key repeated in one list counts at its first place).
     Ties in score go to the item with the best single rank, then to the earlier list's
-    order, so the result is deterministic."""
+    order, so the result is deterministic. ``weights`` scale each list's terms (weighted
+    RRF); all 1 by default."""
     if k < 0:
         raise ValueError("k must be at least 0")
+    w = list(weights) if weights is not None else [1.0] * len(lists)
+    if len(w) != len(lists):
+        raise ValueError("give one weight per list")
     ranks: dict[Hashable, list[int | None]] = {}
     for i, ranking in enumerate(lists):
         for r, key in enumerate(ranking, 1):
@@ -46,7 +54,9 @@ def rrf(lists: Sequence[Sequence[Hashable]], k: float = DEFAULT_K) -> list[Fused
             if slot[i] is None:
                 slot[i] = r
     fused = [
-        Fused(key, sum(1.0 / (k + r) for r in rs if r is not None), tuple(rs))
+        Fused(
+            key, sum(wi / (k + r) for wi, r in zip(w, rs, strict=True) if r is not None), tuple(rs)
+        )
         for key, rs in ranks.items()
     ]
     order = {key: n for n, key in enumerate(ranks)}  # first seen: earlier lists first

@@ -76,3 +76,10 @@ def test_minmax_sum_scales_each_list_to_its_own_range():
         :2
     ] == ["a", "c"]  # a tie goes to the first seen
     assert minmax_sum([[("x", 3.0)], []]) == [("x", 1.0)]
+
+
+def test_weights_scale_each_lists_terms():
+    fused = {f.key: f.score for f in rrf([["a", "b"], ["b", "a"]], k=20, weights=[1.0, 0.5])}
+    assert fused == pytest.approx({"a": 1 / 21 + 0.5 / 22, "b": 1 / 22 + 0.5 / 21})
+    with pytest.raises(ValueError):
+        rrf([["a"], ["b"]], weights=[1.0])
