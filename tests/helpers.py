@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import subprocess
 import sys
@@ -9,6 +10,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from fpdf import FPDF
 
 from kbx.annotate.setup import registry_for
@@ -324,3 +326,12 @@ def crossref_work(doi: str, title: str, year: int, authors: list[tuple], venue: 
             ],
         },
     }
+
+
+def need_dense(module: str) -> None:
+    """The dense extra is part of the test install (``make install-test``): a missing one
+    fails the test with what to install; it never skips."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        pytest.fail(f"{module} is missing: pip install -e '.[dense]' (make install-test does)")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import need_dense
 
 DIM = 16
 MEANINGS = [  # words on one row share a direction
@@ -90,8 +91,8 @@ def tokenizer_json(vocab: dict[str, int]) -> str:
 
 def make_tiny_model(folder: Path, recipe: dict | None = None, seed: int = 0) -> Path:
     """Write a tiny model folder (model.onnx, tokenizer.json, kbx-model.json); the test
-    that asks for one is skipped where the dense extra is not installed."""
-    pytest.importorskip("onnxruntime", reason="the dense extra (kbx[dense]) is not installed")
+    that asks for one fails, naming the extra, where it is not installed."""
+    need_dense("onnxruntime")
     rng = np.random.default_rng(seed)
     words = ["[PAD]", "[UNK]", *(w for m in MEANINGS for w in m), *OTHER]
     vocab = {w: i for i, w in enumerate(words)}

