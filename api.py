@@ -58,6 +58,8 @@ _WHERE = {  # name -> (module, attribute)
     "Status": ("kbx.search.status", "Status"),
     "status": ("kbx.search.status", "status"),
     "Index": ("kbx.store.db", "Index"),
+    "VectorReport": ("kbx.vectors.run", "VectorReport"),
+    "embed": ("kbx.vectors.run", "embed"),
     "CONFIG_FILE": ("kbx.config", "FILE"),
     "Found": ("kbx.source.walk", "Found"),
     "walk": ("kbx.source.walk", "walk"),

@@ -306,6 +306,13 @@ def search(
     full: Annotated[
         bool, typer.Option("--full", help="Print whole passages, not snippets.")
     ] = False,
+    mode: Annotated[
+        str,
+        typer.Option(
+            help="Rank by words (bm25), by meaning (dense: the vectors `kbx embed` made), "
+            "or both fused by reciprocal rank (hybrid)."
+        ),
+    ] = "bm25",
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -329,7 +336,9 @@ def search(
       kbx read notes/cedar.md:40-58 --hash 3f9a1c0b2d4e   (then read what it cites)
     """
     chosen = _filters(path, entity, type_, after, before, date_from, meta)
-    r = api.search(api.Index.find(db), query, k=k, filters=chosen, facets=facets or as_json)
+    r = api.search(
+        api.Index.find(db), query, k=k, filters=chosen, facets=facets or as_json, mode=mode
+    )
     if as_json:
         emit_json(api.to_json("search", r))
         return
@@ -343,9 +352,12 @@ def search(
         out.print(f"[bold]{escape(file_path)}[/]  {hits[0].hash[:12]}{state}")
         for h in hits:
             heading = " › ".join(h.heading_path) or (f"page {h.page}" if h.page else "")
+            ranks = (
+                ", " + ", ".join(f"{n} #{i}" for n, i in h.ranks.items() if i) if h.ranks else ""
+            )
             out.print(
                 f"  {h.start_line}-{h.end_line}  {heading}  "
-                f"(score {h.score:.2f}, {h.covered}/{h.query_terms} terms)",
+                f"(score {h.score:.2f}, {h.covered}/{h.query_terms} terms{ranks})",
                 markup=False,
                 highlight=False,
             )
@@ -611,6 +623,40 @@ def resolve(
         out.print(f"  [yellow]![/] {entity_id} ({service}): {why}", markup=False)
     if len(r.failures) > 10:
         out.print(f"  … and {len(r.failures) - 10} more; run again to retry them")
+
+
+@app.command()
+def embed(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Give every passage a vector, for `kbx search --mode dense|hybrid`.
+
+    Runs the dense model (the dense extra: all-MiniLM-L6-v2 on ONNX Runtime,
+    or the model folder that kbx.toml names) over the passages that lack a
+    vector of it, in batches that commit as they go: interrupted, the next
+    run goes on from there. A few passages a second on a laptop's CPU, so a
+    large folder takes a while; search by words works meanwhile.
+
+    Examples:
+
+      kbx embed
+
+      kbx search "how do I stop a stream early" --mode hybrid
+    """
+    index = api.Index.find(db)
+    with progress_bar("[bold]embedding", as_json) as bar:
+        task = bar.add_task("", total=None)
+        r = api.embed(
+            index, progress=lambda done, total: bar.update(task, completed=done, total=total)
+        )
+    if as_json:
+        emit_json(dataclasses.asdict(r))
+    elif r.off:
+        err.print(f"kbx embed: {r.off}", markup=False)
+    else:
+        out.print(
+            f"{r.units} passages embedded with {r.model} in {r.seconds:.1f} s"
+            + (f"; {r.removed} old vectors removed" if r.removed else ""),
+            markup=False,
+        )
 
 
 @app.command()

@@ -19,7 +19,7 @@ from kbx.search.filters import DocFilter
 from kbx.vectors.model import Encoder
 from kbx.vectors.rank import dense_rank
 
-DEFAULT_K = 60
+DEFAULT_K = 20  # RRF k: 20 ranked SciFact train a little above 60 (docs/BENCHMARKS.md)
 LISTS = ("bm25", "dense")  # the names of ``fuse``'s lists, as JSON's per-hit ``ranks``
 
 

@@ -39,6 +39,7 @@ class Hit:
     page: int | None = None
     also_in: list[str] = field(default_factory=list)
     file: str = "indexed"  # or changed, deleted: the file on disk since it was indexed
+    ranks: dict[str, int | None] | None = None  # hybrid: its rank in each list (None: absent)
 
 
 @dataclass
@@ -54,6 +55,7 @@ class SearchResult:
     exact_total: int = 0
     facets: Facets | None = None
     notes: list[str] = field(default_factory=list)  # e.g. NER that has not run everywhere
+    mode: str = "bm25"  # or dense, hybrid (see ``search``)
 
 
 def hits_for(
@@ -96,7 +98,7 @@ def hits_for(
     }
     forms = {f for g in groups for f in g}
     hits = []
-    for unit_id, score, matched in ranked:
+    for unit_id, score, matched, *ranks in ranked:
         if unit_id not in first:  # never cite a passage without a place in a file
             continue
         _, _, _, path, sha, start, end, page, blob = first[unit_id]
@@ -119,9 +121,29 @@ def hits_for(
                 unit=unit_hash,
                 page=page,
                 also_in=sorted(set(paths[unit_id]) - {path}),
+                ranks=ranks[0] if ranks else None,
             )
         )
     return hits
+
+
+MODES = ("bm25", "dense", "hybrid")
+FUSION_DEPTH = 100  # passages of each list that fusion ranks from
+
+
+def _by_meaning(con, index: Index, query: str, f: DocFilter, bm25: list, mode: str) -> list:
+    """The dense list (``(unit_id, cosine, 0, ranks)``), or it fused with BM25's. (Imported
+    here: a BM25 search never loads numpy or the model's runtime.)"""
+    from kbx.search.hybrid import dense_ranking, fuse
+    from kbx.vectors.setup import encoder_or_why
+
+    enc, why = encoder_or_why(index.root)
+    if enc is None:
+        raise BadArgument(f"--mode {mode} needs dense retrieval, which is off: {why}")
+    dense = dense_ranking(con, enc, query, f, limit=FUSION_DEPTH, db=index.db)
+    if mode == "dense":
+        return [(u, s, 0, {"bm25": None, "dense": i}) for i, (u, s) in enumerate(dense, 1)]
+    return fuse(bm25, dense)
 
 
 def phrase_pattern(query: str) -> str:
@@ -192,20 +214,29 @@ def search(
     params: BM25Params = DEFAULT_PARAMS,
     exact: int = 3,
     facets: bool = False,
+    mode: str = "bm25",
 ) -> SearchResult:
     """The ``k`` best passages for ``query`` among those ``filters`` allow, up to ``exact``
-    literal matches of it, and (with ``facets``) the facet counts of every match."""
+    literal matches of it, and (with ``facets``) the facet counts of every match. ``mode``
+    ranks by words (bm25), by meaning (dense: the vectors of ``kbx embed``), or both fused
+    by reciprocal rank (hybrid); the filters narrow every list alike, and grep's exact
+    matches and the facets stay those of the words."""
     if not query.strip():
         raise BadArgument("the query is empty; give some words to search for")
     if k < 1:
         raise BadArgument("-k must be at least 1")
+    if mode not in MODES:
+        raise BadArgument(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     with index.reader() as con:
         an = analyzer_of(con)
         groups = an.query(query)
         f = compile_filters(con, filters)
-        ranked, total = rank(con, groups, f, params, limit=k)
+        depth = k if mode == "bm25" else max(k, FUSION_DEPTH)
+        ranked, total = rank(con, groups, f, params, limit=depth)
+        if mode != "bm25":
+            ranked = _by_meaning(con, index, query, f, ranked, mode)[:k]
         hits = hits_for(con, ranked, groups, an, f)
-        result = SearchResult(query, groups, hits, total, max(0, total - len(hits)))
+        result = SearchResult(query, groups, hits, total, max(0, total - len(hits)), mode=mode)
         if exact and len(query.split()) > 1:
             g = grep(
                 index,

@@ -53,11 +53,12 @@ def search(
     meta: list[str] | None = None,
     path: str | None = None,
     facets: bool = True,
+    mode: str = "bm25",
 ) -> dict:
     """``kbx search --json`` (``facets`` False leaves them out, as ``kbx search`` does)."""
     _bounded("k", k, 1, K_MAX)
     chosen = _filters(entity, type, after, before, date_from, meta, path)
-    r = api.search(index, _short("q", q), k=k, filters=chosen, facets=facets)
+    r = api.search(index, _short("q", q), k=k, filters=chosen, facets=facets, mode=mode)
     return api.to_json("search", r)
 
 

@@ -22,7 +22,7 @@ RULES_ONLY = '[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n'
 def root(tmp_path_factory):
     root = tmp_path_factory.mktemp("json") / "docs"
     root.mkdir()
-    (root / "kbx.toml").write_text(RULES_ONLY)
+    (root / "kbx.toml").write_text(RULES_ONLY + "\n[dense]\nenable = false\n")  # embed: off
     (root / "a.md").write_text(
         "---\nauthor: Ann Lee\ndate: 2021-03-04\n---\n# Cedar\n\nProject Cedar cites "
         "doi:10.1000/xyz123 and costs $1,200.\n"
@@ -46,6 +46,7 @@ COMMANDS = [  # (arguments as a shell splits them, keys the object must have), i
     ("mentions a.md --db {db}", {"spec", "mentions"}),
     ("recognizers --db {db}", {"recognizers", "unavailable"}),
     ("reprocess --dry-run --db {db}", {"plan", "done", "dry_run"}),
+    ("embed --db {db}", {"units", "model", "off"}),
     ("entities --db {db}", {"entities"}),
     ("entity doi:10.1000/xyz123 --db {db}", {"entity_id", "aliases", "mentions"}),
     ("resolve --db {db}", {"todo", "found", "not_found", "failures", "offline"}),
@@ -94,6 +95,7 @@ def test_every_command_prints_one_object_with_its_keys(root, monkeypatch):
         assert keys <= set(out), (line, keys - set(out))
         outputs[_name(line)] = out
     assert outputs["index"]["new"] == 2 and outputs["resolve"]["offline"]
+    assert "dense retrieval is off" in outputs["embed"]["off"]
     assert outputs["gazetteer import"]["entry_ids"] == ["gz:bo-chen"]
     assert outputs["gazetteer retract"]["entry_ids"] == ["gz:project-cedar"]
 

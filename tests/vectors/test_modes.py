@@ -1,0 +1,69 @@
+"""``kbx search --mode``: by meaning and fused, through the library and the CLI, with the
+filters narrowing every list; ``kbx embed`` builds the vectors the modes read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from inprocess import run_cli
+
+from kbx import api
+from kbx.errors import BadArgument
+
+DOCS = {
+    "fleet/cars.md": "# Cars\n\nThe red car is one vehicle.\n",
+    "fleet/vans.md": "# Vans\n\nTwo vehicles and a vendor.\n",
+    "kitchen/bread.md": "# Bread\n\nA loaf of bread, baking.\n",
+}
+
+
+@pytest.fixture
+def folder(tmp_path: Path, tiny_model: Path) -> Path:
+    root = tmp_path / "docs"
+    for name, text in DOCS.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (root / "kbx.toml").write_text(
+        '[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n\n'
+        f'[dense]\nmodel = "{tiny_model}"\n'
+    )
+    api.index(root)
+    return root
+
+
+def test_embed_then_hybrid_finds_a_passage_in_other_words(folder):
+    out = json.loads(run_cli("embed", "--json", cwd=folder).stdout)
+    assert out["units"] == len(DOCS) and out["off"] is None
+    idx = api.Index.for_root(folder)
+    words = api.search(idx, "automobile vendor")
+    assert [h.path for h in words.hits] == ["fleet/vans.md"] and words.mode == "bm25"
+    both = api.search(idx, "automobile vendor", mode="hybrid")
+    by_path = {h.path: h.ranks for h in both.hits}
+    assert by_path["fleet/vans.md"]["bm25"] == 1  # in both lists
+    assert by_path["fleet/cars.md"] == {"bm25": None, "dense": by_path["fleet/cars.md"]["dense"]}
+    assert both.mode == "hybrid" and both.hits[0].path == "fleet/vans.md"
+    dense = api.search(idx, "automobile", mode="dense", filters=api.Filters(path="kitchen/*"))
+    assert [h.path for h in dense.hits] == ["kitchen/bread.md"]  # the filter narrows it too
+
+
+def test_the_cli_says_the_mode_and_each_hits_ranks(folder):
+    assert run_cli("embed", cwd=folder).returncode == 0
+    got = json.loads(
+        run_cli("search", "automobile vendor", "--mode", "hybrid", "--json", cwd=folder).stdout
+    )
+    assert got["mode"] == "hybrid" and all(
+        set(h["ranks"]) == {"bm25", "dense"} for h in got["hits"]
+    )
+    text = run_cli("search", "automobile vendor", "--mode", "hybrid", cwd=folder).stdout
+    assert "bm25 #1, dense #" in text
+
+
+def test_an_unknown_mode_and_a_mode_without_vectors_are_clear_errors(folder, tmp_path):
+    idx = api.Index.for_root(folder)
+    with pytest.raises(BadArgument, match="unknown mode 'semantic'; choose from bm25, dense"):
+        api.search(idx, "car", mode="semantic")
+    (folder / "kbx.toml").write_text("[dense]\nenable = false\n")
+    with pytest.raises(BadArgument, match=r"--mode dense needs dense retrieval, which is off"):
+        api.search(idx, "car", mode="dense")
