@@ -119,27 +119,33 @@ def _get(index: LiveIndex, fn: Callable, where: str, path_param: str | None = No
 EDITS = {"add": commands.gazetteer_add, "retract": commands.gazetteer_retract}
 
 
+async def gazetteer_edit(index: LiveIndex, request: Request, where: str) -> dict:
+    """A gazetteer edit's JSON body (``{"action": "add" | "retract", ...}``, the fields the
+    CLI's options name) run through its service function: the API and the page's form
+    alike. ``where`` names the caller in an error."""
+    try:
+        body = await request.json()
+    except (ValueError, RecursionError):
+        raise BadArgument("the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise BadArgument("the body must be a JSON object")
+    fn = EDITS.get(body.pop("action", None))
+    if fn is None:
+        raise BadArgument("action must be add or retract")
+    kinds = {name: kind for name, (_, kind, _) in _params(fn).items()}
+    given = {
+        k: v if isinstance(v, list) and kinds.get(k) is list else [v]
+        for k, v in body.items()
+        if v is not None
+    }
+    where = f"{where} ({fn.__name__.removeprefix('gazetteer_')})"
+    return await run_in_threadpool(fn, index, **arguments(where, fn, given))
+
+
 def _gazetteer(index: LiveIndex):
     async def endpoint(request: Request) -> Response:
-        """``{"action": "add" | "retract", ...}`` with the fields the CLI's options name."""
         try:
-            try:
-                body = await request.json()
-            except (ValueError, RecursionError):
-                raise BadArgument("the body is not JSON") from None
-            if not isinstance(body, dict):
-                raise BadArgument("the body must be a JSON object")
-            fn = EDITS.get(body.pop("action", None))
-            if fn is None:
-                raise BadArgument("action must be add or retract")
-            kinds = {name: kind for name, (_, kind, _) in _params(fn).items()}
-            given = {
-                k: v if isinstance(v, list) and kinds.get(k) is list else [v]
-                for k, v in body.items()
-                if v is not None
-            }
-            where = f"POST /api/gazetteer ({fn.__name__.removeprefix('gazetteer_')})"
-            return answer(await run_in_threadpool(fn, index, **arguments(where, fn, given)))
+            return answer(await gazetteer_edit(index, request, "POST /api/gazetteer"))
         except Exception as e:
             return failure(e)
 

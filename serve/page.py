@@ -34,7 +34,7 @@ from kbx import api
 from kbx.errors import BadArgument, KbxError
 from kbx.serve import commands
 from kbx.serve.answers import failure
-from kbx.serve.http import EDITS, arguments
+from kbx.serve.http import arguments, gazetteer_edit
 from kbx.serve.live import LiveIndex
 
 FILES = Path(__file__).with_name("web")
@@ -323,22 +323,7 @@ class Pages:
         form cannot post one), through the function ``POST /api/gazetteer`` calls; then
         303 to the entity's page. An error is the API's JSON error, which the form shows."""
         try:
-            try:
-                body = await request.json()
-            except (ValueError, RecursionError):
-                raise BadArgument("the body is not JSON") from None
-            if not isinstance(body, dict):
-                raise BadArgument("the body must be a JSON object")
-            fn = EDITS.get(body.pop("action", None))
-            if fn is None:
-                raise BadArgument("action must be add or retract")
-            given = {
-                k: v if isinstance(v, list) and k == "alias" else [v]
-                for k, v in body.items()
-                if v is not None
-            }
-            where = f"the gazetteer form ({fn.__name__.removeprefix('gazetteer_')})"
-            done = await run_in_threadpool(fn, self.index, **arguments(where, fn, given))
+            done = await gazetteer_edit(self.index, request, "the gazetteer form")
         except Exception as e:
             return failure(e)
         return RedirectResponse(entity_href(done["entry_ids"][0]), 303)
