@@ -33,7 +33,7 @@ from kbx.recognizers.base import Recognizer
 from kbx.recognizers.registry import Registry
 from kbx.source.walk import Found, walk
 from kbx.store.consistency import drop_orphans, unplace
-from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, staged
+from kbx.store.db import WRITER_WAIT, Index, WriterLease, kill_point, mark_dirty, staged
 from kbx.store.postings import analyzer_of, rebuild_postings, resort_postings, term_rows
 from kbx.store.schema import REEXTRACT
 from kbx.store.transaction import transaction
@@ -448,7 +448,9 @@ def index(
     if not idx.root.is_dir():
         raise BadArgument(f"not a folder: {root}")
     report = IndexReport(str(idx.root), str(idx.db))
-    with idx.writing("index"), WriterLease(idx, hold=HOLD) as lease:
+    # background work: it waits out another writer's run (a server's re-index) for up to a
+    # minute, and says so, where an interactive edit gives up sooner
+    with idx.writing("index", wait=WRITER_WAIT), WriterLease(idx, hold=HOLD) as lease:
         registry = _index(
             idx, lease, report, max_size, workers, hidden, stemmer, registry, progress
         )

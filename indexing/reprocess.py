@@ -24,7 +24,7 @@ from kbx.annotate.run import (
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument
 from kbx.recognizers.registry import Registry
-from kbx.store.db import Index, kill_point, mark_dirty
+from kbx.store.db import WRITER_WAIT, Index, kill_point, mark_dirty
 from kbx.store.transaction import transaction
 
 
@@ -53,7 +53,7 @@ def reprocess(
     if dry_run:
         rows = plan(index, registry, names, redo_all, workers, sample=True)
         return ReprocessReport(rows, dry_run=True)
-    with index.writing("reprocess"):
+    with index.writing("reprocess", wait=WRITER_WAIT):  # background work, as kbx index
         with index.writer() as con:
             repair(con, index)
         report = _reprocess(index, registry, names, redo_all, workers, progress)
