@@ -16,7 +16,7 @@ from kbx.search.facets import Facets, facet_counts
 from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.grep import grep, phrase_terms
 from kbx.search.passages import each, line_span, mark, matches, snippet_window
-from kbx.store.db import Index
+from kbx.store.db import Index, is_dirty
 from kbx.store.postings import analyzer_of
 
 
@@ -186,6 +186,13 @@ def file_states(con: duckdb.DuckDBPyConnection, index: Index, hits: list[Hit]) -
     ]
 
 
+STALE_LAYER = (
+    "the index is being written (or a write was cut short): entities, links and dates are "
+    "rebuilt when it ends, so entity, type and date filters and the facets may miss "
+    "passages written since; their words are found already"
+)
+
+
 def pending_names(con: duckdb.DuckDBPyConnection) -> list[str]:
     """A line for each name recognizer (NER) that has not yet run on every unit: until it
     has, entity and type filters and facets see only part of the corpus. Without one (the
@@ -249,8 +256,11 @@ def search(
                 needs=phrase_terms(an, query),
             )
             result.exact, result.exact_total = g.matches, g.total
-        if facets or (filters and (filters.entities or filters.types)):
+        layered = filters and (filters.entities or filters.types or filters.after or filters.before)
+        if facets or layered:
             result.notes = pending_names(con)
+            if is_dirty(con):
+                result.notes.append(STALE_LAYER)
         result.notes += file_states(con, index, hits)
         if facets:
             ids = term_ids(con, [t for g in groups for t in g])

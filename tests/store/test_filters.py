@@ -20,7 +20,7 @@ from kbx.recognizers.registry import Registry
 from kbx.search.filters import Filters
 from kbx.search.grep import grep
 from kbx.search.search import search
-from kbx.store.db import Index
+from kbx.store.db import Index, mark_dirty
 from kbx.store.schema import _V1, SCHEMA_VERSION
 
 
@@ -74,6 +74,21 @@ def test_an_author_and_a_gazetteer_entry_of_one_name_share_its_slug(tmp_path):
         == {"person:" + slug(n) for n in names}
         == {"person:dzemal-fisher", "person:2nd-author"}
     )
+
+
+def test_a_write_in_progress_is_said_while_the_layer_is_stale(posts):
+    def notes() -> list[str]:
+        return search(posts, "openssl", facets=True).notes
+
+    assert not any("being written" in n for n in notes())
+    with posts.writer() as con:  # what every write does first, in its own transaction
+        mark_dirty(con)
+    assert any("entity, type and date filters" in n for n in notes())
+    assert any(
+        "being written" in n for n in search(posts, "x", filters=Filters(after="2021")).notes
+    )
+    index(posts.root)  # the next writing command rebuilds the layer
+    assert not any("being written" in n for n in notes())
 
 
 def test_a_gazetteer_alias_joins_an_author_to_its_entry(posts):
