@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import multiprocessing
+import os
 import re
 import subprocess
 import sys
@@ -335,3 +337,17 @@ def need_dense(module: str) -> None:
         importlib.import_module(module)
     except ImportError:
         pytest.fail(f"{module} is missing: pip install -e '.[dense]' (make install-test does)")
+
+
+def die_at(point: str, fn, *args) -> int:
+    """Run ``fn(*args)`` in a forked child that exits at the named kill point, as a
+    ``kill -9`` there would; returns its exit code."""
+
+    def child():
+        os.environ["KBX_KILL_AT"] = point
+        fn(*args)
+
+    p = multiprocessing.get_context("fork").Process(target=child)
+    p.start()
+    p.join(120)
+    return p.exitcode

@@ -5,8 +5,6 @@ gazetteer survives the loss of the index; one writer at a time, politely."""
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
 import shutil
 import subprocess
 import sys
@@ -15,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import Loopback, crossref_work
+from helpers import Loopback, crossref_work, die_at
 
 from kbx.annotate.setup import entries as gazetteer_entries
 from kbx.annotate.setup import registry_for
@@ -73,20 +71,6 @@ def fresh_build(root: Path, tmp: Path) -> dict[str, list]:
         shutil.copy(log, copy / ".kbx" / log.name)
     index(copy, workers=1)
     return contents(Index.for_root(copy).db)
-
-
-def die_at(point: str, fn, *args) -> int:
-    """Run ``fn(*args)`` in a forked child that exits at the named kill point, as a
-    ``kill -9`` there would; returns its exit code."""
-
-    def child():
-        os.environ["KBX_KILL_AT"] = point
-        fn(*args)
-
-    p = multiprocessing.get_context("fork").Process(target=child)
-    p.start()
-    p.join(120)
-    return p.exitcode
 
 
 def _indexed(tmp_path: Path) -> Path:

@@ -3,8 +3,6 @@ before the models run, an interrupted NER pass resumed and said so, readers let 
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import re
 import subprocess
 import sys
@@ -14,6 +12,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from helpers import die_at
 
 from kbx.annotate import run
 from kbx.annotate.setup import registry_for
@@ -38,20 +37,6 @@ def _folder(root: Path, toml: str, n: int = 6) -> Path:
             f"Anna Schmidt wrote to Acme Corporation on 4 March 202{i}.\n\n{SHARED}\n"
         )
     return root
-
-
-def die_at(point: str, fn, *args) -> int:
-    """Run ``fn(*args)`` in a forked child that exits at the named kill point, as a
-    ``kill -9`` there would; returns its exit code."""
-
-    def child():
-        os.environ["KBX_KILL_AT"] = point
-        fn(*args)
-
-    p = multiprocessing.get_context("fork").Process(target=child)
-    p.start()
-    p.join(120)
-    return p.exitcode
 
 
 def _rows(db: Path, sql: str, params: list | None = None) -> list[tuple]:
