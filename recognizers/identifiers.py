@@ -45,6 +45,21 @@ _ARCHIVES = (
 _ARXIV_OLD = re.compile(rf"\b(?P<id>(?:{_ARCHIVES})(?:\.[A-Z]{{2}})?/\d{{7}})(?P<v>v\d+)?\b")
 _CVE = re.compile(r"\bCVE-(?:19|20)\d\d-\d{4,7}\b")
 _ARXIV_CONTEXT = re.compile(r"(?i)(arxiv|eprint)[^\n]{0,24}$")
+# Cheap necessary conditions, tried before each scan: most units hold no identifier, and a
+# pattern that opens with ``\b`` or a class is tried at every position, where one that
+# opens with a literal jumps between its occurrences (ten to thirty times faster). Each hint
+# holds wherever its pattern matches (``\d`` stays Unicode: full-width digits too).
+_ORCID_HINT = re.compile(r"-(?<=\d{4}-)\d{4}-")
+_ARXIV_NEW_HINT = re.compile(r"\.(?<=\d{4}\.)\d{4}")
+_ARXIV_OLD_HINT = re.compile(r"/\d{7}")
+_ISBN13_HINT = re.compile(r"97[89](?:[-\u2010 ]?\d){9}")
+
+
+def _folded(text: str) -> str:
+    """The text as the labels' ``(?i)`` reads their letters "s", "b" and "n": lower case, and
+    the long s (U+017F), which ``(?i)s`` matches too, as "s"; "SBN" and "SSN" then hold."""
+    low = text.lower()
+    return low.replace("\u017f", "s") if "\u017f" in low else low
 
 
 def doi_as_written(found: str) -> str:
@@ -71,6 +86,8 @@ def find_doi(text: str) -> str | None:
 
 
 def _doi(text: str) -> Iterator[Mention]:
+    if "10." not in text:
+        return
     for m in _DOI.finditer(text):
         doi = doi_as_written(m.group())
         if "/" in doi and not doi.endswith("/"):
@@ -93,7 +110,8 @@ def _labelled(text: str, label: re.Pattern, shape: re.Pattern) -> Iterator[re.Ma
 
 def _isbn(text: str) -> Iterator[Mention]:
     seen = set()
-    for m in [*_labelled(text, _ISBN_LABEL, _ISBN_SHAPE), *_ISBN13.finditer(text)]:
+    labelled = _labelled(text, _ISBN_LABEL, _ISBN_SHAPE) if "sbn" in _folded(text) else ()
+    for m in [*labelled, *(_ISBN13.finditer(text) if _ISBN13_HINT.search(text) else ())]:
         raw = m.group("id").rstrip(" -")
         digits = re.sub(r"[\s\-\u2010]", "", raw)
         if len(digits) in (10, 13) and isbn.is_valid(digits) and m.start("id") not in seen:
@@ -103,6 +121,8 @@ def _isbn(text: str) -> Iterator[Mention]:
 
 
 def _issn(text: str) -> Iterator[Mention]:
+    if "ssn" not in _folded(text):
+        return
     seen = set()
     for m in _labelled(text, _ISSN_LABEL, _ISSN_SHAPE):
         raw = m.group("id")
@@ -112,6 +132,8 @@ def _issn(text: str) -> Iterator[Mention]:
 
 
 def _orcid(text: str) -> Iterator[Mention]:
+    if not _ORCID_HINT.search(text):
+        return
     for m in _ORCID.finditer(text):
         raw = m.group("id")
         if mod_11_2.is_valid(raw.replace("-", "")):
@@ -119,8 +141,11 @@ def _orcid(text: str) -> Iterator[Mention]:
 
 
 def _arxiv(text: str) -> Iterator[Mention]:
-    for m in _ARXIV_OLD.finditer(text):
-        yield Mention(m.start(), m.end(), "ARXIV", m.group(), m.group("id"))
+    if _ARXIV_OLD_HINT.search(text):
+        for m in _ARXIV_OLD.finditer(text):
+            yield Mention(m.start(), m.end(), "ARXIV", m.group(), m.group("id"))
+    if not _ARXIV_NEW_HINT.search(text):
+        return
     for m in _ARXIV_NEW.finditer(text):
         yy, mm = int(m.group("yymm")[:2]), int(m.group("yymm")[2:])
         if not 1 <= mm <= 12 or len(m.group("num")) != (5 if yy >= 15 else 4) or yy < 7:
@@ -131,6 +156,8 @@ def _arxiv(text: str) -> Iterator[Mention]:
 
 def _cve(text: str) -> Iterator[Mention]:
     """CVE IDs: no check digit, but a shape nothing else has (MITRE's CVE-YYYY-NNNN+)."""
+    if "CVE-" not in text:
+        return
     for m in _CVE.finditer(text):
         yield Mention(m.start(), m.end(), "CVE", m.group(), m.group())
 

@@ -75,3 +75,31 @@ def test_a_doi_keeps_its_escapes_and_drops_publisher_paths(text, written, value)
     (m,) = [m for m in IdentifierRecognizer().recognize([text])[0] if m.type == "DOI"]
     assert (m.text, m.value) == (written, value or written.lower())
     assert text[m.start : m.end] == written  # the span is exactly what is written
+
+
+def _wide(s: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if c.isdigit() else c for c in s)  # full-width
+
+
+def _arabic(s: str) -> str:
+    return "".join(chr(ord(c) - 48 + 0x660) if c.isdigit() else c for c in s)  # Arabic-Indic
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [  # what the cheap hints before each scan could wrongly drop (``\d`` is any digit)
+        (f"ORCID {_wide('0000-0002-1825-0097')}", ("ORCID", _wide("0000-0002-1825-0097"))),
+        (f"ORCID {_arabic('0000-0002-1825-0097')}", ("ORCID", _arabic("0000-0002-1825-0097"))),
+        (f"arXiv:{_wide('2101.00001')}", ("ARXIV", _wide("2101.00001"))),
+        (f"arXiv:{_arabic('1501.00001')}", ("ARXIV", _arabic("1501.00001"))),
+        (f"hep-th/{_wide('9901001')}", ("ARXIV", f"hep-th/{_wide('9901001')}")),
+        (f"ISSN {_wide('0317-8471')}", ("ISSN", _wide("0317-8471"))),
+        (f"ISBN {_wide('978-3-16-148410-0')}", ("ISBN", _wide("978-3-16-148410-0"))),
+        (f"doi 10.{_wide('1000')}/abc", ("DOI", f"10.{_wide('1000')}/abc")),
+        ("\u0131SBN 0-306-40615-2", ("ISBN", "0-306-40615-2")),  # (?i) matches a dotless i
+        ("I\u017fSN 0317-8471", ("ISSN", "0317-8471")),  # and the long s
+        ("\u0130SSN 0317-8471", ("ISSN", "0317-8471")),
+    ],
+)
+def test_identifiers_in_other_digits_and_letters_are_found(text, expected):
+    assert expected in [(t, written) for t, written, _ in _found(text)]
