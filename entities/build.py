@@ -2,8 +2,9 @@
 
 Derived, never edited: ``refresh`` rebuilds it in one transaction from the gazetteer,
 the mentions (an identifier's or a gazetteer match's ``key`` is its entity), the
-documents' authors (PERSON entities that the whole document mentions) and dates
-(each passage's mentioned dates, resolved per document, plus its document's date).
+documents' authors (PERSON entities that the whole document mentions), dates
+(each passage's mentioned dates, resolved per document, plus its document's date) and
+quantities (each passage's measures and amounts of money, as SI intervals).
 Search filters and facets read only these tables.
 
 Every writing command starts with ``repair`` and ends with ``settle``: a command can be
@@ -32,6 +33,7 @@ from kbx.entities.vocabulary import code_words, words
 from kbx.gazetteer.entries import slug
 from kbx.linking.works import summary
 from kbx.store import journal
+from kbx.recognizers.quantity_filter import stored
 from kbx.store.consistency import sweep
 from kbx.store.db import ENTITIES_DIRTY, Index, is_dirty, rows_select
 from kbx.store.transaction import transaction
@@ -39,6 +41,7 @@ from kbx.timex import interval
 
 DATE_TYPES = ("DATE", "TIME")
 ID_KINDS = ("doi", "orcid", "isbn", "issn", "arxiv", "cve")
+QUANTITY_TYPES = ("QUANTITY", "MONEY")
 
 
 def reference_id(text: str) -> str:
@@ -89,9 +92,9 @@ def _keys(
 
 
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
-    """Rebuild entities, aliases, links and passage dates."""
+    """Rebuild entities, aliases, links, passage dates and passage quantities."""
     with transaction(con):
-        for table in ("entities", "aliases", "links", "passage_dates"):
+        for table in ("entities", "aliases", "links", "passage_dates", "passage_quantities"):
             con.execute(f"DELETE FROM {table}")
         con.execute(
             """INSERT INTO entities SELECT entry_id, type, name, 'gazetteer', NULL FROM gazetteer
@@ -176,6 +179,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("INSERT INTO links SELECT * FROM merged")
         con.execute("DROP TABLE merged")
         _dates(con)
+        _quantities(con)
         con.execute("DROP TABLE doc_authors; DROP TABLE author_names; DROP TABLE author_slugs")
         con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
 
@@ -420,6 +424,28 @@ def repair(con: duckdb.DuckDBPyConnection, index: Index) -> Repair:
     cheap when nothing is wrong."""
     done = Repair(swept=sweep(con), replayed=journal.sync(con, index.journal_path))
     settle(con)
+def _quantities(con: duckdb.DuckDBPyConnection) -> None:
+    """The quantities each passage mentions, from recognizers precise enough to filter: one
+    row per distinct value, read once in Python (``stored``) and joined back by value."""
+    values = con.execute(
+        f"""SELECT DISTINCT m.type, m.value FROM mentions m
+            JOIN recognizer_info r ON r.name = m.recognizer AND {FILTER_GRADE}
+            WHERE m.type IN {QUANTITY_TYPES} AND m.value IS NOT NULL"""
+    ).fetchall()
+    rows = [(t, v, *q) for t, v in values if (q := stored(t, v))]
+    if not rows:
+        return
+    select, params = rows_select(["type", "value", "dimension", "unit", "lo", "hi"], rows)
+    con.execute(
+        f"""INSERT INTO passage_quantities
+            SELECT DISTINCT u.unit_id, q.dimension, q.unit, q.lo, q.hi
+            FROM mentions m JOIN recognizer_info r ON r.name = m.recognizer AND {FILTER_GRADE}
+            JOIN ({select}) q ON q.type = m.type AND q.value = m.value
+            JOIN units u USING (unit_hash)""",
+        params,
+    )
+
+
     return done
 
 

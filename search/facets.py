@@ -1,5 +1,6 @@
 """Facet counts: among every passage that matches the query and the filters (not only the
-ones shown), the entities, mention types and years they hold, and their date range. Only
+ones shown), the entities, mention types, years and quantities they hold, and their date
+range. Only
 what a filter would keep is counted (mentions precise enough to filter), so a count is
 what choosing that value returns.
 
@@ -9,11 +10,13 @@ and, as Elasticsearch's ``sum_other_doc_count`` does, the count behind the value
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import duckdb
 
 from kbx.entities.lookup import FILTER_GRADE
+from kbx.recognizers.quantity_filter import EDGES, bin_label, edges_key
 from kbx.search.filters import DocFilter
 
 TOP = 10
@@ -36,11 +39,51 @@ class Facets:
     first_date: str | None = None
     last_date: str | None = None
     cited_years: Facet = field(default_factory=Facet)  # of the works they cite (kbx resolve)
+    quantities: Facet = field(default_factory=Facet)  # per dimension, with a value histogram
 
 
 def _facet(values: list[dict] | None) -> Facet:
     values = values or []
     return Facet(values[:TOP], sum(v["count"] for v in values[TOP:]))
+
+
+# Each unit's histogram bins as rows (key, bin, lo, hi): bin i is [edge i-1, edge i), the
+# first from -inf and the last to +inf. Constants of this module only: safe to inline.
+def _bin_rows() -> str:
+    rows = []
+    for key, edges in EDGES.items():
+        ends = ["'-inf'", *(repr(e) for e, _ in edges), "'inf'"]
+        pairs = enumerate(itertools.pairwise(ends))
+        rows += [f"('{key}', {i}, {a}::DOUBLE, {b}::DOUBLE)" for i, (a, b) in pairs]
+    return "VALUES " + ", ".join(rows)
+
+
+_BINS = _bin_rows()
+_KEYS = ", ".join(f"'{k}'" for k in EDGES if k)
+
+
+def _quantities(rows: list[dict] | None) -> Facet:
+    """Each dimension's passages, and its bins from the first to the last that holds any
+    (a passage counts in every bin its quantities overlap, as ``=LOW..HIGH`` would keep it)."""
+    values = []
+    for row in rows or []:
+        edges = EDGES[edges_key(row["dimension"], row["unit"])]
+        counts = {b["bin"]: b["count"] for b in row["bins"]}
+        bins = []
+        for i in range(min(counts), max(counts) + 1):
+            low = edges[i - 1] if i > 0 else None
+            high = edges[i] if i < len(edges) else None
+            bins.append(
+                {
+                    "from": bin_label(row["dimension"], row["unit"], low[1]) if low else None,
+                    "to": bin_label(row["dimension"], row["unit"], high[1]) if high else None,
+                    "lo": low[0] if low else None,
+                    "hi": high[0] if high else None,
+                    "count": counts.get(i, 0),
+                }
+            )
+        values.append({**{k: row[k] for k in ("dimension", "unit", "count")}, "bins": bins})
+    return _facet(values)
 
 
 def facet_counts(
@@ -64,6 +107,8 @@ def facet_counts(
     window = (
         f"AND x.lo >= coalesce(?::DATE, x.lo) AND x.hi <= coalesce(?::DATE, x.hi) {kept[source]}"
     )
+    kept_quantities = " AND ".join(c for c, _ in f.quantities) or "true"
+    kept_params = [p for _, ps in f.quantities for p in ps]
     dated = """FROM matched h JOIN passage_dates x
              ON x.doc_id = h.doc_id AND (x.unit_id IS NULL OR x.unit_id = h.unit_id)"""
     linked = """FROM matched h JOIN links l
@@ -96,16 +141,35 @@ def facet_counts(
             WHERE json_extract(e.meta, '$.year') IS NOT NULL GROUP BY ALL),
         by_span AS (
             SELECT min(x.lo) AS first, max(x.hi - INTERVAL 1 DAY)::DATE AS last {dated}
-            WHERE true {window})
+            WHERE true {window}),
+        quantified AS (  -- under a quantity filter, only the quantities it kept count
+            SELECT h.doc_id, h.unit_id, q.dimension, q.unit, b.bin
+            FROM matched h JOIN passage_quantities q USING (unit_id)
+            JOIN ({_BINS}) b(key, bin, lo, hi)
+              ON b.key = CASE WHEN q.dimension = 'money' THEN 'money'
+                              WHEN q.unit IN ({_KEYS}) THEN q.unit ELSE '' END
+             AND q.lo < b.hi AND q.hi >= b.lo
+            WHERE {kept_quantities}),
+        by_bins AS (
+            SELECT dimension, unit, bin, count(DISTINCT (doc_id, unit_id)) AS n
+            FROM quantified GROUP BY ALL),
+        by_quantities AS (
+            SELECT q.dimension, q.unit, q.n,
+                   list({{'bin': b.bin, 'count': b.n}} ORDER BY b.bin) AS bins
+            FROM (SELECT dimension, unit, count(DISTINCT (doc_id, unit_id)) AS n
+                  FROM quantified GROUP BY ALL) q JOIN by_bins b USING (dimension, unit)
+            GROUP BY ALL)
         SELECT (SELECT count(*) FROM matched),
             (SELECT list({{'entity_id': entity_id, 'type': type, 'label': label, 'count': n}}
                          ORDER BY n DESC, entity_id) FROM by_entities),
             (SELECT list({{'type': type, 'count': n}} ORDER BY n DESC, type) FROM by_types),
             (SELECT list({{'year': y, 'count': n}} ORDER BY n DESC, y DESC) FROM by_years),
             (SELECT list({{'year': y, 'count': n}} ORDER BY n DESC, y DESC) FROM by_cited),
-            (SELECT first FROM by_span), (SELECT last FROM by_span)"""
-    ((n, entities, types, years, cited, first, last),) = con.execute(
-        sql, [*f.params, after, before, after, before]
+            (SELECT first FROM by_span), (SELECT last FROM by_span),
+            (SELECT list({{'dimension': dimension, 'unit': unit, 'count': n, 'bins': bins}}
+                         ORDER BY n DESC, dimension, unit) FROM by_quantities)"""
+    ((n, entities, types, years, cited, first, last, quantities),) = con.execute(
+        sql, [*f.params, after, before, after, before, *kept_params]
     ).fetchall()
     return Facets(
         n,
@@ -115,4 +179,5 @@ def facet_counts(
         str(first) if first else None,
         str(last) if last else None,
         _facet(cited),
+        _quantities(quantities),
     )

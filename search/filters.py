@@ -1,4 +1,5 @@
-"""Facet filters for search and grep: entities, mention types, dates, metadata, paths.
+"""Facet filters for search and grep: entities, mention types, dates, quantities, metadata,
+paths.
 
 Each filter becomes a SQL condition on a placement (``pl``: a unit in a document)
 and its document (``d``). A passage's dates are the calendar dates it mentions plus
@@ -19,6 +20,7 @@ import duckdb
 
 from kbx.entities.lookup import FILTER_GRADE, check_type, resolve_entity
 from kbx.errors import BadArgument
+from kbx.recognizers.quantity_filter import parse as parse_quantity
 
 DATE_FROM = ("any", "mentioned", "document")
 _META = re.compile(r"^(?P<key>[A-Za-z0-9_.-]+)(?P<op>!?=)(?P<value>.*)$")
@@ -39,6 +41,8 @@ class DocFilter:
     boosts: list[tuple[str, list]] = field(default_factory=list)
     dates: tuple | None = None  # (after, before, date_from) of a date filter, for facets
     places: list[str] = field(default_factory=list)  # per clause added with ``keep``
+    # per quantity filter: its condition on a ``passage_quantities q`` row, for facets
+    quantities: list[tuple[str, list]] = field(default_factory=list)
 
     def keep(self, places: str, params: list) -> None:
         """Add the condition "the placement is among ``places``" (SQL of ``doc_id, unit_id``)."""
@@ -77,6 +81,7 @@ class Filters:
     date_from: str = "any"
     meta: list[str] = field(default_factory=list)
     path: str | None = None
+    quantities: list[str] = field(default_factory=list)  # "mass>1kg", "size<=4GB"
 
 
 def parse_day(text: str, flag: str) -> date:
@@ -234,6 +239,37 @@ def _dates(filters: Filters, f: DocFilter) -> None:
     f.dates = (after, before, filters.date_from)
 
 
+# What an asked value keeps of a stored interval [q.lo, q.hi]: overlap, so ``>`` is "some
+# of it above" and ``=`` a value inside it; a range (``=lo..hi``) keeps what meets it.
+_OVERLAP = {">": "q.hi > ?", ">=": "q.hi >= ?", "<": "q.lo < ?", "<=": "q.lo <= ?"}
+
+
+def _quantity(con: duckdb.DuckDBPyConnection, spec: str, f: DocFilter) -> None:
+    asked = parse_quantity(spec)
+    if not con.execute(
+        "SELECT 1 FROM passage_quantities WHERE unit = ? LIMIT 1", [asked.unit]
+    ).fetchall():
+        held = con.execute(
+            "SELECT dimension, unit, count(DISTINCT unit_id) FROM passage_quantities "
+            "GROUP BY ALL ORDER BY 3 DESC, 1 LIMIT 12"
+        ).fetchall()
+        shown = ", ".join(f"{d} ({u}) {n}" if d != u else f"{u} {n}" for d, u, n in held)
+        raise BadArgument(
+            f"--quantity {spec!r}: no passage mentions {asked.dimension} ({asked.unit}); "
+            f"passages by dimension: {shown or 'none has a quantity'}"
+        )
+    if asked.op == "=":
+        condition, values = "q.lo <= ? AND q.hi >= ?", [asked.hi, asked.lo]
+    else:
+        condition, values = _OVERLAP[asked.op], [asked.lo]
+    f.keep(
+        "SELECT pl.doc_id, pl.unit_id FROM passage_quantities q JOIN placements pl "
+        f"USING (unit_id) WHERE q.unit = ? AND {condition}",
+        [asked.unit, *values],
+    )
+    f.quantities.append((f"(q.unit <> ? OR ({condition}))", [asked.unit, *values]))
+
+
 def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> DocFilter:
     """The SQL conditions (and boosts) for ``filters``, checked against this index."""
     f = DocFilter()
@@ -246,6 +282,8 @@ def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> 
     for t in filters.types:
         _type(con, t, f)
     _dates(filters, f)
+    for spec in filters.quantities:
+        _quantity(con, spec, f)
     for spec in filters.meta:
         _meta(con, spec, f)
     return f

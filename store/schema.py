@@ -9,7 +9,7 @@ import duckdb
 from kbx.errors import SchemaError
 from kbx.store.transaction import transaction
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _V1 = """
 CREATE TABLE kbx_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -187,6 +187,18 @@ CREATE TABLE IF NOT EXISTS vectors (  -- dense vectors; the cache key: (unit, mo
 """
 
 
+_V6 = """
+CREATE TABLE IF NOT EXISTS passage_quantities (  -- derived: a passage's quantities, in SI
+    unit_id INTEGER NOT NULL,       -- a unit's quantities are its own, whatever its document
+    dimension VARCHAR NOT NULL,     -- mass, data, money, … (recognizers/quantity_filter.py)
+    unit VARCHAR NOT NULL,          -- the SI unit as stored (kg, B, K, m / s, %), or a currency
+    lo DOUBLE NOT NULL,             -- the interval [lo, hi]; lo = hi for a single value
+    hi DOUBLE NOT NULL
+);
+INSERT INTO kbx_meta VALUES ('entities_dirty', '1') ON CONFLICT DO NOTHING;
+"""
+
+
 def _to_v2(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_V2)
 
@@ -213,6 +225,12 @@ def _to_v5(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_V5)
 
 
+def _to_v6(con: duckdb.DuckDBPyConnection) -> None:
+    """Quantity filters (issue 18): a new derived table, filled from the stored mentions by
+    the entity layer's rebuild, which the migration asks for (nothing is read again)."""
+    con.execute(_V6)
+
+
 REEXTRACT = "reextract"  # kbx_meta key: the next `kbx index` reads every file again
 
 # Each entry upgrades a file from version ``n`` to ``n + 1``.
@@ -221,6 +239,7 @@ MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     2: _to_v3,
     3: _to_v4,
     4: _to_v5,
+    5: _to_v6,
 }
 
 
