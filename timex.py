@@ -29,12 +29,19 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
         return None
     d = doc_date
     code = value[4:]
+    if "@" in code:  # a day and a time on it: "REL:WD:2:<@T15:00", "REL:D-1@TMO"
+        code, at = code.split("@", 1)
+        day = resolve("REL:" + code, d)
+        return f"{day}{at}" if day and len(day) == 10 else None
     if re.search(r"[+-]\d+\.\d", code):  # "4.2 years later": no calendar value to name
         return None
     if code[0] == "D" and code[1] in "+-":
         return (d + timedelta(days=int(code[1:]))).isoformat()
     if code[0] == "W" and code[1] in "+-":
         return _iso_week(d + timedelta(weeks=int(code[1:])))
+    if code.startswith("WE:"):  # "the weekend": the last one (<), or the next (>)
+        saturday = resolve("REL:WD:5:" + code[3:], d)
+        return _iso_week(date.fromisoformat(saturday)) + "-WE" if saturday else None
     if code.startswith("WE"):
         return _iso_week(d + timedelta(weeks=int(code[2:]))) + "-WE"
     if code[0] == "M" and code[1] in "+-":
@@ -53,20 +60,17 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
         )
     if code.startswith("MD:"):  # the nearest such day to the document's date
         month, day = int(code[3:5]), int(code[6:8])
-        options = []
-        for y in (d.year - 1, d.year, d.year + 1):
-            try:
-                options.append(date(y, month, day))
-            except ValueError:
-                continue
-        return min(options, key=lambda o: abs((o - d).days)).isoformat() if options else None
-    if code.startswith("MON:"):
+        return _nearest(d, [(y, month, day) for y in (d.year - 1, d.year, d.year + 1)])
+    if code.startswith("MON:"):  # "<" the latest such month, ">" the next, "~" the nearest
         month, direction = int(code[4:6]), code[7:]
-        if direction == "~":  # the nearest such month
+        if direction == "~":
             year = min(
                 (d.year - 1, d.year, d.year + 1),
                 key=lambda y: abs((y - d.year) * 12 + month - d.month),
             )
+        elif direction in "<>":
+            after = month > d.month if direction == "<" else month < d.month
+            year = d.year + (0 if not after else (-1 if direction == "<" else 1))
         else:
             year = (
                 d.year - 1
@@ -74,9 +78,11 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
                 else (d.year + 1 if direction == "+" and month <= d.month else d.year)
             )
         return f"{year}-{month:02d}"
-    if code == "THANKSGIVING":  # the fourth Thursday of November, in the document's year
-        first = date(d.year, 11, 1)
-        return (first + timedelta(days=(3 - first.weekday()) % 7 + 21)).isoformat()
+    if code == "THANKSGIVING":  # the nearest fourth Thursday of November
+        years = (d.year - 1, d.year, d.year + 1)
+        return _nearest(d, [(y, 11, 22 + (3 - date(y, 11, 1).weekday()) % 7) for y in years])
+    if code.startswith("MY:"):  # "June last year"
+        return f"{d.year + int(code[6:])}-{code[3:5]}"
     if code.startswith("S:"):
         season, shift = code[2:4], int(code[5:])
         return f"{d.year + shift}-{season}"
@@ -86,6 +92,8 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
         if direction == "+":
             return (d + timedelta(days=delta or 7)).isoformat()
         back = (d.weekday() - day) % 7
+        if direction == ">":  # the next such day, maybe today
+            return (d + timedelta(days=delta)).isoformat()
         if direction == "-":
             return (d - timedelta(days=back or 7)).isoformat()
         return (d - timedelta(days=back)).isoformat()  # the latest such day, maybe today
@@ -96,6 +104,18 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
     if code.startswith("T:"):
         return f"{d.isoformat()}T{code[2:]}"
     return None
+
+
+def _nearest(d: date, days: list[tuple[int, int, int]]) -> str | None:
+    """Of candidate (year, month, day)s, the nearest to ``d``; impossible ones (Feb 29) are
+    skipped."""
+    options = []
+    for y, m, day in days:
+        try:
+            options.append(date(y, m, day))
+        except ValueError:
+            continue
+    return min(options, key=lambda o: abs((o - d).days)).isoformat() if options else None
 
 
 _QUARTER = {"Q1": 1, "Q2": 4, "Q3": 7, "Q4": 10, "H1": 1, "H2": 7}

@@ -23,6 +23,15 @@ Scores, per system, overall and by gold type (DATE, TIME, DURATION, SET):
   (precision over all predictions, recall over all gold);
 - by type: recall over gold of that type, precision over predictions of that type.
 
+By source: the same scores on TimeBank (183 documents) and AQUAINT (73), as shipped and
+"tuned on one half, tested on the other": tuning keeps, of the recognizer's patterns, those
+whose removal would not raise value F1 on the tuning half (greedy, one pattern at a time), so
+a pattern that helps one half only shows up as dropped there and as a loss on the other.
+
+Error lists, most frequent first: misses (gold TIMEX3s no prediction overlaps) and value
+errors (overlapped, wrong value), grouped by gold type and pattern shape (digits as 9, month
+names as MONTH, weekdays as DAY, number words as NUM, other words kept), each with an example.
+
 Throughput is characters per second over all documents, timing only the recognize/resolve
 calls (kbx, median of ``--repeats`` runs) and the ``search_dates`` calls (one run when slow).
 
@@ -31,11 +40,16 @@ TempEval-3 *test* set: HeidelTime 0.776, SUTime 0.674 (UzZaman et al., SemEval-2
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/dates.py [--eval ../shared/eval]
+    .venv/bin/python benchmarks/dates.py [--eval ../shared/eval] [--before DIR]
+
+``--before DIR`` runs another version side by side (``DIR/dates.py`` and ``DIR/timex.py``,
+e.g. from ``git show HEAD:recognizers/dates.py``), as system "kbx before".
 """
 
 from __future__ import annotations
 
+import importlib.util
+import re
 import statistics
 import sys
 import time
@@ -45,6 +59,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -67,6 +82,7 @@ class Span:
     type: str
     value: str | None
     text: str
+    kind: str = ""  # the recognizer's pattern that found it, where it says
 
 
 @dataclass(frozen=True)
@@ -77,6 +93,7 @@ class Doc:
     text: str
     dct: datetime
     gold: tuple[Span, ...]
+    source: str = ""  # TimeBank or AQUAINT
 
 
 Predictor = Callable[[Doc], list[Span]]
@@ -85,7 +102,7 @@ Predictor = Callable[[Doc], list[Span]]
 # --- data ------------------------------------------------------------------------------------
 
 
-def parse_tml(path: Path) -> Doc:
+def parse_tml(path: Path, source: str = "") -> Doc:
     """Plain text of ``<TEXT>``, its TIMEX3 spans, and the document creation time."""
     root = ET.parse(path).getroot()
     dct_el = root.find("DCT/TIMEX3[@functionInDocument='CREATION_TIME']")
@@ -117,33 +134,62 @@ def parse_tml(path: Path) -> Doc:
     walk(text_el)
     dct = datetime.fromisoformat(dct_el.get("value", ""))
     gold.sort(key=lambda s: (s.start, s.end))
-    return Doc(path.stem, "".join(parts), dct, tuple(gold))
+    return Doc(path.stem, "".join(parts), dct, tuple(gold), source)
 
 
 def load_docs(eval_dir: Path) -> list[Doc]:
-    """All ``.tml`` documents of the training set, sorted by path."""
-    return [parse_tml(p) for p in sorted((eval_dir / DATA).rglob("*.tml"))]
+    """All ``.tml`` documents of the training set, sorted by path, each with its source (the
+    folder under the data set: TimeBank or AQUAINT)."""
+    root = eval_dir / DATA
+    return [parse_tml(p, p.relative_to(root).parts[0]) for p in sorted(root.rglob("*.tml"))]
 
 
 # --- systems ---------------------------------------------------------------------------------
 
 
-def kbx_predictor() -> Predictor:
-    """kbx's recognizer plus ``resolve`` against the document creation date."""
-    from kbx.recognizers.dates import DateRecognizer
-    from kbx.timex import resolve
-
-    recognizer = DateRecognizer()
+def kbx_predictor(module: ModuleType | None = None) -> Predictor:
+    """kbx's recognizer (or another version's ``module``), each mention resolved by the
+    recognizer's ``resolve`` against the document creation date; with the pattern that
+    found it where the module says (``candidates``)."""
+    if module is None:
+        from kbx.recognizers import dates as module
+    recognizer = module.DateRecognizer()
+    found = getattr(module, "candidates", None)
 
     def predict(doc: Doc) -> list[Span]:
-        (mentions,) = recognizer.recognize([doc.text])
+        if found is None:
+            (mentions,) = recognizer.recognize([doc.text])
+            pairs = [("", m) for m in mentions]
+        else:
+            pairs = list(found(doc.text))
         day = doc.dct.date()
         return [
-            Span(m.start, m.end, m.type, resolve(m.value, day), doc.text[m.start : m.end])
-            for m in mentions
+            Span(m.start, m.end, m.type, recognizer.resolve(m.value, day), m.text, kind)
+            for kind, m in pairs
         ]
 
     return predict
+
+
+def load_version(folder: Path) -> ModuleType:
+    """Another version of the recognizer: ``folder/dates.py`` importing ``folder/timex.py``
+    as ``kbx.timex`` (restored afterwards), so both run in one process."""
+    import kbx.timex as saved
+
+    def load(name: str, path: Path) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise SystemExit(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    try:
+        load("kbx.timex", folder / "timex.py")
+        return load("kbx_dates_before", folder / "dates.py")
+    finally:
+        sys.modules["kbx.timex"] = saved
 
 
 def locate(text: str, found: Sequence[tuple[str, datetime]]) -> tuple[list[Span], int]:
@@ -313,6 +359,142 @@ SCORE_HEADERS = (
 )
 
 
+# --- by source: as shipped, and tuned on one half --------------------------------------------
+
+
+def value_f1(docs: Sequence[Doc], preds: Sequence[Sequence[Span]]) -> float:
+    t = score(docs, preds)[0]["all"]
+    return prf(t.pred_value, t.n_pred, t.gold_value, t.n_gold)[2]
+
+
+def without(preds: Sequence[Sequence[Span]], dropped: set[str]) -> list[list[Span]]:
+    return [[p for p in ps if p.kind not in dropped] for ps in preds]
+
+
+def tune(docs: Sequence[Doc], preds: Sequence[Sequence[Span]]) -> set[str]:
+    """The patterns to drop for the best value F1 on ``docs``: greedily, the one whose
+    removal raises it most, until none does."""
+    dropped: set[str] = set()
+    best = value_f1(docs, preds)
+    kinds = {p.kind for ps in preds for p in ps}
+    while True:
+        gains = {k: value_f1(docs, without(preds, dropped | {k})) for k in kinds - dropped}
+        kind = max(gains, key=lambda k: (gains[k], k), default=None)
+        if kind is None or gains[kind] <= best:
+            return dropped
+        dropped.add(kind)
+        best = gains[kind]
+
+
+SOURCES = ("TimeBank", "AQUAINT")
+SPLIT_HEADERS = (
+    "system",
+    "tuned on",
+    "tested on",
+    "patterns dropped",
+    "gold",
+    "value P",
+    "value R",
+    "value F1",
+    "extent P",
+    "extent R",
+    "extent F1",
+    "strict F1",
+)
+
+
+def split_rows(
+    system: str, docs: Sequence[Doc], preds: Sequence[Sequence[Span]]
+) -> list[list[object]]:
+    """Scores on each source and on all, as shipped; then, where predictions carry their
+    pattern, tuned on each source (and on all) and tested on the other (and on itself)."""
+    halves = {src: [i for i, d in enumerate(docs) if d.source == src] for src in SOURCES}
+    halves["all"] = list(range(len(docs)))
+
+    def row(tuned: str, tested: str, dropped: set[str]) -> list[object]:
+        idx = halves[tested]
+        part = [docs[i] for i in idx]
+        t = score(part, without([preds[i] for i in idx], dropped))[0]["all"]
+        vp, vr, vf = prf(t.pred_value, t.n_pred, t.gold_value, t.n_gold)
+        rp, rr, rf = prf(t.pred_relaxed, t.n_pred, t.gold_relaxed, t.n_gold)
+        sf = prf(t.pred_strict, t.n_pred, t.gold_strict, t.n_gold)[2]
+        shown = ", ".join(sorted(dropped)) or "–"
+        return [system, tuned, tested, shown, t.n_gold, vp, vr, vf, rp, rr, rf, sf]
+
+    rows = [row("as shipped", tested, set()) for tested in (*SOURCES, "all")]
+    if all(p.kind for ps in preds for p in ps):
+        for tuned, tests in (("TimeBank", SOURCES), ("AQUAINT", SOURCES[::-1]), ("all", ["all"])):
+            idx = halves[tuned]
+            dropped = tune([docs[i] for i in idx], [preds[i] for i in idx])
+            rows += [row(tuned, tested, dropped) for tested in tests]
+    return rows
+
+
+# --- error lists by shape ----------------------------------------------------------------------
+
+_SHAPES = (
+    (
+        re.compile(
+            r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+            r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?"
+        ),
+        "MONTH",
+    ),
+    (re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"), "DAY"),
+    (
+        re.compile(
+            r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+            r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|"
+            r"sixty|seventy|eighty|ninety|hundred)\b"
+        ),
+        "NUM",
+    ),
+)
+
+
+def shape(text: str) -> str:
+    """A pattern shape: ``Oct. 23, 1998`` is ``MONTH 99, 9999``; ``two years ago`` is
+    ``NUM years ago``."""
+    out = re.sub(r"\d", "9", " ".join(text.lower().split()))
+    for rx, name in _SHAPES:
+        out = rx.sub(name, out)
+    return out
+
+
+def by_shape(
+    docs: Sequence[Doc], preds: Sequence[Sequence[Span]]
+) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]], dict[tuple[str, str], str]]:
+    """Misses and value errors counted by (gold type, shape), and an example of each."""
+    missed: Counter[tuple[str, str]] = Counter()
+    wrong: Counter[tuple[str, str]] = Counter()
+    example: dict[tuple[str, str], str] = {}
+    for doc, pred in zip(docs, preds, strict=True):
+        match = relaxed_match(doc.gold, pred)
+        for gi, g in enumerate(doc.gold):
+            p = pred[match[gi]] if gi in match else None
+            if p is not None and p.value == g.value:
+                continue
+            key = (g.type, shape(g.text))
+            (missed if p is None else wrong)[key] += 1
+            text = " ".join(g.text.split())
+            got = "" if p is None else f" → {p.value} ({' '.join(p.text.split())!r})"
+            example.setdefault(key, f"{text!r} {g.value}{got} [{doc.name}]")
+    return missed, wrong, example
+
+
+def shape_table(
+    title: str, counts: Counter[tuple[str, str]], example: dict[tuple[str, str], str], top: int
+) -> str:
+    by_type = Counter({t: 0 for t in TYPES})
+    for (t, _), n in counts.items():
+        by_type[t] += n
+    head = ", ".join(f"{t} {n}" for t, n in by_type.most_common())
+    rows = [[t, sh, n, example[(t, sh)]] for (t, sh), n in counts.most_common(top)]
+    return f"{title} ({sum(counts.values())} in all: {head}; {len(counts)} shapes)\n\n" + table(
+        ("type", "shape", "n", "example (gold text, gold value → kbx) [document]"), rows, 2
+    )
+
+
 def fmt(v: object) -> object:
     """``table`` cell, with undefined ratios shown as a dash."""
     return "–" if isinstance(v, float) and v != v else v
@@ -330,6 +512,15 @@ def main() -> None:
     p = eval_arg(__doc__.splitlines()[0])
     p.add_argument("--repeats", type=int, default=3, help="kbx timing runs (median)")
     p.add_argument("--no-kbx", action="store_true", help="run the dateparser baseline only")
+    p.add_argument(
+        "--no-dateparser", action="store_true", help="skip the baseline (no speed ratio)"
+    )
+    p.add_argument(
+        "--before",
+        type=Path,
+        help="a folder with another version's dates.py and timex.py, run side by side",
+    )
+    p.add_argument("--top", type=int, default=TOP, help="rows of each error list")
     args = p.parse_args()
 
     docs = load_docs(args.eval)
@@ -340,37 +531,58 @@ def main() -> None:
         f"times: {n_gold} (expected {EXPECTED_TIMEX}); characters: {chars:,}"
     )
     kinds = Counter(g.type for d in docs for g in d.gold)
-    print("gold by type: " + ", ".join(f"{k} {kinds[k]}" for k in TYPES) + "\n")
+    print("gold by type: " + ", ".join(f"{k} {kinds[k]}" for k in TYPES))
+    sources = Counter(d.source for d in docs)
+    golds = Counter(d.source for d in docs for _ in d.gold)
+    print(
+        "by source: "
+        + ", ".join(f"{s} {sources[s]} documents, {golds[s]} TIMEX3" for s in SOURCES)
+        + "\n"
+    )
 
-    results: dict[str, tuple[dict[str, Tally], Errors, float]] = {}
+    systems: dict[str, Predictor] = {}
     unlocated: Counter[str] = Counter()
-    preds, secs = timed_runs(dateparser_predictor(unlocated), docs, 3, SLOW_S)
-    results["dateparser"] = (*score(docs, preds), secs)
+    if not args.no_dateparser:
+        systems["dateparser"] = dateparser_predictor(unlocated)
+    if args.before:
+        systems["kbx before"] = kbx_predictor(load_version(args.before))
+    if not args.no_kbx:
+        systems["kbx"] = kbx_predictor()
+    results: dict[str, tuple[dict[str, Tally], Errors, float]] = {}
+    predictions: dict[str, list[list[Span]]] = {}
+    for name, predict in systems.items():
+        slow = SLOW_S if name == "dateparser" else float("inf")
+        preds, secs = timed_runs(predict, docs, 3 if name == "dateparser" else args.repeats, slow)
+        results[name] = (*score(docs, preds), secs)
+        predictions[name] = preds
     if sum(unlocated.values()):
         print(f"dateparser substrings not found in the text: {sum(unlocated.values())}\n")
-    if not args.no_kbx:
-        preds, secs = timed_runs(kbx_predictor(), docs, args.repeats)
-        results["kbx"] = (*score(docs, preds), secs)
 
     rows = [r for name, (t, _, _) in results.items() for r in score_rows(name, t)]
     print(table(SCORE_HEADERS, [[fmt(v) for v in r] for r in rows], right=2) + "\n")
 
-    base = chars / results["dateparser"][2]
+    base = chars / results["dateparser"][2] if "dateparser" in results else None
     speed = [
-        [name, f"{s:.2f}", f"{chars / s:,.0f}", f"{chars / s / base:.1f}x"]
+        [name, f"{s:.2f}", f"{chars / s:,.0f}", f"{chars / s / base:.1f}x" if base else "–"]
         for name, (_, _, s) in results.items()
     ]
     print(table(("system", "seconds", "chars/s", "vs dateparser"), speed) + "\n")
 
+    split = [r for name, preds in predictions.items() for r in split_rows(name, docs, preds)]
+    print("By source (value: relaxed match with the gold value; extent: relaxed overlap)\n")
+    print(table(SPLIT_HEADERS, [[fmt(v) for v in r] for r in split], right=4) + "\n")
+
     if "kbx" in results:
-        errors = results["kbx"][1]
+        missed, wrong, example = by_shape(docs, predictions["kbx"])
         print(
-            top_table(
-                "kbx value errors", ("gold text", "gold value", "kbx value"), errors.wrong_value
+            shape_table(
+                "kbx recall errors (gold no prediction overlaps)", missed, example, args.top
             )
-            + "\n"
         )
-        print(top_table("kbx misses", ("gold text", "type", "value"), errors.missed) + "\n")
+        print()
+        print(shape_table("kbx value errors (overlapped, wrong value)", wrong, example, args.top))
+        print()
+        errors = results["kbx"][1]
         print(top_table("kbx spurious", ("text", "type", "kbx value"), errors.spurious))
 
 

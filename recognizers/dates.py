@@ -12,7 +12,7 @@ a document date it stays unresolved, never resolved against today.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date, datetime
 from functools import lru_cache
 
@@ -109,6 +109,7 @@ ORDINALS = {
     "3rd": 3,
     "4th": 4,
 }
+CENTURIES = {"nineteenth": 19, "twentieth": 20, "twenty-first": 21}
 SEASONS = {"spring": "SP", "summer": "SU", "fall": "FA", "autumn": "FA", "winter": "WI"}
 PARTS_OF_DAY = {"morning": "MO", "afternoon": "AF", "evening": "EV", "night": "NI", "tonight": "NI"}
 
@@ -122,6 +123,7 @@ _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _NUM = r"(?:\d+(?:\.\d+)?|" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + r")"
 _UNIT = r"(?:year|month|week|day|decade|centur(?:y|ie)|hour|minute|quarter)s?"
 _ORD = r"(?:first|second|third|fourth|1st|2nd|3rd|4th)"
+_CLOCK = r"(?:[01]?\d|2[0-3])(?::[0-5]\d)?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)"
 
 PATTERNS: list[tuple[str, str]] = [
     ("iso", rf"\b{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?:t\d\d:\d\d(?::\d\d)?)?\b"),
@@ -132,6 +134,7 @@ PATTERNS: list[tuple[str, str]] = [
     ("md", rf"\b{_MONTH}\s+{_DAY}\b(?!\s*,?\s*\d)"),
     ("dm", rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}(?!\s*,?\s*\d)"),
     ("my", rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b"),
+    ("month_rel_year", rf"\b{_MONTH},?\s+(?:of\s+)?(?:this|last|next)\s+year\b"),
     (
         "quarter_year",
         rf"\b(?:(?:the\s+)?{_ORD}[\s-]+quarter(?:\s+of)?,?\s+(?:fiscal\s+)?{_YEAR}"
@@ -158,15 +161,22 @@ PATTERNS: list[tuple[str, str]] = [
         r"\b(?:this|last|next|past|previous|coming|current|the\s+past|the\s+last|"
         r"the\s+next|the\s+coming)\s+(?:week|month|year|decade|weekend)\b",
     ),
-    ("ago", rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|earlier|before|later|after|from\s+now)\b"),
+    # "two months after the vote" is a duration ("two months"), anchored on the event
+    ("ago", rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|earlier|from\s+now)\b"),
+    ("weekday_part", rf"\b{_WEEKDAY}\s+(?:morning|afternoon|evening|night)\b"),
     ("weekday", rf"\b(?:(?:last|next|this|on)\s+)?{_WEEKDAY}\b"),
     (
         "month_alone",
-        r"\b(?:(?:last|next|this|early|late|mid-?)\s+)?"
-        r"(?:january|february|march|april|june|july|august|september|october|"
+        r"\b(?:(?:last|next|this|early|late|mid)[\s-]+)?"
+        r"(?:january|february|march|april|may|june|july|august|september|october|"
         r"november|december)\b",
     ),
-    ("set", rf"\b(?:every|each|per)\s+(?:{_NUM}\s+)?{_UNIT}\b|\bdaily\b(?!\s+[a-z])"),
+    ("the_weekend", r"\bthe\s+weekend\b"),
+    (
+        "set",
+        rf"\b(?:every|each|per)\s+(?:(?:{_NUM}\s+)?{_UNIT}|{_WEEKDAY}|{_MONTH})\b"
+        r"|\b(?:daily|weekly|monthly|annually|yearly|hourly)\b",
+    ),
     ("for_units", r"(?<=\bfor\s)(?:years|months|weeks|days|decades|hours)\b"),
     (
         "holiday",
@@ -179,7 +189,17 @@ PATTERNS: list[tuple[str, str]] = [
         rf"\b(?:(?:the\s+)?(?:past|last|next|first|coming)\s+)?{_NUM}[\s-]+{_UNIT}"
         rf"(?:[\s-]+long)?\b|\brecent\s+(?:years|months|weeks|days)\b",
     ),
-    ("clock", r"\b(?:[01]?\d|2[0-3])(?::[0-5]\d)?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)"),
+    (
+        "century",
+        r"\b(?:the\s+)?(?:1\d|2[01]|[1-9])(?:st|nd|rd|th)[\s-]+century\b"
+        r"|\b(?:the\s+)?(?:nineteenth|twentieth|twenty-first)[\s-]+century\b",
+    ),
+    (
+        "clock_day",
+        rf"\b(?:{_CLOCK}|noon|midnight)(?:\s+(?:[ecmp][sd]t|gmt|local\s+time))?,?\s+(?:on\s+)?"
+        rf"(?:{_WEEKDAY}|today|yesterday|tomorrow|{_MONTH}\s+{_DAY}\b(?!\s*,?\s*\d))",
+    ),
+    ("clock", rf"\b{_CLOCK}"),
     (
         "ref",
         r"\b(?:now|currently|the\s+past|the\s+future|recently|nowadays|at\s+present|"
@@ -198,7 +218,8 @@ _TRIGGERS = (
     + _WEEKDAY
     + "|"
     + "|".join(w for w in NUMBERS if w not in ("a", "an", "some"))
-    + r"|first|second|third|fourth|daily|thanksgiving|christmas|new|years|months|weeks|"
+    + r"|first|second|third|fourth|daily|weekly|monthly|annually|yearly|hourly|noon|"
+    r"midnight|nineteenth|twentieth|thanksgiving|christmas|new|years|months|weeks|"
     r"days|decades|hours|today|yesterday|tomorrow|tonight|this|last|next|past|"
     r"previous|coming|current|latest|final|year|every|each|per|fiscal|spring|summer|fall|"
     r"autumn|winter|early|late|mid|now|currently|recently|recent|nowadays|these|formerly|"
@@ -206,7 +227,7 @@ _TRIGGERS = (
     r"|an?\s+(?=(?:few\s+|couple\s+of\s+)?(?:year|month|week|day|decade|hour|quarter))"
     r"|some\s+(?=\w+s\b)|at\s+(?=present)"
     r"|the\s+(?=past|last|next|coming|future|first|second|third|fourth|final|latest|"
-    r"current|previous|year|quarter|\d))"
+    r"current|previous|year|quarter|weekend|nineteenth|twentieth|twenty|\d))"
 )
 _TRIGGER = re.compile(_TRIGGERS)
 _TRIGGER_ANY_CASE = re.compile(_TRIGGERS, re.IGNORECASE)
@@ -267,6 +288,10 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         month = next(_month(w) for w in words if w.rstrip(".,") in MONTHS)
         year = re.search(r"\d{4}", low).group()
         return "DATE", f"{year}-{month:02d}"
+    if kind == "month_rel_year":
+        month = _month(words[0])
+        shift = {"last": -1, "next": 1}.get(words[-2], 0)
+        return "DATE", f"REL:MY:{month:02d}:{shift:+d}"
     if kind == "quarter_year":
         year = re.search(r"\d{4}", low).group()
         q = next((ORDINALS[w] for w in words if w in ORDINALS), None)
@@ -320,10 +345,24 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         return "DATE", f"REL:{UNITS[unit][0]}{shift:+d}"
     if kind == "ago":
         n, unit = _num(words[0]), words[1].rstrip("s").replace("centurie", "century")
-        sign = "+" if words[-1] in ("later", "after", "now") else "-"
+        sign = "+" if words[-1] == "now" else "-"
         if n == "X":
             return "DATE", "PAST_REF" if sign == "-" else "FUTURE_REF"
+        if unit in ("decade", "century") and isinstance(n, int):
+            n, unit = n * (10 if unit == "decade" else 100), "year"
+        if unit in ("decade", "century", "minute", "second"):
+            return "DATE", None  # no calendar value at this granularity
         return "DATE", f"REL:{UNITS[unit][0]}{sign}{n}"
+    if kind == "weekday_part":
+        return "TIME", f"REL:WD:{WEEKDAYS[words[-2]]}:~@T{PARTS_OF_DAY[words[-1]]}"
+    if kind == "clock_day":
+        return "TIME", _clock_day(low)
+    if kind == "the_weekend":
+        return "DATE", "REL:WE:~"
+    if kind == "century":
+        word = re.sub(r"[\s-]+century$", "", low).split()[-1]
+        n = CENTURIES.get(word) or int(re.match(r"\d+", word).group())
+        return "DATE", f"{n - 1:02d}"
     if kind == "weekday":
         day = WEEKDAYS[words[-1]]
         direction = {"last": "-", "next": "+"}.get(words[0], "~")
@@ -341,6 +380,10 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
     if kind == "for_units":
         return "DURATION", f"PX{UNITS[low.rstrip('s')][0]}"
     if kind == "set":
+        if words[-1] in WEEKDAYS:
+            return "SET", f"XXXX-WXX-{WEEKDAYS[words[-1]] + 1}"
+        if words[-1].rstrip(".") in MONTHS:
+            return "SET", f"XXXX-{_month(words[-1]):02d}"
         if words[0] in ("every", "each", "per"):
             n = _num(words[1]) if len(words) > 2 else 1
             return "SET", f"P{n}{UNITS[words[-1].rstrip('s').replace('centurie', 'century')]}"
@@ -373,10 +416,7 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         timed = unit in ("hour", "minute", "second")
         return "DURATION", f"P{'T' if timed else ''}{n}{code}"
     if kind == "clock":
-        m = re.match(r"(\d+)(?::(\d\d))?", low)
-        hour, minute = int(m.group(1)) % 12, m.group(2) or "00"
-        hour += 12 if "p" in low[m.end() :] else 0
-        return "TIME", f"REL:T:{hour:02d}:{minute}"
+        return "TIME", f"REL:T:{_clock(low)}"
     if kind == "ref":
         if low in ("now", "currently", "nowadays", "at present", "these days"):
             return "DATE", "PRESENT_REF"
@@ -386,12 +426,58 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
     return "DATE", None
 
 
+# Words before an expression, in its sentence, that say which way an unanchored "Tuesday",
+# "March" or "Oct. 23" lies from the document's date: the last one found wins; with
+# none, or a past one, it is the latest such day or month (news reports what happened).
+_CUES = re.compile(
+    r"\b(?P<ahead>will|won't|wo|'ll|shall|plans?|planned|planning|scheduled?|set\s+to|"
+    r"(?:is|are)\s+to|expected|expects?|due|going\s+to|until|till|upcoming|coming|"
+    r"as\s+(?:soon|early)\s+as|starting|beginning|hopes?\s+to|intends?\s+to|by)\b"
+    r"|\b(?P<behind>said|says|told|was|were|had|has|have|did|since|ago|earlier|last|"
+    r"ended|reported|announced)\b"
+)
+_SENTENCE_END = re.compile(r"[.!?;]\s|\n")
+CUE_CHARS = 150  # how far back in the sentence a cue is looked for
+
+
+def _ahead(low: str, start: int) -> bool:
+    """Whether the expression at ``start`` lies ahead, by the last cue before it."""
+    head = low[max(0, start - CUE_CHARS) : start]
+    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    cues = [m.lastgroup for m in _CUES.finditer(head, ends[-1] if ends else 0)]
+    return bool(cues) and cues[-1] == "ahead"
+
+
+def _clock(low: str) -> str:
+    """``HH:MM`` of "3 p.m.", "10:35 a.m.", "noon" or "midnight" (``24:00``, as TimeML)."""
+    if low.startswith(("noon", "midnight")):
+        return "12:00" if low.startswith("noon") else "24:00"
+    m = re.match(r"(\d+)(?::(\d\d))?\s*([ap])?", low)
+    hour = int(m.group(1)) % 12 + (12 if m.group(3) == "p" else 0)
+    return f"{hour:02d}:{m.group(2) or '00'}"
+
+
+def _clock_day(low: str) -> str | None:
+    """A clock time on a named day ("10 p.m. Wednesday", "noon today", "5 p.m. EST Nov. 9"):
+    the day's relative value with the time after ``@``."""
+    words = re.sub(r"[,.]", " ", low).split()
+    day = words[-1]
+    if day in WEEKDAYS:
+        base = f"WD:{WEEKDAYS[day]}:~"
+    elif day in ("today", "yesterday", "tomorrow"):
+        base = {"today": "D+0", "yesterday": "D-1", "tomorrow": "D+1"}[day]
+    else:
+        month = next(_month(w) for w in words if w in MONTHS)
+        base = f"MD:{month:02d}-{int(re.match(r'[0-9]+', day).group()):02d}"
+    return f"REL:{base}@T{_clock(low)}"
+
+
 class DateRecognizer:
     """TIMEX3 dates, times, durations and sets; relative ones resolved per document."""
 
     info = RecognizerInfo(
-        name="dates",  # 3: not in inline code, not across table cells; 2: not run on code
-        version="3",
+        name="dates",  # 4: tense, days with times, sets of days; 3: not in inline code, not
+        version="4",  # across table cells; 2: not run on code
         types=("DATE", "TIME", "DURATION", "SET"),
         needs_context=True,
         code=False,
@@ -404,40 +490,53 @@ class DateRecognizer:
         return resolve(value, doc_date)
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
-        out = []
-        for text in texts:
-            found = []
-            pos = 0
-            low = text.lower()
-            trigger, rx = (
-                (_TRIGGER, _RX) if len(low) == len(text) else (_TRIGGER_ANY_CASE, _RX_ANY_CASE)
-            )
-            if trigger is _TRIGGER_ANY_CASE:
-                low = text
-            for t in trigger.finditer(low):
-                if t.start() < pos:
-                    continue
-                m = rx.match(low, t.start())
-                if m is None:
-                    continue
-                pos = m.end()
-                kind = m.lastgroup
-                start, end = m.span()
-                if kind == "age" or (kind == "year" and not _year_context(text, start, end)):
-                    continue
-                typ, value = _normalize(kind, text[start:end])
-                if value is None:
-                    continue
-                if (
-                    kind == "ago"
-                    and value == "REL:Y-1"
-                    and "quarter" in low[max(0, start - 300) : start]
-                ):
-                    value = "REL:Q-5"  # "a year ago" in a quarterly report: that quarter
-                conf = 0.6 if kind in ("year", "ref", "month_alone", "weekday") else 0.9
-                found.append(Mention(start, end, typ, text[start:end], value, conf))
-            out.append(found)
-        return out
+        return [[m for _, m in candidates(text)] for text in texts]
+
+
+def candidates(text: str) -> Iterator[tuple[str, Mention]]:
+    """Each mention of ``text`` with the name of the pattern that found it (the benchmark
+    scores and tunes by pattern)."""
+    pos = 0
+    low = text.lower()
+    trigger, rx = (_TRIGGER, _RX) if len(low) == len(text) else (_TRIGGER_ANY_CASE, _RX_ANY_CASE)
+    if trigger is _TRIGGER_ANY_CASE:
+        low = text
+    for t in trigger.finditer(low):
+        if t.start() < pos:
+            continue
+        m = rx.match(low, t.start())
+        if m is None:
+            continue
+        pos = m.end()
+        kind = m.lastgroup
+        start, end = m.span()
+        if kind == "age" or (kind == "year" and not _year_context(text, start, end)):
+            continue
+        typ, value = _normalize(kind, text[start:end])
+        if value is None:
+            continue
+        if ":~" in value:  # a bare "Tuesday" or "March": which way, by the tense
+            value = value.replace(":~", ":>" if _ahead(low, start) else ":<")
+        if kind == "month_alone" and not _month_name(text, start, end):
+            continue
+        if kind == "ago" and value == "REL:Y-1" and "quarter" in low[max(0, start - 300) : start]:
+            value = "REL:Q-5"  # "a year ago" in a quarterly report: that quarter
+        conf = 0.6 if kind in ("year", "ref", "month_alone", "weekday") else 0.9
+        yield kind, Mention(start, end, typ, text[start:end], value, conf)
+
+
+def _month_name(text: str, start: int, end: int) -> bool:
+    """Months "May" and "March" are capitalized, and "May" alone not at the start of
+    a sentence (where it can be the verb): "in May", "last March", not "it may"."""
+    word = text[start:end].split()[-1].split("-")[-1]
+    if word.lower() not in ("may", "march"):
+        return True
+    if not word[0].isupper():
+        return False
+    before = text[max(0, start - 3) : start].rstrip()
+    if word.lower() == "march" or word != text[start:end]:
+        return True
+    return not (before == "" or before[-1] in ".!?\"'`:")
 
 
 _NOT_YEAR_BEFORE = re.compile(r"(?:[$€£#]|\bno\.?|\bnumber|\d[.,]|[.,:/-]\d*)\s*$", re.I)

@@ -12,3 +12,15 @@ def test_a_fractional_offset_resolves_to_nothing_instead_of_failing():
     assert resolve("REL:Y+4.2", date(2020, 5, 1)) is None
     assert resolve("REL:D-1.5", date(2020, 5, 1)) is None
     assert resolve("REL:Y+4", date(2020, 5, 1)) == "2024"
+
+
+def test_thanksgiving_is_the_nearest_one():
+    # an article of 7 January 2000 means the Thanksgiving just past, not the next
+    assert resolve("REL:THANKSGIVING", date(2000, 1, 7)) == "1999-11-25"
+    assert resolve("REL:THANKSGIVING", date(2000, 11, 1)) == "2000-11-23"
+
+
+def test_a_time_on_a_relative_day_needs_the_day():
+    assert resolve("REL:D-1@TMO", date(2020, 5, 1)) == "2020-04-30TMO"
+    assert resolve("REL:WD:0:>@T09:00", date(2020, 5, 1)) == "2020-05-04T09:00"
+    assert resolve("REL:WD:0:>@T09:00", None) is None

@@ -37,6 +37,36 @@ def _one(text: str) -> tuple[str, str, str | None]:
         ("The meeting is at 3 p.m.", ("3 p.m.", "TIME", "2021-03-10T15:00")),
         ("It opened on March 4.", ("March 4", "DATE", "2021-03-04")),
         ("Sales peaked in December.", ("December", "DATE", "2020-12")),
+        # version 4: a bare weekday or month lies ahead when the sentence says so
+        ("She arrived Friday.", ("Friday", "DATE", "2021-03-05")),
+        ("He will arrive Friday.", ("Friday", "DATE", "2021-03-12")),
+        ("The talks are set to resume Monday.", ("Monday", "DATE", "2021-03-15")),
+        ("The plant closed in June.", ("June", "DATE", "2020-06")),
+        ("The plant will reopen in June.", ("June", "DATE", "2021-06")),
+        ("In June last year, it closed.", ("June last year", "DATE", "2020-06")),
+        ("The treaty was signed last May.", ("last May", "DATE", "2020-05")),
+        ("Shares rose in mid-May.", ("mid-May", "DATE", "2020-05")),
+        # days with a part of the day or a clock time on them
+        ("It rained on Tuesday night.", ("Tuesday night", "TIME", "2021-03-09TNI")),
+        ("The attack came at 10 p.m. Tuesday.", ("10 p.m. Tuesday", "TIME", "2021-03-09T22:00")),
+        ("Talks end at noon today.", ("noon today", "TIME", "2021-03-10T12:00")),
+        (
+            "The offer runs until 5 p.m. EST Nov. 9.",
+            ("5 p.m. EST Nov. 9", "TIME", "2020-11-09T17:00"),
+        ),
+        # sets of days and months, and adverbs of frequency before a noun
+        ("We meet every Tuesday.", ("every Tuesday", "SET", "XXXX-WXX-2")),
+        ("Orangemen march each July.", ("each July", "SET", "XXXX-07")),
+        ("It publishes daily reports.", ("daily", "SET", "P1D")),
+        ("Fees are paid annually.", ("annually", "SET", "P1Y")),
+        # the weekend before the document, or the next when ahead
+        ("Evidence arrived over the weekend.", ("the weekend", "DATE", "2021-W09-WE")),
+        ("They will rally over the weekend.", ("the weekend", "DATE", "2021-W10-WE")),
+        ("It changed in the 20th century.", ("the 20th century", "DATE", "19")),
+        ("NATO was a decade ago a rival.", ("a decade ago", "DATE", "2011")),
+        # "two months after the vote": a duration anchored on the event, not a date
+        ("It came two months after the vote.", ("two months", "DURATION", "P2M")),
+        ("He died an hour later.", ("an hour", "DURATION", "PT1H")),
     ],
 )
 def test_expressions_and_values(text, expected):
@@ -45,7 +75,14 @@ def test_expressions_and_values(text, expected):
 
 @pytest.mark.parametrize(
     "text",
-    ["We may see it.", "The 7th item costs $1,200.", "Up 15% to 2,019 units.", "a 6-year-old"],
+    [
+        "We may see it.",
+        "The 7th item costs $1,200.",
+        "Up 15% to 2,019 units.",
+        "a 6-year-old",
+        "May we go?",
+        "They march on.",
+    ],
 )
 def test_words_numbers_and_ages_are_not_dates(text):
     assert DateRecognizer().recognize([text]) == [[]]
