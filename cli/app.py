@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from kbx import __version__, api
+from kbx.cli import export as export_cli
 from kbx.cli import gazetteer as gazetteer_cli
 from kbx.cli import serve as serve_cli
 from kbx.cli.common import (
@@ -789,6 +790,7 @@ _HINTS = {
 }
 
 
+app.command()(export_cli.export)
 def _fail(error: str, code: int, message: str, hint: str | None, as_json: bool) -> None:
     if as_json:
         emit_json({"error": error, "code": code, "message": message, "hint": hint})

@@ -50,6 +50,7 @@ COMMANDS = [  # (arguments as a shell splits them, keys the object must have), i
     ("entities --db {db}", {"entities"}),
     ("entity doi:10.1000/xyz123 --db {db}", {"entity_id", "aliases", "mentions"}),
     ("resolve --db {db}", {"todo", "found", "not_found", "failures", "offline"}),
+    ("export parquet --out {root}/../parquet --db {db}", {"format", "out", "mentions", "files"}),
     (
         "gazetteer add 'Project Cedar' --type PROJECT --by agent:t --db {db}",
         {"entry_ids", "version", "units_rerun"},

@@ -1,0 +1,126 @@
+"""``kbx export FORMAT``: the mentions and texts the filters choose, in the field's formats."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kbx import api
+from kbx.cli.common import (
+    AfterOption,
+    BeforeOption,
+    DateFromOption,
+    DbOption,
+    EntityOption,
+    JsonOption,
+    MetaOption,
+    PathOption,
+    TypeOption,
+    emit_json,
+    err,
+    out,
+    progress_bar,
+)
+from kbx.errors import BadArgument
+
+
+def export(
+    fmt: Annotated[
+        str,
+        typer.Argument(
+            metavar="FORMAT", help="brat, webanno, docbin or parquet (a folder), or jsonl."
+        ),
+    ],
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Where to write: a new (or empty) folder for brat, docbin and parquet; a file "
+            "for webanno and jsonl (default: standard output).",
+            show_default=False,
+        ),
+    ] = None,
+    recognizer: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--recognizer",
+            "-r",
+            help="Only mentions of this recognizer (repeatable).",
+            rich_help_panel="Filters",
+        ),
+    ] = None,
+    path: PathOption = None,
+    entity: EntityOption = None,
+    type_: TypeOption = None,
+    after: AfterOption = None,
+    before: BeforeOption = None,
+    date_from: DateFromOption = "any",
+    meta: MetaOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write what the recognizers found, in the formats annotators and analysts read.
+
+    brat: per document PATH.txt (its clean text) and PATH.ann (T lines and # notes with
+    value, entity, recognizer@version), annotation.conf, and kbx-units.tsv (where each
+    passage starts in the .txt and its original lines). webanno: one W3C Web Annotation
+    collection (JSON-LD), each mention targeting the original file by character position
+    and quote. docbin: spaCy DocBin files, one Doc per passage, mentions in
+    doc.spans["kbx"]. parquet: documents, units, placements, mentions, entities and
+    gazetteer_log, one file each. jsonl: one mention per line with path, original lines,
+    unit, offsets, type, value, entity, recognizer, version and confidence.
+
+    The filters are search's: they choose passages; --type and --recognizer also choose
+    which mentions are written. Nothing is written under --out until the export is whole.
+
+    Examples:
+
+      kbx export jsonl --type DOI | head
+
+      kbx export brat --out annotate/ --path "blog/*" --after 2021
+
+      kbx export parquet --out tables/ --json
+
+      kbx export webanno --out mentions.jsonld --recognizer dates
+    """
+    fmt = fmt.strip().lower()
+    if as_json and out_path is None and fmt in ("webanno", "jsonl"):
+        raise BadArgument("--json prints the report on standard output: give --out FILE too")
+    filters = api.Filters(entity or [], type_ or [], after, before, date_from, meta or [], path)
+    with progress_bar(f"[bold]exporting {fmt}", as_json) as bar:
+        task = bar.add_task("", total=None)
+        r = api.export(
+            api.Index.find(db),
+            fmt,
+            out_path,
+            filters=filters,
+            recognizers=recognizer or [],
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            stream=None if out_path else sys.stdout,
+        )
+    if as_json:
+        emit_json(dataclasses.asdict(r))
+        return
+    say = out if out_path else err  # the export itself may be on standard output
+    where = r.out or "standard output"
+    say.print(
+        f"{r.mentions} mentions of {r.units} passages in {r.documents} documents "
+        f"written as {r.format} to {where} ({r.seconds:.1f} s)",
+        markup=False,
+    )
+    if r.renamed:
+        renamed = ", ".join(f"{a} as {b}" for a, b in r.renamed.items())
+        say.print(f"  types renamed for brat: {renamed}", markup=False)
+    if r.unaligned or r.expanded:
+        say.print(
+            f"  {r.expanded} spans widened to token edges, {r.unaligned} left out "
+            "(no token to align to)",
+            markup=False,
+        )
+    for note in r.notes:
+        err.print(f"note: {note}", markup=False)
