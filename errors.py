@@ -59,6 +59,12 @@ class GlinerUnavailable(KbxError):
     """The configured GLiNER model cannot be read or run; the message says what to do."""
 
 
+class EngineUnavailable(KbxError):
+    """The configured engine cannot run the pass (its package is missing, its scheduler
+    unreachable, its workers unable to load a recognizer); the message says what to install
+    or check. Raised before anything is written, or between two committed batches."""
+
+
 class Off(KbxError):
     """Raised by a recognizer's constructor when it is not set up for this index (no model
     configured): it is left out quietly, unlike one that fails."""

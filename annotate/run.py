@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
 
+from kbx.annotate.engine import Engine, Pass
 from kbx.errors import Superseded
 from kbx.recognizers.base import Recognizer, check_spans, shown_text, within_rules
 from kbx.recognizers.registry import Registry
@@ -195,13 +196,26 @@ def _recognize_by_name(name: str, batch: list[tuple]) -> tuple[list, list]:
     return recognize_batch(_IN_WORKERS[name], batch)
 
 
+class Forked:
+    """The local engine's pass: forked workers that find each recognizer by name."""
+
+    def __init__(self, workers: int):
+        self.workers, self._pool = workers, worker_pool(workers)
+
+    def submit(self, r: Recognizer, batch: list[tuple]) -> Future:
+        return self._pool.submit(_recognize_by_name, r.info.name, batch)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+
 def batch_units(r: Recognizer) -> int:
     """Units per batch (and transaction) of this recognizer."""
     return SLOW_BATCH_UNITS if r.info.slow else BATCH_UNITS
 
 
 def _results(
-    r: Recognizer, chunk: list, pool: ProcessPoolExecutor | None, lease: WriterLease
+    r: Recognizer, chunk: list, pool: Pass | None, lease: WriterLease
 ) -> Iterator[tuple[list, list]]:
     """Each batch's results in order. The writer lets the file go whenever this process
     would wait (for a worker, or to compute a batch itself) after holding it long enough,
@@ -218,7 +232,7 @@ def _results(
             took = time.monotonic() - started
             yield result
         return
-    futures = [pool.submit(_recognize_by_name, r.info.name, b) for b in batches]
+    futures = [pool.submit(r, b) for b in batches]
     for f in futures:
         if lease.expired or not f.done():
             lease.release()
@@ -233,14 +247,18 @@ def recognize(
     workers: int | None = None,
     redo_from: dict[str, datetime] | None = None,
     lease: WriterLease | None = None,
+    engine: Engine | None = None,
 ) -> list[RecognizerReport]:
     """Run each recognizer (or those named) on every unit that lacks its current run, or
     whose run is older than ``redo_from[name]``.
 
-    Worker processes recognize batches; this process writes each one as it comes, on
-    ``lease`` when the caller holds one (a short edit then opens the file once)."""
+    Worker processes (or a connected ``engine``'s workers) recognize batches; this process
+    writes each one as it comes, on ``lease`` when the caller holds one (a short edit then
+    opens the file once)."""
     with nullcontext(lease) if lease else WriterLease(index) as lease:
-        return _recognize_all(index, registry, names, progress, workers, redo_from or {}, lease)
+        return _recognize_all(
+            index, registry, names, progress, workers, redo_from or {}, lease, engine
+        )
 
 
 def record_info(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -> None:
@@ -269,6 +287,7 @@ def _recognize_all(
     workers: int | None,
     redo_from: dict[str, datetime],
     lease: WriterLease,
+    engine: Engine | None,
 ) -> list[RecognizerReport]:
     chosen = [registry.get(n) for n in names] if names else list(registry)
     since = datetime.now()
@@ -284,14 +303,14 @@ def _recognize_all(
     todo = [r for r in chosen if totals[r.info.name]]
     if not todo:
         return list(reports.values())
-    for r in todo:
+    for r in todo if engine is None else ():  # an engine's workers load their own
         if hasattr(r, "load"):
             r.load()  # before forking: one copy of the model, shared by every worker
     _IN_WORKERS.clear()
     _IN_WORKERS.update({r.info.name: r for r in todo})
-    workers = workers or os.cpu_count() or 1
+    workers = engine.workers if engine else workers or os.cpu_count() or 1
     parallel = workers > 1 and any(totals[r.info.name] > batch_units(r) for r in todo)
-    pool = worker_pool(workers) if parallel else None
+    pool = engine.start(todo) if engine else Forked(workers) if parallel else None
     try:
         for r in todo:
             report = reports[r.info.name]
@@ -300,7 +319,7 @@ def _recognize_all(
                 chunk = missing(
                     lease.con(), r, CHUNK_UNITS, since, redo_from=redo_from.get(r.info.name)
                 )
-                own = pool if r.info.fork_safe else None
+                own = pool if engine or r.info.fork_safe else None
                 try:
                     for mentions, runs in _results(r, chunk, own, lease):
                         report.removed += _write(lease.con(), r.info.name, mentions, runs)
@@ -321,5 +340,5 @@ def _recognize_all(
                 _record_rate(lease.con(), r, rate)
     finally:
         if pool:
-            pool.shutdown(cancel_futures=True)
+            pool.shutdown()
     return list(reports.values())

@@ -674,6 +674,17 @@ def reprocess(
     ] = False,
     workers: Annotated[int, typer.Option(min=0, help="Worker processes (0: one per core).")] = 0,
     dry_run: Annotated[bool, typer.Option(help="Print the plan; change nothing.")] = False,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            help="Where batches are recognized: local (worker processes) or dask (a running "
+            "Dask cluster; pip install 'kbx[cluster]'). Default: kbx.toml [engine], else local."
+        ),
+    ] = None,
+    address: Annotated[
+        str | None,
+        typer.Option(help="The Dask scheduler, tcp://HOST:PORT (implies --engine dask)."),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -686,11 +697,17 @@ def reprocess(
     batch swaps its units' mentions in one transaction, so search sees the old
     mentions or the new, never a mix; interrupted, it continues where it stopped.
 
+    With --engine dask the batches go to the workers of a running Dask cluster,
+    each loading the recognizers once; this process still commits every batch, so
+    the result is the local engine's, and a worker that dies costs only its batch.
+
     Examples:
 
       kbx reprocess --dry-run
 
       kbx reprocess -r dates --workers 2 --json
+
+      kbx reprocess -r spacy --engine dask --address tcp://10.0.0.5:8786
     """
     idx = api.Index.find(db)
     registry = api.registry_for(idx)
@@ -705,7 +722,9 @@ def reprocess(
                 tasks[name] = bar.add_task(name, total=total)
             bar.update(tasks[name], completed=done)
 
-        report = api.reprocess(idx, registry, recognizer, redo_all, workers, dry_run, progress=tick)
+        report = api.reprocess(
+            idx, registry, recognizer, redo_all, workers, dry_run, tick, engine, address
+        )
     if as_json:
         emit_json(
             {

@@ -15,6 +15,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -23,8 +24,10 @@ import duckdb
 
 from kbx.analysis import Analyzer
 from kbx.annotate.context import refresh as refresh_context
+from kbx.annotate.engine import connect
 from kbx.annotate.run import RecognizerReport, recognize, record_info
 from kbx.annotate.setup import registry_for
+from kbx.config import load_config
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument, ExtractError, OverBudget
 from kbx.extract import extract
@@ -458,10 +461,17 @@ def index(
         slow = _pending(lease.con(), registry)
         if searchable:
             searchable(report, slow)
-        if slow:
-            done = recognize(
-                idx, registry, slow, progress=recognizer_progress, workers=workers, lease=lease
-            )
+        if slow:  # the models: on the cluster when kbx.toml names one ([engine])
+            with connect(load_config(idx.root).engine) or nullcontext() as engine:
+                done = recognize(
+                    idx,
+                    registry,
+                    slow,
+                    progress=recognizer_progress,
+                    workers=workers,
+                    lease=lease,
+                    engine=engine,
+                )
             report.recognizers += done
             _settle(lease, registry)
     report.seconds = time.monotonic() - started

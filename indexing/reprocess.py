@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from kbx.annotate.context import refresh as refresh_context
+from kbx.annotate.engine import Engine, connect
 from kbx.annotate.plan import PlanRow, pending_redo, plan, redo_key
 from kbx.annotate.run import (
     RecognizerReport,
     recognize,
 )
+from kbx.config import load_config
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument
 from kbx.recognizers.registry import Registry
@@ -46,17 +49,23 @@ def reprocess(
     workers: int = 1,
     dry_run: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
+    engine: str | None = None,
+    address: str | None = None,
 ) -> ReprocessReport:
     """Redo the stale, missing and failed runs of the chosen recognizers (with
-    ``redo_all``, every run); other recognizers' runs and mentions are not touched."""
+    ``redo_all``, every run); other recognizers' runs and mentions are not touched.
+    ``engine`` and ``address`` override kbx.toml's ``[engine]``: with a Dask cluster, its
+    workers recognize the batches and this process commits them as it does its own."""
     started = time.monotonic()
     if dry_run:
         rows = plan(index, registry, names, redo_all, workers, sample=True)
         return ReprocessReport(rows, dry_run=True)
-    with index.writing("reprocess", wait=WRITER_WAIT):  # background work, as kbx index
+    spec = load_config(index.root).engine.override(engine, address)
+    remote = connect(spec)  # first: an engine that cannot run changes nothing
+    with remote or nullcontext(), index.writing("reprocess", wait=WRITER_WAIT):
         with index.writer() as con:
             repair(con, index)
-        report = _reprocess(index, registry, names, redo_all, workers, progress)
+        report = _reprocess(index, registry, names, redo_all, workers, progress, remote)
     report.seconds = time.monotonic() - started
     return report
 
@@ -68,6 +77,7 @@ def _reprocess(
     redo_all: bool,
     workers: int,
     progress: Callable[[str, int, int], None] | None,
+    engine: Engine | None,
 ) -> ReprocessReport:
     report = ReprocessReport(plan(index, registry, names, redo_all, workers, sample=False))
     chosen = [registry.get(row.name) for row in report.plan]
@@ -90,6 +100,7 @@ def _reprocess(
         progress=progress,
         workers=workers,
         redo_from=redo_from,
+        engine=engine,
     )
     kill_point("reprocess.recognized")
     with index.writer() as con:

@@ -1,0 +1,223 @@
+"""Recognizer batches on a running Dask cluster; only where a batch is recognized changes.
+
+The plan, the batches and the commits are the local pass's (annotate/run.py). A pass
+registers its recognizers with the cluster as one worker plugin, pickled unloaded, so a
+worker loads a model once, on its first batch, and again only if it is restarted. Each
+batch's unit rows go in-band (``client.submit``) and come back as two Arrow tables, its
+mentions and runs, which this process commits as the local pass does. A batch whose worker
+dies is recomputed elsewhere by the scheduler (which gives up after
+``distributed.scheduler.allowed-failures`` deaths); one that raises is retried.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Sequence
+
+import pyarrow as pa
+from distributed import Client, KilledWorker, WorkerPlugin, get_worker
+
+from kbx.annotate.run import recognize_batch
+from kbx.config import EngineConfig
+from kbx.errors import EngineUnavailable
+from kbx.recognizers.base import Recognizer
+
+RETRIES = 2  # a batch that raised (one whose worker died, the scheduler reruns itself)
+PLUGIN = "kbx-pass-"  # a pass's plugin: this, its client's id, "-" and a random part
+
+
+class DaskEngine:
+    """A client of a running Dask cluster; the caller closes it (a context manager)."""
+
+    def __init__(self, client: Client, address: str):
+        self.client, self.address = client, address
+
+    @classmethod
+    def connect(cls, spec: EngineConfig) -> DaskEngine:
+        """Reach the scheduler and wait for a worker, or say in one line what to check."""
+        try:
+            client = Client(spec.address, timeout=spec.timeout, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as e:
+            raise EngineUnavailable(
+                f"cannot reach the Dask scheduler at {spec.address} within {spec.timeout:g} s "
+                f"({_why(e)}); check that it runs and the address (--address, or [engine] "
+                "address in kbx.toml)"
+            ) from None
+        try:
+            client.wait_for_workers(1, timeout=spec.timeout)
+        except TimeoutError:
+            client.close()
+            raise EngineUnavailable(
+                f"the Dask scheduler at {spec.address} has no workers; start some "
+                f"(dask worker {spec.address})"
+            ) from None
+        return cls(client, spec.address)
+
+    @property
+    def workers(self) -> int:
+        """Threads across the cluster's workers: batches recognized at once."""
+        info = self.client.scheduler_info(n_workers=-1)["workers"].values()
+        return sum(w.get("nthreads", 1) for w in info) or 1
+
+    def start(self, recognizers: Sequence[Recognizer]) -> DaskPass:
+        """Send the recognizers to every worker, present and future, for one pass."""
+        _forget_dead_passes(self.client)
+        name = f"{PLUGIN}{self.client.id}-{uuid.uuid4().hex[:8]}"
+        try:
+            self.client.register_plugin(Recognizers(list(recognizers)), name=name)
+        except Exception as e:  # a worker could not unpickle them: kbx or a plugin missing
+            raise EngineUnavailable(
+                f"the Dask workers at {self.address} cannot take kbx's recognizers "
+                f"({type(e).__name__}: {_why(e)}); install kbx, with the recognizers' "
+                "packages and models, on every worker"
+            ) from None
+        return DaskPass(self, name)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> DaskEngine:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _why(e: BaseException) -> str:
+    return " ".join(str(e).split())[:200] or type(e).__name__
+
+
+def _forget_dead_passes(client: Client) -> None:
+    """Unregister the plugins of passes whose client is gone (a killed ``kbx reprocess``),
+    so the workers of a long-lived cluster stop holding their models."""
+
+    def left_behind(dask_scheduler) -> list[str]:
+        alive = set(dask_scheduler.clients)
+        return [
+            p
+            for p in dask_scheduler.worker_plugins
+            if p.startswith(PLUGIN) and p[len(PLUGIN) :].rsplit("-", 1)[0] not in alive
+        ]
+
+    for name in client.run_on_scheduler(left_behind):
+        client.unregister_worker_plugin(name)
+
+
+class DaskPass:
+    """One pass's batches on the cluster, in the shape of the local pool (annotate/run.py)."""
+
+    def __init__(self, engine: DaskEngine, plugin: str):
+        self.engine, self.plugin = engine, plugin
+        self.futures: list = []
+
+    def submit(self, r: Recognizer, batch: list[tuple]) -> Batch:
+        """Recognize a batch of unit rows on some worker."""
+        f = self.engine.client.submit(
+            recognize_on_worker, self.plugin, r.info.name, batch, pure=False, retries=RETRIES
+        )
+        self.futures.append(f)
+        return Batch(f, self.engine.address)
+
+    def shutdown(self) -> None:
+        """Cancel what is still in flight and let the workers drop the pass's models."""
+        client = self.engine.client
+        client.cancel([f for f in self.futures if not f.done()])
+        self.futures.clear()
+        client.unregister_worker_plugin(self.plugin)
+
+
+class Batch:
+    """A batch in flight, with a local future's ``done()`` and ``result()``."""
+
+    def __init__(self, future, address: str):
+        self.future, self.address = future, address
+
+    def done(self) -> bool:
+        return self.future.done()
+
+    def result(self) -> tuple[list, list]:
+        """The batch's mentions and runs, as the rows the local pass commits."""
+        try:
+            mentions, runs = self.future.result()
+        except KilledWorker as e:
+            raise EngineUnavailable(
+                f"a batch killed every Dask worker that took it ({_why(e)}); what was "
+                "committed stays, and the next run resumes from it: check the workers' "
+                f"memory and logs at {self.address}"
+            ) from None
+        return rows(mentions), rows(runs)
+
+
+class Recognizers(WorkerPlugin):
+    """The worker plugin: a pass's recognizers, each loaded on a worker at its first batch
+    (in a task's thread, not the worker's event loop)."""
+
+    def __init__(self, recognizers: list[Recognizer]):
+        self.by_name = {r.info.name: r for r in recognizers}
+        self._loaded: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        return {"by_name": self.by_name}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(list(state["by_name"].values()))
+
+    def teardown(self, worker) -> None:
+        self.by_name.clear()
+
+    def get(self, name: str) -> Recognizer:
+        r = self.by_name[name]
+        with self._lock:  # a worker's threads load a model once between them
+            if name not in self._loaded:
+                if hasattr(r, "load"):
+                    r.load()
+                self._loaded.add(name)
+        return r
+
+
+def recognize_on_worker(plugin: str, name: str, batch: list[tuple]) -> tuple:
+    """On a worker: the batch's mentions and runs, as the local pass makes them, in two
+    Arrow tables."""
+    mentions, runs = recognize_batch(get_worker().plugins[plugin].get(name), batch)
+    return _table(mentions, MENTIONS), _table(runs, RUNS)
+
+
+# The store's mention and run columns, in the order the local pass's rows hold them.
+MENTIONS = pa.schema(
+    [
+        ("unit_hash", pa.string()),
+        ("recognizer", pa.string()),
+        ("version", pa.string()),
+        ("start", pa.int64()),
+        ("end", pa.int64()),
+        ("type", pa.string()),
+        ("text", pa.string()),
+        ("value", pa.string()),
+        ("confidence", pa.float64()),
+        ("key", pa.string()),
+    ]
+)
+RUNS = pa.schema(
+    [
+        ("unit_hash", pa.string()),
+        ("recognizer", pa.string()),
+        ("version", pa.string()),
+        ("n_mentions", pa.int64()),
+        ("error", pa.string()),
+        ("ran_at", pa.timestamp("us")),
+    ]
+)
+
+
+def _table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
+    return pa.Table.from_arrays(
+        [pa.array(c, t.type) for c, t in zip(columns, schema, strict=True)], schema=schema
+    )
+
+
+def rows(table: pa.Table) -> list[tuple]:
+    """An Arrow table back as rows."""
+    return list(zip(*(c.to_pylist() for c in table.columns), strict=True))

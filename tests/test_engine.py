@@ -1,0 +1,210 @@
+"""The dask engine on a real cluster of two worker processes on this machine: a pass run
+there equals the local one row for row, a worker killed mid-pass costs only its batch, a
+killed pass resumes, and an engine that cannot run is one clear line with nothing written."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from engine_recognizers import MARK, Dying, Where
+from helpers import unchanged
+from inprocess import run_cli
+from kbx_test_plugin import AcronymRecognizer
+
+from kbx.annotate import run as run_module
+from kbx.annotate.engine import connect, install_line
+from kbx.config import EngineConfig, load_config
+from kbx.errors import BadArgument, EngineUnavailable
+from kbx.indexing.ingest import index
+from kbx.indexing.reprocess import reprocess
+from kbx.recognizers.identifiers import IdentifierRecognizer
+from kbx.recognizers.registry import Registry
+from kbx.store.db import Index
+
+N_DOCS = 12
+BATCH = 3  # units per batch: four batches per recognizer
+RULES = '[recognizers]\ndisable = ["spacy", "gliner"]\n'
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two single-threaded worker processes and their scheduler, for the whole module."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as c:
+        yield c
+
+
+@pytest.fixture(autouse=True)
+def small_batches(monkeypatch):
+    monkeypatch.setattr(run_module, "BATCH_UNITS", BATCH)
+
+
+def _corpus(root: Path, toml: str = RULES) -> Path:
+    root.mkdir(parents=True)
+    for i in range(N_DOCS):
+        (root / f"doc{i:02}.md").write_text(
+            f"# Doc {i}\n\nThe cedar grove of NASA, row {i}, on 4 March 2021"
+            + (f" ({MARK})" if i == 7 else "")
+            + (". See doi:10.1145/1629575.1629596" if i % 5 == 0 else "")
+            + ".\n"
+        )
+    (root / "kbx.toml").write_text(toml)
+    return root
+
+
+def _rules() -> list:
+    return [IdentifierRecognizer(), AcronymRecognizer()]
+
+
+def _tables(root: Path) -> tuple[list, list]:
+    """Every mention, and every run but for when it ran, in one order."""
+    con = duckdb.connect(str(Index.for_root(root).db), read_only=True)
+    try:
+        mentions = con.execute("SELECT * FROM mentions ORDER BY ALL").fetchall()
+        runs = con.execute("SELECT * EXCLUDE (ran_at) FROM runs ORDER BY ALL").fetchall()
+    finally:
+        con.close()
+    return mentions, runs
+
+
+def _plugins(cluster) -> list[str]:
+    return [p for p in cluster.scheduler.worker_plugins if p.startswith("kbx-pass-")]
+
+
+def test_a_pass_on_the_cluster_equals_the_local_pass_though_a_worker_dies(cluster, tmp_path):
+    flag = tmp_path / "died"
+    a, b = _corpus(tmp_path / "a"), _corpus(tmp_path / "b")
+    for root in (a, b):
+        index(root, registry=Registry([IdentifierRecognizer()]))
+    remote = reprocess(
+        Index.for_root(a),
+        Registry([*_rules(), Dying(flag)]),
+        redo_all=True,
+        engine="dask",
+        address=cluster.scheduler_address,
+    )
+    assert flag.is_file(), "no worker met the marked unit"
+    with pytest.raises(ProcessLookupError):  # the worker that met it is gone
+        os.kill(int(flag.read_text()), 0)
+    local = reprocess(Index.for_root(b), Registry([*_rules(), Dying(flag)]), redo_all=True)
+    assert _tables(a) == _tables(b)
+    mentions, runs = _tables(a)
+    assert {r[1] for r in runs} == {"acronyms", "dying", "identifiers"}
+    assert len(runs) == 3 * N_DOCS and all(r[4] is None for r in runs)  # none failed
+    assert len([m for m in mentions if m[1] == "dying"]) == N_DOCS
+    assert [(d.name, d.units, d.mentions) for d in remote.done] == [
+        (d.name, d.units, d.mentions) for d in local.done
+    ]
+    assert _plugins(cluster) == []  # the workers let the pass's recognizers go
+
+
+def test_kbx_index_runs_the_model_pass_on_the_engine_kbx_toml_names(cluster, tmp_path):
+    toml = f'{RULES}\n[engine]\nkind = "dask"\naddress = "{cluster.scheduler_address}"\n'
+    root = _corpus(tmp_path / "docs", toml)
+    report = index(root, registry=Registry([IdentifierRecognizer(), Where()]))
+    (where,) = [d for d in report.recognizers if d.name == "where"]
+    assert where.units == N_DOCS
+    con = duckdb.connect(str(Index.for_root(root).db), read_only=True)
+    values = con.execute("SELECT DISTINCT value FROM mentions WHERE recognizer = 'where'")
+    assert values.fetchall() == [("dask-worker",)]
+    con.close()
+
+
+def test_an_interrupted_pass_resumes_and_a_dead_clients_models_are_let_go(cluster, tmp_path):
+    a, b = _corpus(tmp_path / "a"), _corpus(tmp_path / "b")
+    for root in (a, b):
+        index(root, registry=Registry([IdentifierRecognizer()]))
+    gone = connect(EngineConfig("dask", cluster.scheduler_address))
+    gone.start([AcronymRecognizer()])  # a pass whose process dies without a word
+    gone.client.close()
+    (left,) = _plugins(cluster)
+
+    def interrupt(name: str, done: int, total: int) -> None:
+        if done >= 3 * BATCH:  # Ctrl-C after the third batch committed
+            raise KeyboardInterrupt
+
+    remote = ["dask", cluster.scheduler_address]
+    with pytest.raises(KeyboardInterrupt):
+        reprocess(
+            Index.for_root(a),
+            Registry([AcronymRecognizer()]),
+            progress=interrupt,
+            engine=remote[0],
+            address=remote[1],
+        )
+    assert _acronym_runs(a) == 3 * BATCH  # what it committed, and nothing more
+    assert left not in _plugins(cluster)
+    rest = reprocess(
+        Index.for_root(a), Registry([AcronymRecognizer()]), engine=remote[0], address=remote[1]
+    )
+    assert rest.done[0].units == N_DOCS - 3 * BATCH
+    reprocess(Index.for_root(b), Registry([AcronymRecognizer()]))
+    assert _tables(a) == _tables(b)
+    assert _plugins(cluster) == []
+
+
+def _acronym_runs(root: Path) -> int:
+    con = duckdb.connect(str(Index.for_root(root).db), read_only=True)
+    try:
+        return con.execute("SELECT count(*) FROM runs WHERE recognizer = 'acronyms'").fetchone()[0]
+    finally:
+        con.close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_scheduler_is_one_line_and_the_index_is_unchanged(tmp_path):
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    toml = f'{RULES}\n[engine]\nkind = "dask"\naddress = "{address}"\ntimeout = 0.5\n'
+    root = _corpus(tmp_path / "docs", toml)
+    index(root, registry=Registry([IdentifierRecognizer()]))
+    with unchanged(Index.for_root(root)) as idx:
+        with pytest.raises(EngineUnavailable) as e:
+            reprocess(idx, Registry(_rules()), redo_all=True)
+        assert str(e.value).startswith(f"cannot reach the Dask scheduler at {address} within 0.5 s")
+        assert "check that it runs and the address" in str(e.value)
+        r = run_cli("reprocess", "--all", cwd=root)
+        assert r.returncode == 1
+        assert r.stderr.split() == f"error: {e.value}".split()  # one line, as wide as it is
+
+
+def test_engine_settings_are_checked_where_they_are_read(tmp_path):
+    (tmp_path / "kbx.toml").write_text('[engine]\nkind = "ray"\n')
+    with pytest.raises(BadArgument, match="engine kind 'ray': choose from local, dask"):
+        load_config(tmp_path)
+    (tmp_path / "kbx.toml").write_text('[engine]\nkind = "dask"\naddress = "10.0.0.5"\n')
+    with pytest.raises(BadArgument, match="give tcp://HOST:PORT"):
+        load_config(tmp_path)
+    with pytest.raises(BadArgument, match="needs the scheduler's address"):
+        EngineConfig().override("dask", None)
+    with pytest.raises(BadArgument, match="with --engine dask"):
+        EngineConfig().override("local", "tcp://127.0.0.1:8786")
+    assert EngineConfig().override(None, "tcp://h:1") == EngineConfig("dask", "tcp://h:1")
+    dask = EngineConfig("dask", "tcp://h:1", 2.0)
+    assert dask.override("local", None) == EngineConfig("local", None, 2.0)
+
+
+def test_a_missing_engine_package_is_one_line_naming_what_to_install(monkeypatch):
+    # no honest way to uninstall distributed for one test: block its import instead
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    monkeypatch.delitem(sys.modules, "kbx.annotate.dask_engine", raising=False)
+    with pytest.raises(EngineUnavailable) as e:
+        connect(EngineConfig("dask", "tcp://127.0.0.1:8786"))
+    assert str(e.value) == install_line("distributed")
+    assert str(e.value) == (
+        "the dask engine needs distributed, which is not installed: pip install "
+        "'kbx[cluster]' (it brings dask, distributed and pyarrow)"
+    )
+    assert connect(EngineConfig()) is None  # the local engine needs nothing
