@@ -35,9 +35,16 @@ from kbx.indexing.prepare import PLACEMENT_COLUMNS, UNIT_COLUMNS, Prepared, prep
 from kbx.recognizers.base import Recognizer
 from kbx.recognizers.registry import Registry
 from kbx.source.walk import Found, walk
+from kbx.store import postings_file
 from kbx.store.consistency import drop_orphans, unplace
 from kbx.store.db import WRITER_WAIT, Index, WriterLease, kill_point, mark_dirty, staged
-from kbx.store.postings import analyzer_of, rebuild_postings, resort_postings, term_rows
+from kbx.store.postings import (
+    analyzer_of,
+    rebuild_postings,
+    resort_postings,
+    term_rows,
+    touched,
+)
 from kbx.store.schema import REEXTRACT
 from kbx.store.transaction import transaction
 from kbx.store.workers import each_in_order, timed
@@ -390,6 +397,7 @@ def _write_postings(con: duckdb.DuckDBPyConnection) -> None:
         ORDER BY t.term_id"""
     )
     con.execute("DROP TABLE staged_postings")
+    touched(con)
 
 
 MENTION_COLUMNS = ["unit_hash", "recognizer", "version", "start_char", "end_char", "type"]
@@ -457,6 +465,7 @@ def index(
         registry = _index(
             idx, lease, report, max_size, workers, hidden, stemmer, registry, progress
         )
+        postings_file.refresh(lease.con(), idx.db)  # what a search maps, as of this run
         report.searchable_s = time.monotonic() - started
         slow = _pending(lease.con(), registry)
         if searchable:

@@ -1,8 +1,9 @@
 """BM25's parts as small pure functions, and a reference scorer over plain Python data.
 
-Each part computes on numbers and, handed ``Sql`` expressions instead, writes the same
-formula as SQL: ``search/bm25.py`` builds its ranker from these functions, so the SQL and
-the reference scorer are one definition (tests/search/test_scoring.py holds them equal on
+Each part computes on numbers (or numpy arrays) and, handed ``Sql`` expressions instead,
+writes the same formula as SQL: ``search/bm25.py`` builds its rankers, the SQL statement
+and the one over the mapped postings, from these functions, so they and the reference
+scorer are one definition (tests/search/test_scoring.py holds them equal on
 random postings). For a unit of length ``len`` (its body's index terms) among ``N`` units
 of average length ``avglen``, and query words ``g``, each a group of alternative forms:
 
@@ -98,13 +99,23 @@ def literal(x: object) -> str:
 
 
 def ln(x):
-    """The natural logarithm, of a number or in SQL."""
-    return Sql(f"ln({x.text})") if isinstance(x, Sql) else math.log(x)
+    """The natural logarithm, of a number, a numpy array or in SQL."""
+    if isinstance(x, Sql):
+        return Sql(f"ln({x.text})")
+    return math.log(x) if isinstance(x, int | float) else _numpy().log(x)
 
 
 def floor(x):
-    """The largest integer not above ``x``, of a number or in SQL."""
-    return Sql(f"floor({x.text})") if isinstance(x, Sql) else math.floor(x)
+    """The largest integer not above ``x``, of a number, a numpy array or in SQL."""
+    if isinstance(x, Sql):
+        return Sql(f"floor({x.text})")
+    return math.floor(x) if isinstance(x, int | float) else _numpy().floor(x)
+
+
+def _numpy():
+    import numpy  # only an array gets here: a caller that has numpy loaded already
+
+    return numpy
 
 
 # --- the parts ------------------------------------------------------------------------------

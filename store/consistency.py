@@ -8,6 +8,7 @@ from __future__ import annotations
 import duckdb
 
 from kbx.store.db import is_dirty, mark_dirty
+from kbx.store.postings import touched
 from kbx.store.transaction import transaction
 
 
@@ -53,6 +54,7 @@ def drop_orphans(con: duckdb.DuckDBPyConnection, everywhere: bool = False) -> in
         con.execute("DELETE FROM postings WHERE unit_id IN (SELECT unit_id FROM orphans)")
         con.execute("DELETE FROM units WHERE unit_id IN (SELECT unit_id FROM orphans)")
         mark_dirty(con)
+        touched(con)
     con.execute("DROP TABLE orphans")
     if not everywhere:
         con.execute("DROP TABLE unplaced")
@@ -82,10 +84,10 @@ CONTENT = {  # every table, free of ids and times: what two builds of the same f
     "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
     "passage_dates": "SELECT d.path, u.unit_hash, x.lo, x.hi FROM passage_dates x "
     "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
-    "gazetteer": "SELECT * EXCLUDE (added_at, retracted_at) FROM gazetteer",
-    "gazetteer_log": "SELECT * EXCLUDE (logged_at) FROM gazetteer_log",
     "passage_quantities": "SELECT u.unit_hash, x.* EXCLUDE (unit_id) FROM passage_quantities x "
     "JOIN units u USING (unit_id)",
+    "gazetteer": "SELECT * EXCLUDE (added_at, retracted_at) FROM gazetteer",
+    "gazetteer_log": "SELECT * EXCLUDE (logged_at) FROM gazetteer_log",
 }
 
 

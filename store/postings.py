@@ -8,15 +8,29 @@ index run that added many rows rewrites the table in term order.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import duckdb
 
 from kbx.analysis import Analyzer, analyze_units
+from kbx.store.arrays import bump
 from kbx.store.db import rows_select
 from kbx.store.transaction import transaction
 
 RESORT_FRACTION = 0.1
+GENERATION = "postings_generation"  # kbx_meta key: bumped by every write of postings
+
+
+def mapped_path(db: Path) -> Path:
+    """Where the postings of ``db`` are exported as arrays (store/postings_file.py)."""
+    return db.with_name(f"{db.name}.postings.npy")
+
+
+def touched(con: duckdb.DuckDBPyConnection) -> None:
+    """Inside the caller's transaction: units or their postings changed, so the mapped
+    postings of the old generation (store/postings_file.py) are no longer used."""
+    bump(con, GENERATION)
 
 
 def term_rows(source: str, key: str) -> str:
@@ -65,6 +79,7 @@ def rebuild_postings(
         )
         con.execute("DROP TABLE rebuilt")
         con.execute("DROP TABLE analyzed")
+        touched(con)
         if unit_ids is None:
             _mark_sorted(con)
     if unit_ids is not None:

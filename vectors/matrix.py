@@ -13,28 +13,24 @@ drops rows whose unit is gone.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import numpy as np
 
+from kbx.store import arrays
+
 GENERATION = "vectors_generation"  # kbx_meta key, bumped by every write of vectors
 
 
 def bump(con: duckdb.DuckDBPyConnection) -> None:
     """Inside the caller's transaction: the vectors changed."""
-    con.execute(
-        "INSERT INTO kbx_meta VALUES (?, '1') ON CONFLICT (key) "
-        "DO UPDATE SET value = (value::BIGINT + 1)::VARCHAR",
-        [GENERATION],
-    )
+    arrays.bump(con, GENERATION)
 
 
 def generation(con: duckdb.DuckDBPyConnection) -> int:
-    row = con.execute("SELECT value FROM kbx_meta WHERE key = ?", [GENERATION]).fetchone()
-    return int(row[0]) if row else 0
+    return arrays.generation(con, GENERATION)
 
 
 def _path(db: Path, model: str, version: str) -> Path:
@@ -76,12 +72,7 @@ def export(con: duckdb.DuckDBPyConnection, db: Path, model: str, version: str) -
         else np.zeros((0, 0), dtype=np.float32)
     )
     path = _path(db, model, version)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as f:
-        np.save(f, np.array([gen, vecs.shape[1] if vecs.ndim == 2 else 0], dtype=np.int64))
-        np.save(f, ids)
-        np.save(f, vecs)
-    os.replace(tmp, path)
+    arrays.save(path, gen, [ids, vecs])
     for old in db.parent.glob(f"{db.name}.vectors-*.npy"):
         if old != path:
             old.unlink(missing_ok=True)
@@ -90,32 +81,5 @@ def export(con: duckdb.DuckDBPyConnection, db: Path, model: str, version: str) -
 
 def load(con: duckdb.DuckDBPyConnection, db: Path, model: str, version: str) -> Matrix | None:
     """The matrix, memory-mapped, if it is of the table's current generation; else None."""
-    path = _path(db, model, version)
-    try:
-        with open(path, "rb") as f:
-            head = np.load(f)
-            if int(head[0]) != generation(con):
-                return None
-            ids = np.load(f)
-            offset = f.tell()
-        vectors = _mapped(path, offset)
-    except (OSError, ValueError, IndexError):
-        return None
-    return Matrix(ids, vectors)
-
-
-def _mapped(path: Path, offset: int) -> np.ndarray:
-    """The third array of the file, mapped rather than read."""
-    with open(path, "rb") as f:
-        f.seek(offset)
-        major, _ = np.lib.format.read_magic(f)
-        read = (
-            np.lib.format.read_array_header_1_0
-            if major == 1
-            else np.lib.format.read_array_header_2_0
-        )
-        shape, _, dtype = read(f)
-        start = f.tell()
-    if not shape[0]:
-        return np.zeros(shape, dtype=dtype)
-    return np.memmap(path, dtype=dtype, mode="r", offset=start, shape=shape, order="C")
+    found = arrays.load(_path(db, model, version), generation(con))
+    return Matrix(np.asarray(found[0]), found[1]) if found else None

@@ -3,7 +3,8 @@
 Units, terms, postings, documents and links are written straight into a store with kbx's
 schema (the postings are the random part: frequencies, lengths, which terms), then
 ``rank`` (the SQL) and ``scoring.score`` (plain Python) must give every matching unit the
-same score, to 1e-9 relative, and the same top k in the same order.
+same score, to 1e-9 relative, and the same top k in the same order. The ranker over the
+mapped postings (store/postings_file.py) is held to the SQL ranker's answer the same way.
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kbx.search import bm25
 from kbx.search.bm25 import rank
 from kbx.search.filters import Filters, compile_filters
 from kbx.search.scoring import BM25Params, Postings, field_tf, score, top
+from kbx.store import arrays, postings_file
 from kbx.store.db import rows_select
+from kbx.store.postings import GENERATION
 from kbx.store.schema import ensure_schema
 
 VOCAB = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "missing"]  # "missing": no postings
@@ -145,3 +149,39 @@ def test_the_sql_ranker_scores_and_orders_as_the_reference_scorer(con, data, us,
         tf = us[u - 1].tf
         counted = {t for t, f in tf.items() if field_tf(*f, p.heading_weight) > 0}
         assert matched == sum(bool(counted & set(g)) for g in query)
+
+
+@pytest.fixture(scope="module")
+def disk(tmp_path_factory):
+    """One store on disk (the file lives beside it); each example replaces its rows."""
+    db = tmp_path_factory.mktemp("mapped") / "index.duckdb"
+    c = duckdb.connect(str(db))
+    ensure_schema(c, "/nowhere")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bm25, "WARM", True)  # the file is tiny: map it anyway
+        yield c, db
+    c.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), us=units, query=groups, p=params, k=st.integers(1, 8))
+def test_the_mapped_ranker_gives_the_sql_rankers_answer(disk, data, us, query, p, k):
+    con, db = disk
+    n = len(us)
+    where = data.draw(st.lists(st.sampled_from(["a", "b"]), min_size=n, max_size=n))
+    load(con, us, where, [0] * n)
+    arrays.bump(con, GENERATION)  # the rows changed: any earlier file is stale
+    f = compile_filters(con, Filters(path="a/*" if data.draw(st.booleans()) else None))
+    assert bm25.mapped(con) is None
+    want, want_total = rank(con, query, f, p)
+    want_head, _ = rank(con, query, f, p, limit=k)
+
+    postings_file.export(con, db)
+    assert bm25.mapped(con) is not None
+    got, total = rank(con, query, f, p)
+    head, _ = rank(con, query, f, p, limit=k)
+
+    assert total == want_total and [u for u, _, _ in got] == [u for u, _, _ in want]
+    for (u, s, m), (_, ws, wm) in zip(got, want, strict=True):
+        assert math.isclose(s, ws, rel_tol=1e-9) and m == wm, (u, s, ws, m, wm)
+    assert [u for u, _, _ in head] == [u for u, _, _ in want_head]

@@ -1,0 +1,81 @@
+"""Derived arrays beside the index, memory-mapped, each file valid for one generation.
+
+A table stays the truth; a file of arrays exported from it is what makes a read fast
+(numpy over a mapped file, where DuckDB pays for planning, scanning and decompressing).
+Every write of the table bumps a generation number in ``kbx_meta`` inside its own
+transaction, and the file records the generation it was exported at: a reader uses the
+file only when the two agree, else the SQL path, so a stale or missing file (a killed
+export, a copied index) is slower, never wrong. A file is written under a temporary name
+and renamed into place, so a reader never maps half of one; a map of the old file stays
+valid while it is open.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+
+if TYPE_CHECKING:  # numpy loads with the first file saved or mapped, not with the bumps
+    import numpy as np
+
+
+def bump(con: duckdb.DuckDBPyConnection, key: str) -> None:
+    """Inside the caller's transaction: the table behind ``key``'s files changed."""
+    con.execute(
+        "INSERT INTO kbx_meta VALUES (?, '1') ON CONFLICT (key) "
+        "DO UPDATE SET value = (value::BIGINT + 1)::VARCHAR",
+        [key],
+    )
+
+
+def generation(con: duckdb.DuckDBPyConnection, key: str) -> int:
+    row = con.execute("SELECT value FROM kbx_meta WHERE key = ?", [key]).fetchone()
+    return int(row[0]) if row else 0
+
+
+def save(path: Path, gen: int, arrays: list[np.ndarray]) -> None:
+    """Write ``arrays`` as one file of generation ``gen`` (renamed into place)."""
+    import numpy as np
+
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        np.save(f, np.array([gen, len(arrays)], dtype=np.int64))
+        for a in arrays:
+            np.save(f, np.ascontiguousarray(a))
+    os.replace(tmp, path)
+
+
+def load(path: Path, gen: int) -> list[np.ndarray] | None:
+    """The arrays of ``path``, mapped rather than read, if it is of generation ``gen``."""
+    import numpy as np
+
+    try:
+        with open(path, "rb") as f:
+            head = np.load(f)
+            if int(head[0]) != gen:
+                return None
+            layout = []
+            for _ in range(int(head[1])):
+                major, _ = np.lib.format.read_magic(f)
+                read = (
+                    np.lib.format.read_array_header_1_0
+                    if major == 1
+                    else np.lib.format.read_array_header_2_0
+                )
+                shape, _, dtype = read(f)
+                layout.append((f.tell(), shape, dtype))
+                f.seek(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, os.SEEK_CUR)
+        return [_mapped(path, *at) for at in layout]
+    except (OSError, ValueError, IndexError):  # missing, cut short or not ours
+        return None
+
+
+def _mapped(path: Path, start: int, shape: tuple, dtype: np.dtype) -> np.ndarray:
+    import numpy as np
+
+    if not int(np.prod(shape, dtype=np.int64)):
+        return np.zeros(shape, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r", offset=start, shape=shape, order="C")

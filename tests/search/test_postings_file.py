@@ -1,0 +1,53 @@
+"""The mapped postings' generation on a real index: a write the file has not caught up
+with sends ranking back to SQL rather than to a stale answer. (That the two rankers
+agree is a property test in test_scoring.py.)"""
+
+from __future__ import annotations
+
+import pytest
+from helpers import write_corpus
+
+from kbx.indexing.ingest import index
+from kbx.search import bm25
+from kbx.search.bm25 import rank
+from kbx.store import arrays, postings_file
+from kbx.store.db import Index
+from kbx.store.postings import GENERATION, mapped_path
+
+
+@pytest.fixture(autouse=True)
+def warm(monkeypatch):
+    monkeypatch.setattr(bm25, "WARM", True)  # the files here are tiny: map them anyway
+
+
+def test_a_write_the_file_has_not_caught_up_with_ranks_in_sql(tmp_path):
+    root = write_corpus(tmp_path / "docs")
+    index(root, workers=1)
+    idx = Index.for_root(root)
+    assert mapped_path(idx.db).exists()  # kbx index leaves it current
+    with idx.reader() as con:
+        groups = [["supplier"]]
+        assert bm25.mapped(con) is not None
+        before, total = rank(con, groups)
+    (root / "new.md").write_text("# New\n\nA supplier of cedar, approved.\n")
+    with idx.writer() as con:  # as a kbx index killed between its write and the export:
+        arrays.bump(con, GENERATION)
+    with idx.reader() as con:
+        assert bm25.mapped(con) is None  # the file is of an older generation: not used
+    index(root, workers=1)
+    with idx.reader() as con:
+        assert bm25.mapped(con) is not None  # the next run exported it again
+        after, total_after = rank(con, groups)
+    assert total_after == total + 1 and len(after) == len(before) + 1
+
+
+def test_a_cut_short_file_is_not_mapped(tmp_path):
+    root = write_corpus(tmp_path / "docs")
+    index(root, workers=1)
+    idx = Index.for_root(root)
+    path = mapped_path(idx.db)
+    path.write_bytes(path.read_bytes()[:-16])
+    postings_file._CACHE.clear()
+    with idx.reader() as con:
+        assert bm25.mapped(con) is None
+        assert rank(con, [["supplier"]])[1] > 0  # SQL still answers
