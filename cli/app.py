@@ -24,6 +24,7 @@ from kbx.cli.common import (
     JsonOption,
     MetaOption,
     PathOption,
+    QuantityOption,
     TypeOption,
     emit_json,
     err,
@@ -54,8 +55,10 @@ app = typer.Typer(
 )
 
 
-def _filters(path, entity, type_, after, before, date_from, meta) -> api.Filters:
-    return api.Filters(entity or [], type_ or [], after, before, date_from, meta or [], path)
+def _filters(path, entity, type_, after, before, date_from, meta, quantity=None) -> api.Filters:
+    return api.Filters(
+        entity or [], type_ or [], after, before, date_from, meta or [], path, quantity or []
+    )
 
 
 def _size(text: str) -> int:
@@ -300,9 +303,14 @@ def search(
     before: BeforeOption = None,
     date_from: DateFromOption = "any",
     meta: MetaOption = None,
+    quantity: QuantityOption = None,
     facets: Annotated[
         bool,
-        typer.Option("--facets", help="Also count entities, types and years among all matches."),
+        typer.Option(
+            "--facets",
+            help="Also count entities, types, years and quantities (a histogram per "
+            "dimension) among all matches.",
+        ),
     ] = False,
     full: Annotated[
         bool, typer.Option("--full", help="Print whole passages, not snippets.")
@@ -334,9 +342,11 @@ def search(
 
       kbx search openssl --meta category=vulnerability --after 2023 --date-from document
 
+      kbx search "memory limit" --quantity "size<=4GB" --quantity "time>30s" --facets
+
       kbx read notes/cedar.md:40-58 --hash 3f9a1c0b2d4e   (then read what it cites)
     """
-    chosen = _filters(path, entity, type_, after, before, date_from, meta)
+    chosen = _filters(path, entity, type_, after, before, date_from, meta, quantity)
     r = api.search(
         api.Index.find(db), query, k=k, filters=chosen, facets=facets or as_json, mode=mode
     )
@@ -396,6 +406,19 @@ def _print_facets(f) -> None:
             out.print(f"  {title}: {shown}{rest}", markup=False)
     if f.first_date:
         out.print(f"  dates: {f.first_date} to {f.last_date}")
+    for q in f.quantities.values:
+        name = q["dimension"] if q["dimension"] == q["unit"] else f"{q['dimension']} ({q['unit']})"
+        bins = ", ".join(f"{_bin(b)} {b['count']}" for b in q["bins"])
+        out.print(f"  {name}: {q['count']} passages ({bins})", markup=False)
+    if f.quantities.other:
+        out.print(f"  other quantities: {f.quantities.other} passages", markup=False)
+
+
+def _bin(b: dict) -> str:
+    """A histogram bin as its edges: ``1 g–1 kg``, ``< 1 mg``, ``>= 1 t``."""
+    if b["from"] is None:
+        return f"< {b['to']}"
+    return f">= {b['from']}" if b["to"] is None else f"{b['from']}–{b['to']}"
 
 
 def _as_grep(r) -> api.GrepResult:
@@ -424,6 +447,7 @@ def grep(
     before: BeforeOption = None,
     date_from: DateFromOption = "any",
     meta: MetaOption = None,
+    quantity: QuantityOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -443,6 +467,8 @@ def grep(
       kbx grep -i "supplier approval" --json
 
       kbx grep "CVE-2026-\d+" --meta category=release --after 2026
+
+      kbx grep "heap" --quantity "size>=1GB"
     """
     g = api.grep(
         api.Index.find(db),
@@ -451,7 +477,7 @@ def grep(
         context=context,
         max_matches=max_matches,
         ignore_case=ignore_case,
-        filters=_filters(path, entity, type_, after, before, date_from, meta),
+        filters=_filters(path, entity, type_, after, before, date_from, meta, quantity),
     )
     if as_json:
         emit_json(api.to_json("grep", g))

@@ -91,6 +91,17 @@ MetaOption = Annotated[
     ),
 ]
 
+QuantityOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--quantity",
+        help="Passages with a quantity: [DIMENSION] OP VALUE, compared in SI (mass>1kg, "
+        "size<=4GB, temperature>=30°C, >5 mg, mass=1kg..5kg, usd>=1000); a stated range "
+        "counts when it overlaps. Repeatable; all must match.",
+        rich_help_panel="Filters",
+    ),
+]
+
 
 class _ToStderr(logging.Handler):
     """A line the library logs for the user (a wait for another process), on stderr."""

@@ -256,7 +256,8 @@ def search(
                 needs=phrase_terms(an, query),
             )
             result.exact, result.exact_total = g.matches, g.total
-        layered = filters and (filters.entities or filters.types or filters.after or filters.before)
+        asked = filters or Filters()
+        layered = any((asked.entities, asked.types, asked.after, asked.before, asked.quantities))
         if facets or layered:
             result.notes = pending_names(con)
             if is_dirty(con):

@@ -32,12 +32,24 @@ def _short(name: str, value: str | None) -> str | None:
     return value
 
 
-def _filters(entity, type, after, before, date_from, meta, path) -> api.Filters:
-    for name, values in (("entity", entity), ("type", type), ("meta", meta)):
+def _filters(entity, type, after, before, date_from, meta, path, quantity=None) -> api.Filters:
+    for name, values in (
+        ("entity", entity),
+        ("type", type),
+        ("meta", meta),
+        ("quantity", quantity),
+    ):
         for v in values or ():
             _short(name, v)
     return api.Filters(
-        list(entity or ()), list(type or ()), after, before, date_from, list(meta or ()), path
+        list(entity or ()),
+        list(type or ()),
+        after,
+        before,
+        date_from,
+        list(meta or ()),
+        path,
+        list(quantity or ()),
     )
 
 
@@ -54,10 +66,11 @@ def search(
     path: str | None = None,
     facets: bool = True,
     mode: str = "bm25",
+    quantity: list[str] | None = None,
 ) -> dict:
     """``kbx search --json`` (``facets`` False leaves them out, as ``kbx search`` does)."""
     _bounded("k", k, 1, K_MAX)
-    chosen = _filters(entity, type, after, before, date_from, meta, path)
+    chosen = _filters(entity, type, after, before, date_from, meta, path, quantity)
     r = api.search(index, _short("q", q), k=k, filters=chosen, facets=facets, mode=mode)
     return api.to_json("search", r)
 
@@ -76,6 +89,7 @@ def grep(
     date_from: str = "any",
     meta: list[str] | None = None,
     path: str | None = None,
+    quantity: list[str] | None = None,
 ) -> dict:
     """``kbx grep --json``."""
     g = api.grep(
@@ -85,7 +99,7 @@ def grep(
         context=_bounded("context", context, 0, CONTEXT_MAX),
         max_matches=_bounded("max", max, 1, MATCHES_MAX),
         ignore_case=ignore_case,
-        filters=_filters(entity, type, after, before, date_from, meta, path),
+        filters=_filters(entity, type, after, before, date_from, meta, path, quantity),
     )
     return api.to_json("grep", g)
 

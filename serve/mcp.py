@@ -37,6 +37,10 @@ Day = Annotated[str | None, Field(description="YYYY, YYYY-MM or YYYY-MM-DD")]
 DateFrom = Annotated[str, Field(description="which dates count: any, mentioned or document")]
 Meta = Annotated[list[str] | None, Field(description="front-matter KEY=VALUE or KEY!=VALUE")]
 Glob = Annotated[str | None, Field(description="file glob relative to the root; * crosses /")]
+Quantity = Annotated[
+    list[str] | None,
+    Field(description="[DIMENSION] OP VALUE in SI, e.g. mass>1kg, size<=4GB; all must match"),
+]
 By = Annotated[str, Field(description="who makes the change, e.g. agent:<your client's name>")]
 
 
@@ -87,16 +91,29 @@ def server(index: LiveIndex) -> MCPServer:
         date_from: DateFrom = "any",
         meta: Meta = None,
         path: Glob = None,
+        quantity: Quantity = None,
         facets: bool = False,
     ) -> CallToolResult:
         """Ranked passages (BM25) for words, each cited as path:start-end #hash with a
         snippet: read only those lines. Below them, exact matches of the query as a phrase
         (grep finds every one, or a regex). Filters narrow to passages naming an entity,
-        with a mention type, dated after/before, by front-matter field or path; facets
-        counts entities, types and years among all matches."""
+        with a mention type, dated after/before, with a quantity (mass>1kg), by front-matter
+        field or path; facets counts entities, types, years and quantities among all
+        matches."""
         return _result(
             lambda: commands.search(
-                index, query, k, entity, type, after, before, date_from, meta, path, facets
+                index,
+                query,
+                k,
+                entity,
+                type,
+                after,
+                before,
+                date_from,
+                meta,
+                path,
+                facets,
+                quantity=quantity,
             ),
             text.search,
         )
@@ -115,6 +132,7 @@ def server(index: LiveIndex) -> MCPServer:
         date_from: DateFrom = "any",
         meta: Meta = None,
         path: Glob = None,
+        quantity: Quantity = None,
     ) -> CallToolResult:
         """Every match of a Python regex in the documents' clean text (markup stripped, so
         a phrase split by bold or a line break still matches), cited at original lines,
@@ -135,6 +153,7 @@ def server(index: LiveIndex) -> MCPServer:
                 date_from,
                 meta,
                 path,
+                quantity,
             ),
             text.grep,
         )

@@ -65,6 +65,11 @@ def _facets(f: dict) -> list[str]:
             out.append(f"  {title}: {shown}{rest}")
     if f["first_date"]:
         out.append(f"  dates: {f['first_date']} to {f['last_date']}")
+    for q in f["quantities"]["values"]:
+        bins = ", ".join(
+            f"{b['from'] or '-inf'}..{b['to'] or 'inf'} {b['count']}" for b in q["bins"]
+        )
+        out.append(f"  {q['dimension']} ({q['unit']}): {q['count']} passages; {bins}")
     return out
 
 
