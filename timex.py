@@ -17,6 +17,9 @@ def _shift_month(d: date, months: int) -> tuple[int, int]:
     return d.year + m // 12, m % 12 + 1
 
 
+SOON = 2  # months: "in January" written in November is the coming one (both halves agree)
+
+
 def resolve(value: str | None, doc_date: date | None) -> str | None:
     """A TIMEX3 value for a mention's value, given its document's date.
 
@@ -35,6 +38,11 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
         return f"{day}{at}" if day and len(day) == 10 else None
     if re.search(r"[+-]\d+\.\d", code):  # "4.2 years later": no calendar value to name
         return None
+    if code.startswith("DE") and code[2] in "+-":  # "last decade": 198
+        return str(d.year // 10 + int(code[2:]))
+    if code.startswith("HY"):  # "the first half of next year": 2022-H1
+        shift, half = code[2:].split(":")
+        return f"{d.year + int(shift)}-H{half}"
     if code[0] == "D" and code[1] in "+-":
         return (d + timedelta(days=int(code[1:]))).isoformat()
     if code[0] == "W" and code[1] in "+-":
@@ -62,15 +70,16 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
         month, day = int(code[3:5]), int(code[6:8])
         return _nearest(d, [(y, month, day) for y in (d.year - 1, d.year, d.year + 1)])
     if code.startswith("MON:"):  # "<" the latest such month, ">" the next, "~" the nearest
+        # ("~": values of version 3 and before, until a reprocess)
         month, direction = int(code[4:6]), code[7:]
         if direction == "~":
             year = min(
                 (d.year - 1, d.year, d.year + 1),
                 key=lambda y: abs((y - d.year) * 12 + month - d.month),
             )
-        elif direction in "<>":
-            after = month > d.month if direction == "<" else month < d.month
-            year = d.year + (0 if not after else (-1 if direction == "<" else 1))
+        elif direction in "<>":  # "<": the latest, unless it comes in the next two months
+            ahead = (month - d.month) % 12  # months from the document's to the next such
+            year = _shift_month(d, ahead if direction == ">" or ahead <= SOON else ahead - 12)[0]
         else:
             year = (
                 d.year - 1

@@ -145,6 +145,16 @@ PATTERNS: list[tuple[str, str]] = [
         rf"\b(?:(?:the\s+)?(?:{_ORD}|this|last|next|latest|previous|current|"
         rf"final|year-earlier|year-ago)[\s-]*|the\s+)quarter\b(?![\s-]+(?:century|mile))",
     ),
+    (
+        "half_year",
+        rf"\b(?:the\s+)?(?:first|second)[\s-]+half\s+of\s+(?:fiscal\s+)?"
+        rf"(?:{_YEAR}|(?:the|this|last|next)\s+year)\b",
+    ),
+    (
+        "part_of_unit",
+        r"\b(?:the\s+)?(?:end|beginning|start|middle|rest|remainder)\s+of\s+"
+        r"(?:the|this|next|last)\s+(?:year|month|week|decade|quarter)\b",
+    ),
     ("season_year", rf"\b(?:spring|summer|fall|autumn|winter)\s+(?:of\s+)?{_YEAR}\b"),
     ("season_rel", r"\b(?:last|this|next)\s+(?:spring|summer|fall|autumn|winter)\b"),
     ("decade", r"\b(?:the\s+)?(?:1[5-9]|20)\d0'?s\b"),
@@ -162,7 +172,15 @@ PATTERNS: list[tuple[str, str]] = [
         r"the\s+next|the\s+coming)\s+(?:week|month|year|decade|weekend)\b",
     ),
     # "two months after the vote" is a duration ("two months"), anchored on the event
-    ("ago", rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|earlier|from\s+now)\b"),
+    (
+        "ago",
+        rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|earlier|from\s+now)\b"
+        r"|\b(?:years|months|weeks|days|decades|hours)\s+ago\b",
+    ),
+    (
+        "plural_span",
+        r"\b(?:the\s+)?(?:coming|next|past|last|previous)\s+(?:days|weeks|months|years|decades)\b",
+    ),
     ("weekday_part", rf"\b{_WEEKDAY}\s+(?:morning|afternoon|evening|night)\b"),
     ("weekday", rf"\b(?:(?:last|next|this|on)\s+)?{_WEEKDAY}\b"),
     (
@@ -175,7 +193,8 @@ PATTERNS: list[tuple[str, str]] = [
     (
         "set",
         rf"\b(?:every|each|per)\s+(?:(?:{_NUM}\s+)?{_UNIT}|{_WEEKDAY}|{_MONTH})\b"
-        r"|\b(?:daily|weekly|monthly|annually|yearly|hourly)\b",
+        r"|\b(?:daily|weekly|monthly|annually|yearly|hourly)\b"
+        rf"|\b(?:once|twice|{_NUM}\s+times)\s+(?:an?|per|each|every)\s+{_UNIT}\b",
     ),
     ("for_units", r"(?<=\bfor\s)(?:years|months|weeks|days|decades|hours)\b"),
     (
@@ -199,7 +218,7 @@ PATTERNS: list[tuple[str, str]] = [
         rf"\b(?:{_CLOCK}|noon|midnight)(?:\s+(?:[ecmp][sd]t|gmt|local\s+time))?,?\s+(?:on\s+)?"
         rf"(?:{_WEEKDAY}|today|yesterday|tomorrow|{_MONTH}\s+{_DAY}\b(?!\s*,?\s*\d))",
     ),
-    ("clock", rf"\b{_CLOCK}"),
+    ("clock", rf"\b{_CLOCK}|\b(?:noon|midnight)\b"),
     (
         "ref",
         r"\b(?:now|currently|the\s+past|the\s+future|recently|nowadays|at\s+present|"
@@ -219,7 +238,7 @@ _TRIGGERS = (
     + "|"
     + "|".join(w for w in NUMBERS if w not in ("a", "an", "some"))
     + r"|first|second|third|fourth|daily|weekly|monthly|annually|yearly|hourly|noon|"
-    r"midnight|nineteenth|twentieth|thanksgiving|christmas|new|years|months|weeks|"
+    r"midnight|once|twice|nineteenth|twentieth|thanksgiving|christmas|new|years|months|weeks|"
     r"days|decades|hours|today|yesterday|tomorrow|tonight|this|last|next|past|"
     r"previous|coming|current|latest|final|year|every|each|per|fiscal|spring|summer|fall|"
     r"autumn|winter|early|late|mid|now|currently|recently|recent|nowadays|these|formerly|"
@@ -227,7 +246,8 @@ _TRIGGERS = (
     r"|an?\s+(?=(?:few\s+|couple\s+of\s+)?(?:year|month|week|day|decade|hour|quarter))"
     r"|some\s+(?=\w+s\b)|at\s+(?=present)"
     r"|the\s+(?=past|last|next|coming|future|first|second|third|fourth|final|latest|"
-    r"current|previous|year|quarter|weekend|nineteenth|twentieth|twenty|\d))"
+    r"current|previous|year|quarter|weekend|nineteenth|twentieth|twenty|\d|"
+    r"(?:end|beginning|start|middle|rest|remainder)\s+of\s))"
 )
 _TRIGGER = re.compile(_TRIGGERS)
 _TRIGGER_ANY_CASE = re.compile(_TRIGGERS, re.IGNORECASE)
@@ -314,6 +334,15 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         if "year" in words[0] or "earlier" in low or "ago" in low:
             shift = -5  # the reported quarter (the one before the document's) a year back
         return "DATE", f"REL:Q{shift:+d}"
+    if kind == "half_year":
+        half = 1 if "first" in words else 2
+        if year := re.search(r"\d{4}", low):
+            return "DATE", f"{year.group()}-H{half}"
+        return "DATE", f"REL:HY{_YEAR_SHIFT.get(words[-2], 0):+d}:{half}"
+    if kind == "part_of_unit":  # "the end of the year": that year (TimeML's mod says which end)
+        shift = {"last": -1, "next": 1}.get(words[-2], 0)
+        unit = UNITS[words[-1]]
+        return "DATE", f"REL:{'DE' if unit == 'DE' else unit[0]}{shift:+d}"
     if kind == "season_year":
         season = next(SEASONS[w] for w in words if w in SEASONS)
         year = re.search(r"\d{4}", low).group()
@@ -339,10 +368,10 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         if words[0] == "the" or words[0] == "past":
             if unit == "weekend":
                 return "DATE", "REL:WE-1"
-            return "DURATION", f"P1{UNITS[unit]}"
+            return "DURATION", "P10Y" if unit == "decade" else f"P1{UNITS[unit]}"
         if unit == "weekend":
             return "DATE", f"REL:WE{shift:+d}"
-        return "DATE", f"REL:{UNITS[unit][0]}{shift:+d}"
+        return "DATE", f"REL:{'DE' if unit == 'decade' else UNITS[unit][0]}{shift:+d}"
     if kind == "ago":
         n, unit = _num(words[0]), words[1].rstrip("s").replace("centurie", "century")
         sign = "+" if words[-1] == "now" else "-"
@@ -377,16 +406,17 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         if low.startswith("christmas"):
             return "DATE", "REL:MD:12-24" if low.endswith("eve") else "REL:MD:12-25"
         return "DATE", "REL:MD:12-31" if low.endswith("eve") else "REL:MD:01-01"
-    if kind == "for_units":
-        return "DURATION", f"PX{UNITS[low.rstrip('s')][0]}"
+    if kind in ("for_units", "plural_span"):
+        return "DURATION", _span("X", words[-1])
     if kind == "set":
+        if len(words) > 2 and words[-2] in ("a", "an", "per", "each", "every"):
+            return "SET", _span(1, words[-1])  # "twice a year"
         if words[-1] in WEEKDAYS:
             return "SET", f"XXXX-WXX-{WEEKDAYS[words[-1]] + 1}"
         if words[-1].rstrip(".") in MONTHS:
             return "SET", f"XXXX-{_month(words[-1]):02d}"
         if words[0] in ("every", "each", "per"):
-            n = _num(words[1]) if len(words) > 2 else 1
-            return "SET", f"P{n}{UNITS[words[-1].rstrip('s').replace('centurie', 'century')]}"
+            return "SET", _span(_num(words[1]) if len(words) > 2 else 1, words[-1])
         unit = {
             "daily": "D",
             "weekly": "W",
@@ -405,16 +435,7 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
             for w in words
             if w not in ("the", "past", "last", "next", "first", "coming", "long", "old")
         ]
-        n, unit = _num(core[0]), core[-1].rstrip("s").replace("centurie", "century")
-        code = UNITS[unit]
-        if code == "Q":
-            return "DURATION", f"P{n * 3 if isinstance(n, int) else n}M"
-        if code == "DE" and isinstance(n, int):
-            return "DURATION", f"P{n * 10}Y"
-        if code == "CE" and isinstance(n, int):
-            return "DURATION", f"P{n * 100}Y"
-        timed = unit in ("hour", "minute", "second")
-        return "DURATION", f"P{'T' if timed else ''}{n}{code}"
+        return "DURATION", _span(_num(core[0]), core[-1])
     if kind == "clock":
         return "TIME", f"REL:T:{_clock(low)}"
     if kind == "ref":
@@ -432,7 +453,7 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
 _CUES = re.compile(
     r"\b(?P<ahead>will|won't|wo|'ll|shall|plans?|planned|planning|scheduled?|set\s+to|"
     r"(?:is|are)\s+to|expected|expects?|due|going\s+to|until|till|upcoming|coming|"
-    r"as\s+(?:soon|early)\s+as|starting|beginning|hopes?\s+to|intends?\s+to|by)\b"
+    r"as\s+(?:soon|early)\s+as|starting|beginning|hopes?\s+to|intends?\s+to)\b"
     r"|\b(?P<behind>said|says|told|was|were|had|has|have|did|since|ago|earlier|last|"
     r"ended|reported|announced)\b"
 )
@@ -446,6 +467,21 @@ def _ahead(low: str, start: int) -> bool:
     ends = [m.end() for m in _SENTENCE_END.finditer(head)]
     cues = [m.lastgroup for m in _CUES.finditer(head, ends[-1] if ends else 0)]
     return bool(cues) and cues[-1] == "ahead"
+
+
+_YEAR_SHIFT = {"last": -1, "next": 1}
+
+
+def _span(n: int | str, word: str) -> str:
+    """``n`` of a unit as a TIMEX3 period: ``P3Y``, ``PT2H``, ``P30Y`` for three decades,
+    ``P6M`` for two quarters; ``X`` (some) stays: ``PXY``, ``PTXH``, ``PXDE``."""
+    unit = word.rstrip("s").replace("centurie", "century")
+    code = UNITS[unit]
+    if isinstance(n, int) and code in ("DE", "CE", "Q"):
+        n, code = n * {"DE": 10, "CE": 100, "Q": 3}[code], ("M" if code == "Q" else "Y")
+    elif code == "Q":
+        code = "M"
+    return f"P{'T' if unit in ('hour', 'minute', 'second') else ''}{n}{code}"
 
 
 def _clock(low: str) -> str:

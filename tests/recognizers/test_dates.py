@@ -45,7 +45,8 @@ def _one(text: str) -> tuple[str, str, str | None]:
         ("The plant will reopen in June.", ("June", "DATE", "2021-06")),
         ("In June last year, it closed.", ("June last year", "DATE", "2020-06")),
         ("The treaty was signed last May.", ("last May", "DATE", "2020-05")),
-        ("Shares rose in mid-May.", ("mid-May", "DATE", "2020-05")),
+        ("Shares rose in mid-August.", ("mid-August", "DATE", "2020-08")),
+        ("The law takes effect in May.", ("May", "DATE", "2021-05")),  # within two months
         # days with a part of the day or a clock time on them
         ("It rained on Tuesday night.", ("Tuesday night", "TIME", "2021-03-09TNI")),
         ("The attack came at 10 p.m. Tuesday.", ("10 p.m. Tuesday", "TIME", "2021-03-09T22:00")),
@@ -67,6 +68,20 @@ def _one(text: str) -> tuple[str, str, str | None]:
         # "two months after the vote": a duration anchored on the event, not a date
         ("It came two months after the vote.", ("two months", "DURATION", "P2M")),
         ("He died an hour later.", ("an hour", "DURATION", "PT1H")),
+        # parts of a year, and spans without a number
+        ("Profit rose in the first half of 2020.", ("the first half of 2020", "DATE", "2020-H1")),
+        (
+            "It ships in the second half of next year.",
+            ("the second half of next year", "DATE", "2022-H2"),
+        ),
+        ("It ends at the end of the year.", ("the end of the year", "DATE", "2021")),
+        ("Prices rose over the last decade.", ("the last decade", "DURATION", "P10Y")),
+        ("It was smaller last decade.", ("last decade", "DATE", "201")),
+        ("Talks go on in the coming months.", ("the coming months", "DURATION", "PXM")),
+        ("It was banned for decades.", ("decades", "DURATION", "PXDE")),
+        ("The mine closed years ago.", ("years ago", "DATE", "PAST_REF")),
+        ("We meet twice a year.", ("twice a year", "SET", "P1Y")),
+        ("The polls close at midnight.", ("midnight", "TIME", "2021-03-10T24:00")),
     ],
 )
 def test_expressions_and_values(text, expected):
