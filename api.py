@@ -29,6 +29,8 @@ _WHERE = {  # name -> (module, attribute)
     "gazetteer_list": ("kbx.entities.gazetteer", "listing"),
     "gazetteer_retract": ("kbx.entities.gazetteer", "retract"),
     "gazetteer_show": ("kbx.entities.gazetteer", "show"),
+    "ImportReport": ("kbx.entities.imports", "ImportReport"),
+    "gazetteer_import_file": ("kbx.entities.imports", "import_file"),
     "EntityDetail": ("kbx.entities.lookup", "EntityDetail"),
     "EntityRow": ("kbx.entities.lookup", "EntityRow"),
     "entities": ("kbx.entities.lookup", "entities"),

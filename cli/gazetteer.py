@@ -12,7 +12,8 @@ from typing import Annotated
 import typer
 
 from kbx import api
-from kbx.cli.common import DbOption, JsonOption, emit_json, out
+from kbx.cli.common import DbOption, JsonOption, emit_json, out, progress_bar
+from kbx.errors import BadArgument
 
 app = typer.Typer(
     help="Names that general models miss, grown by people and agents, with provenance.\n\n"
@@ -77,6 +78,10 @@ def add(
         bool,
         typer.Option("--ignore-case", "-i", help="Match in any case (default: as written)."),
     ] = False,
+    pin: Annotated[
+        bool,
+        typer.Option("--pin", help="Where another entry has these names too, they name this one."),
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -88,9 +93,12 @@ def add(
         --source notes/cedar.md
 
       kbx gazetteer add Apple --id Q312 --type ORG --alias "Apple Inc."
+
+      kbx gazetteer add Apple --id Q312 --type ORG --pin --by agent:planner
+        (two imported entries share "Apple": here it is Q312)
     """
     r = api.gazetteer_add(
-        api.Index.find(db), name, type_, alias, entry_id, by, source, note, ignore_case
+        api.Index.find(db), name, type_, alias, entry_id, by, source, note, ignore_case, pin
     )
     if as_json:
         emit_json(api.to_json("gazetteer add", r))
@@ -165,19 +173,127 @@ def show(
         out.print(f"  {x['at']}  {x['action']} by {shown(x['by'])}{where}{note}", markup=False)
 
 
+ImportFormat = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        "-f",
+        help="wikidata (entity JSON: a dump, JSON lines, Special:EntityData or "
+        "wbgetentities) or csv (qid,label,aliases,type, as the README's SPARQL query gives). "
+        "Without it: kbx's own export, .jsonl or .csv.",
+    ),
+]
+Many = list[str] | None
+
+
 @app.command("import")
 def import_(
-    file: Annotated[Path, typer.Argument(help="A .jsonl or .csv file, as `export` writes.")],
+    file: Annotated[Path, typer.Argument(help="The file: .json, .json.bz2, .json.gz, .csv, …")],
+    fmt: ImportFormat = None,
+    lang: Annotated[
+        Many, typer.Option("--lang", help="Label and alias languages, in order (default en).")
+    ] = None,
+    type_: Annotated[
+        str | None,
+        typer.Option("--type", "-t", help="The type of entities whose P31 the table lacks."),
+    ] = None,
+    qid: Annotated[Many, typer.Option("--qid", help="Only this entity (repeatable).")] = None,
+    qids: Annotated[
+        Path | None, typer.Option("--qids", help="Only the QIDs in this file, one a line.")
+    ] = None,
+    only_type: Annotated[
+        Many, typer.Option("--only-type", help="Only entities of this type.")
+    ] = None,
+    map_: Annotated[
+        Many, typer.Option("--map", help="Map another P31 class: QID=TYPE (repeatable).")
+    ] = None,
+    dump_date: Annotated[
+        str | None,
+        typer.Option("--dump-date", help="YYYY-MM-DD for the provenance (default: file mtime)."),
+    ] = None,
+    skip_bad: Annotated[
+        bool, typer.Option("--skip-bad", help="Skip bad lines (counted, the first listed).")
+    ] = False,
     by: ByOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Add every entry of a file in one transaction: one bad entry and nothing is added."""
-    r = api.gazetteer_import(api.Index.find(db), file, by)
+    """Add every entry of a file in one transaction: one bad entry and nothing is added.
+
+    Wikidata's own JSON, streamed (a whole dump, .bz2 or .gz read as they are): the QID is
+    the entry ID, labels and aliases come in the --lang languages, the type from P31
+    (instance of) through the README's table, and the file and dump date are recorded.
+    An alias two imported entries share links to neither until one is pinned
+    (`kbx gazetteer add NAME --id QID --type T --pin`).
+
+    Examples:
+
+      kbx gazetteer import Q312.json --format wikidata
+
+      kbx gazetteer import latest-all.json.bz2 -f wikidata --only-type ORG --qids wanted.txt
+
+      kbx gazetteer import query.csv --format csv --type ORG
+    """
+    wikidata_only = {"--lang": lang, "--type": type_, "--qid": qid, "--qids": qids}
+    wikidata_only |= {"--only-type": only_type, "--map": map_, "--dump-date": dump_date}
+    if fmt is None:
+        given = [k for k, v in wikidata_only.items() if v] + (["--skip-bad"] if skip_bad else [])
+        if given:
+            raise BadArgument(f"{given[0]} is for --format wikidata or csv")
+        r = api.gazetteer_import(api.Index.find(db), file, by)
+        if as_json:
+            emit_json(dataclasses.asdict(r))
+            return
+        _edit_summary(r, f"imported {len(r.entry_ids)} entries:")
+        return
+    idx = api.Index.find(db)
+    with progress_bar("[bold]{task.description}", as_json) as bar:
+        tasks: dict[str, int] = {}
+
+        def tick(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        r = api.gazetteer_import_file(
+            idx, file, fmt, lang or ["en"], type_, qid or [], qids, only_type or [], map_ or [],
+            dump_date, skip_bad, by, tick,
+        )  # fmt: skip
     if as_json:
         emit_json(dataclasses.asdict(r))
         return
-    _edit_summary(r, f"imported {len(r.entry_ids)} entries:")
+    _import_summary(r)
+
+
+def _import_summary(r: api.ImportReport) -> None:
+    what = "Wikidata" if r.format == "wikidata" else "SPARQL CSV"
+    out.print(
+        f"imported {shown(r.file)} ({what}, dump of {r.dump_date}): {r.added} added, "
+        f"{r.merged} gained aliases, {r.unchanged} unchanged, of {r.read} read",
+        markup=False,
+    )
+    out.print(
+        f"  left out: {r.unmapped} with no mapped P31 type (--type or --map takes them), "
+        f"{r.filtered} filtered, {r.not_items} not items, {r.retracted} retracted, "
+        f"{r.bad} bad, {r.aliases_dropped} unusable aliases",
+        markup=False,
+    )
+    for b in r.bad_lines:
+        qid = f" {b['qid']}" if b["qid"] else ""
+        out.print(f"  skipped line {b['line']}{shown(qid)}: {shown(b['why'])}", markup=False)
+    if r.shared_aliases:
+        first = r.shared[0]
+        out.print(
+            f"  {r.shared_aliases} aliases name several entries and link to none, e.g. "
+            f"{shown(first['alias'])!r} ({_all(first['entries'])}); pin one with `kbx gazetteer "
+            "add NAME --id QID --type T --pin`",
+            markup=False,
+        )
+    out.print(
+        f"  gazetteer {r.version}: {r.units_rerun} units re-run, {r.units_carried} carried "
+        f"over, {r.mentions} mentions ({r.seconds:.2f} s)",
+        markup=False,
+    )
 
 
 @app.command()
@@ -276,7 +392,17 @@ def entity(
     if e.aliases:
         out.print(f"  aliases: {_all(e.aliases)}", markup=False)
     for p in e.provenance:
-        out.print(f"  {p['at']}  {shown(p['action'])} by {shown(p['by'])}", markup=False)
+        note = f": {shown(p['note'])}" if p["note"] else ""
+        out.print(f"  {p['at']}  {shown(p['action'])} by {shown(p['by'])}{note}", markup=False)
+    if e.candidates:
+        out.print(
+            f"  not linked: {shown(e.label)!r} is an alias of "
+            + ", ".join(
+                f"{shown(c['entity_id'])} ({c['type']} {shown(c['label'])})" for c in e.candidates
+            )
+            + f"; pin one: kbx gazetteer add {shown(e.label)!r} --id ID --type T --pin",
+            markup=False,
+        )
     for m in e.mentions:
         what = shown(m["text"]) if m["as"] == "text" else f"({shown(m['as'])})"
         out.print(f"  {shown(m['path'])}:{m['line']}  {m['doc_date'] or ''}  {what}", markup=False)

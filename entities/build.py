@@ -27,7 +27,8 @@ import duckdb
 
 from kbx.annotate.context import NAMES
 from kbx.annotate.names import short_form
-from kbx.entities.lookup import FILTER_GRADE
+from kbx.annotate.setup import pins
+from kbx.entities.lookup import FILTER_GRADE, owner_of
 from kbx.entities.positions import position_table
 from kbx.entities.vocabulary import code_words, words
 from kbx.gazetteer.entries import slug
@@ -104,6 +105,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
             """INSERT INTO aliases SELECT entry_id, unnest(aliases) FROM gazetteer
                WHERE retracted_at IS NULL"""
         )
+        _pinned(con)
         con.execute(  # an identifier's type and label come from its key (doi:10.…)
             f"""INSERT INTO entities
                SELECT key,
@@ -134,11 +136,9 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         )
         _keys(con, "author_slugs", "SELECT author FROM author_names", slug)
         con.execute(
-            """CREATE OR REPLACE TEMP TABLE doc_authors AS
+            f"""CREATE OR REPLACE TEMP TABLE doc_authors AS
                SELECT doc_id, written, author,
-                      coalesce((SELECT min(x.entity_id) FROM aliases x
-                                WHERE lower(x.alias) IN (lower(author), lower(written))),
-                               'person:' || s.k)
+                      coalesce({owner_of("(lower(author), lower(written))")}, 'person:' || s.k)
                           AS entity_id
                FROM author_names JOIN author_slugs s ON s.x = author"""
         )
@@ -182,6 +182,22 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         _quantities(con)
         con.execute("DROP TABLE doc_authors; DROP TABLE author_names; DROP TABLE author_slugs")
         con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
+
+
+def _pinned(con: duckdb.DuckDBPyConnection) -> None:
+    """A pinned alias (``kbx gazetteer add --pin``) is the pinning entry's alone in the
+    entity layer: the other entries sharing it lose it here (the gazetteer keeps it), so
+    names written so link to the one entry."""
+    pinned = pins(con)
+    if not pinned:
+        return
+    select, params = rows_select(["alias", "entity_id"], list(pinned.items()))
+    con.execute(
+        f"""DELETE FROM aliases WHERE EXISTS (
+               SELECT 1 FROM ({select}) p
+               WHERE p.alias = lower(aliases.alias) AND p.entity_id <> aliases.entity_id)""",
+        params,
+    )
 
 
 def _resolved(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
@@ -276,9 +292,7 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
                SELECT m.doc_id, m.unit_hash, m.start_char, m.type, m.text, m.surface, m.how,
                       {FILTER_GRADE} AS grade
                FROM ({NAMES}) m JOIN recognizer_info r ON r.name = m.recognizer AND r.names)
-           SELECT m.*,
-                  (SELECT min(a.entity_id) FROM aliases a
-                   WHERE lower(a.alias) IN (lower(m.surface), lower(m.text))) AS entity_id
+           SELECT m.*, {owner_of("(lower(m.surface), lower(m.text))")} AS entity_id
            FROM m"""
     )
     _keys(con, "name_slugs", "SELECT surface FROM named WHERE entity_id IS NULL", slug)

@@ -110,9 +110,11 @@ def _stage(
     source: str | None,
     note: str | None,
     ignore_case: bool,
+    pin: bool = False,
 ) -> str:
     """Validate one addition and write it with its log line (inside the caller's
-    transaction); an ID that exists gains the new aliases."""
+    transaction); an ID that exists gains the new aliases. With ``pin``, its names may be
+    other entries' aliases too, and this entry wins them (a ``pin`` line in the log)."""
     name = check_name(name)
     type_ = check_type(type_)
     names = list(dict.fromkeys([name, *(check_name(a, "alias") for a in aliases)]))
@@ -126,11 +128,14 @@ def _stage(
         ).fetchone()
         if existing and existing[0] != type_:
             raise BadArgument(f"{entry_id} is a {existing[0]}, not a {type_}")
-    bound = _bound(con)
+    bound = {} if pin else _bound(con)
     for a in names:
         owner = bound.get(a.casefold())
         if owner and owner[0] != entry_id:
-            raise BadArgument(f"{a!r} is already an alias of {owner[0]} ({owner[1]})")
+            raise BadArgument(
+                f"{a!r} is already an alias of {owner[0]} ({owner[1]}); "
+                "--pin makes it this entry's where the two share it"
+            )
     if existing:
         merged = list(dict.fromkeys([*existing[1], *names]))
         con.execute("UPDATE gazetteer SET aliases = ? WHERE entry_id = ?", [merged, entry_id])
@@ -141,8 +146,10 @@ def _stage(
                 [entry_id],
             )
             _log(con, entry_id, "restore", actor, rel, note, {"aliases": names})
-        else:
+        elif not pin or len(merged) > len(existing[1]):
             _log(con, entry_id, "alias", actor, rel, note, {"aliases": names})
+        if pin:
+            _log(con, entry_id, "pin", actor, rel, note, {"aliases": names})
         return entry_id
     entry_id = entry_id or _new_id(con, name)
     con.execute(
@@ -159,6 +166,8 @@ def _stage(
         {"name": name, "type": type_, "aliases": names, "ignore_case": ignore_case},
         at=now,
     )
+    if pin:
+        _log(con, entry_id, "pin", actor, rel, note, {"aliases": names}, at=now)
     return entry_id
 
 
@@ -201,8 +210,10 @@ def add(
     source: str | None = None,
     note: str | None = None,
     ignore_case: bool = False,
+    pin: bool = False,
 ) -> EditReport:
-    """Add an entry (or aliases to the entry ``entry_id``), recorded with who and where."""
+    """Add an entry (or aliases to the entry ``entry_id``), recorded with who and where;
+    ``pin`` settles a shared alias (two imported QIDs called "Apple") on this entry."""
     return _edit(
         index,
         lambda con: [
@@ -217,6 +228,7 @@ def add(
                 source,
                 note,
                 ignore_case,
+                pin,
             )
         ],
     )
@@ -401,12 +413,21 @@ def _changed_aliases(before: list[Entry], after: list[Entry]) -> tuple[list[str]
     those matched as written, and those matched in any case (lower-cased)."""
 
     def keyed(es):
-        return {(a, e.entry_id, e.type, e.ignore_case) for e in es for a in e.aliases}
+        return {
+            (a, e.entry_id, e.type, e.ignore_case, a.lower() in e.pinned)
+            for e in es
+            for a in e.aliases
+        }
 
     changed = keyed(before) ^ keyed(after)
-    exact = sorted({a for a, _, _, folded in changed if not folded})
-    folded = sorted({a for a, _, _, folded in changed if folded})  # lowered in SQL, as text is
+    exact = sorted({a for a, _, _, folded, _ in changed if not folded})
+    folded = sorted({a for a, _, _, folded, _ in changed if folded})  # lowered in SQL, as text is
     return exact, folded
+
+
+# Past this many changed aliases (an import), testing every unit for each of them costs
+# more than matching every unit again in one Aho-Corasick pass: nothing is carried.
+CARRY_LIMIT = 2_000
 
 
 def apply(index: Index, before: list[Entry], lease: WriterLease) -> EditReport:
@@ -416,6 +437,8 @@ def apply(index: Index, before: list[Entry], lease: WriterLease) -> EditReport:
     after = recognizer(con)
     old = GazetteerRecognizer(before).info.version
     exact, folded = _changed_aliases(before, after.entries)
+    if len(exact) + len(folded) > CARRY_LIMIT:
+        exact, folded = [""], []  # "" is in every text: no unit is carried
     with transaction(con):
         carried = con.execute(
             """UPDATE runs SET version = ? WHERE recognizer = ? AND version = ? AND error IS NULL

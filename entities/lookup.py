@@ -19,6 +19,16 @@ from kbx.store.db import Index, rows_select
 FILTER_GRADE = "(r.filter AND NOT list_contains(r.boost_types, m.type))"
 
 
+def owner_of(texts: str) -> str:
+    """SQL: the entity a name written as one of ``texts`` (an SQL list of lower-cased
+    values) links to: the one known entity with it as an alias. None when several share it
+    (two QIDs called "Apple"): the name stays ``name:TYPE:surface`` and ``kbx entity``
+    lists the candidates, until a pin leaves the alias to one (``entities/build.py``)."""
+    return f"""(SELECT CASE WHEN count(DISTINCT a.entity_id) = 1 THEN min(a.entity_id) END
+               FROM aliases a WHERE NOT starts_with(a.entity_id, 'name:')
+               AND lower(a.alias) IN {texts})"""
+
+
 @dataclass
 class EntityRow:
     """An entity with how often it is mentioned."""
@@ -144,6 +154,7 @@ class EntityDetail:
     provenance: list[dict]
     mentions: list[dict]
     meta: dict | None = None  # a resolved work's title, year, venue, authors
+    candidates: list[dict] = field(default_factory=list)  # a name's entries, when shared
 
 
 def entity(index: Index, name: str, limit: int = 50) -> EntityDetail:
@@ -179,6 +190,7 @@ def entity(index: Index, name: str, limit: int = 50) -> EntityDetail:
                LIMIT ?""",  # a passage whose mentions all repeat the one before it is
             [entity_id, 2 * limit],  # left out, and it has one: twice enough rows
         ).fetchall()
+        candidates = _candidates(con, entity_id) if entity_id.startswith("name:") else []
         named = _mentions_of(
             con,
             "SELECT DISTINCT u.unit_hash, l.entity_id FROM links l JOIN units u USING (unit_id) "
@@ -214,7 +226,20 @@ def entity(index: Index, name: str, limit: int = 50) -> EntityDetail:
         if len(mentions) >= limit:
             break
     meta = json.loads(e[4]) if e[4] else None
-    return EntityDetail(*e[:4], aliases, provenance, mentions, meta)
+    return EntityDetail(*e[:4], aliases, provenance, mentions, meta, candidates)
+
+
+def _candidates(con: duckdb.DuckDBPyConnection, entity_id: str) -> list[dict]:
+    """The known entities a name's surface is an alias of: several, or it would have
+    linked to the one (``owner_of``); a pin settles which it is."""
+    rows = con.execute(
+        """SELECT DISTINCT e.entity_id, e.type, e.label FROM aliases n
+           JOIN aliases a ON lower(a.alias) = lower(n.alias)
+           JOIN entities e ON e.entity_id = a.entity_id
+           WHERE n.entity_id = ? AND NOT starts_with(a.entity_id, 'name:') ORDER BY 1""",
+        [entity_id],
+    ).fetchall()
+    return [{"entity_id": i, "type": t, "label": label} for i, t, label in rows]
 
 
 def _mentions_of(
@@ -228,9 +253,7 @@ def _mentions_of(
         f"""WITH wanted AS ({wanted})
             SELECT DISTINCT w.unit_hash, w.entity_id, m.start_char, m.end_char, m.text, m.key,
                    m.type, coalesce(m.value, m.text),
-                   (SELECT min(a.entity_id) FROM aliases a
-                    WHERE NOT starts_with(a.entity_id, 'name:')
-                      AND lower(a.alias) IN (lower(coalesce(m.value, m.text)), lower(m.text)))
+                   {owner_of("(lower(coalesce(m.value, m.text)), lower(m.text))")}
             FROM wanted w JOIN mentions m ON m.unit_hash = w.unit_hash
             WHERE m.key = w.entity_id OR (m.key IS NULL AND m.recognizer IN
                                           (SELECT name FROM recognizer_info WHERE names))

@@ -41,6 +41,7 @@ class Entry:
     aliases: tuple[str, ...]
     ignore_case: bool = False
     protected: bool = False
+    pinned: tuple[str, ...] = ()  # aliases it shares with other entries and wins (a pin)
 
 
 def check_name(name: str, what: str = "name") -> str:
@@ -84,4 +85,6 @@ def version_of(entries: list[Entry]) -> str:
     for e in sorted(entries, key=lambda e: e.entry_id):
         h.update(f"{e.entry_id}\x1f{e.type}\x1f{e.ignore_case}\x1f".encode())
         h.update("\x1e".join(sorted(e.aliases)).encode() + b"\x1d")
+        if e.pinned:  # only then: digests of gazetteers without pins stay as they were
+            h.update(b"\x1c" + "\x1e".join(sorted(e.pinned)).encode())
     return "g" + h.hexdigest()[:12]
