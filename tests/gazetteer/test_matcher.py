@@ -79,3 +79,15 @@ def test_damage_finds_split_and_over_stemmed_names():
     assert stem.word == "wells" and "'well'" in stem.why
     assert damage("Wells", a, lambda t: 3) == []  # the stem is rare: nothing to protect
     assert damage("seL4", a, lambda t: 0) == []  # the chain already keeps it whole
+
+
+def test_an_alias_two_entries_share_names_neither_unless_one_pins_it():
+    corps = Entry("Q213710", "Apple Corps", "ORG", ("Apple Corps", "Apple"))
+    text = "Apple Inc. and Apple Corps agreed; Apple paid."
+    assert _found([APPLE, corps], text) == [
+        ("Apple Inc.", "Q312", "ORG"),
+        ("Apple Corps", "Q213710", "ORG"),
+    ]  # "Apple" alone: whose? No mention, and no shorter match inside it either
+    pinned = Entry("Q312", "Apple Inc.", "ORG", ("Apple Inc.", "Apple"), pinned=("apple",))
+    assert _found([pinned, corps], text)[-1] == ("Apple", "Q312", "ORG")
+    assert version_of([pinned, corps]) != version_of([APPLE, corps])
