@@ -131,15 +131,16 @@ class SpacyRecognizer:
         out = []
         for doc in nlp.pipe(texts, batch_size=self.batch_size):
             found = []
+            whole = doc.text  # built from every token on each call: once per unit, not per name
             for e in doc.ents:
                 start, end = _trimmed(e.text, e.label_)
                 start, end = e.start_char + start, e.start_char + end
-                text = doc.text[start:end]
+                text = whole[start:end]
                 if (
                     e.label_ in TYPES
                     and text.strip()
                     and not looks_like_code(text)
-                    and not in_tag(doc.text, start, end)
+                    and not in_tag(whole, start, end)
                 ):
                     found.append(Mention(start, end, e.label_, text, surface(text)))
             out.append(found)
