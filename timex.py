@@ -32,6 +32,9 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
         return None
     d = doc_date
     code = value[4:]
+    if code.startswith("ANA:"):  # "that year" after "in 1995": the last date, then a shift
+        _, unit, shift, base = code.split(":", 3)
+        return _from(resolve(base if base[:1].isdigit() else "REL:" + base, d), unit, int(shift))
     if "@" in code:  # a day and a time on it: "REL:WD:2:<@T15:00", "REL:D-1@TMO"
         code, at = code.split("@", 1)
         day = resolve("REL:" + code, d)
@@ -113,6 +116,24 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
     if code.startswith("T:"):
         return f"{d.isoformat()}T{code[2:]}"
     return None
+
+
+def _from(value: str | None, unit: str, shift: int) -> str | None:
+    """The year, month, ISO week or day of a calendar ``value``, moved by ``shift`` of them;
+    None when the value is coarser than the unit."""
+    if not value or not re.match(r"\d{4}", value):
+        return None
+    if unit == "Y":
+        return str(int(value[:4]) + shift)
+    if unit == "M" and re.match(r"\d{4}-\d\d\b", value):
+        y, m = _shift_month(date(int(value[:4]), int(value[5:7]), 1), shift)
+        return f"{y}-{m:02d}"
+    if not re.match(r"\d{4}-\d\d-\d\d", value):
+        return None
+    day = date.fromisoformat(value[:10])
+    if unit == "W":
+        return _iso_week(day + timedelta(weeks=shift))
+    return (day + timedelta(days=shift)).isoformat() if unit == "D" else None
 
 
 def _nearest(d: date, days: list[tuple[int, int, int]]) -> str | None:

@@ -182,6 +182,12 @@ PATTERNS: list[tuple[str, str]] = [
         r"\b(?:the\s+)?(?:coming|next|past|last|previous)\s+(?:days|weeks|months|years|decades)\b",
     ),
     ("weekday_part", rf"\b{_WEEKDAY}\s+(?:morning|afternoon|evening|night)\b"),
+    # "that year", "the following month", "the next morning": from the last date written
+    (
+        "anaphor",
+        r"\b(?:(?:earlier|later)\s+)?(?:that(?:\s+same)?|the\s+same)\s+(?:day|week|month|year)\b"
+        r"|\bthe\s+(?:following\s+(?:day|morning|week|month|year)|next\s+(?:day|morning))\b",
+    ),
     ("weekday", rf"\b(?:(?:last|next|this|on)\s+)?{_WEEKDAY}\b"),
     (
         "month_alone",
@@ -247,7 +253,8 @@ _TRIGGERS = (
     r"|some\s+(?=\w+s\b)|at\s+(?=present)"
     r"|the\s+(?=past|last|next|coming|future|first|second|third|fourth|final|latest|"
     r"current|previous|year|quarter|weekend|nineteenth|twentieth|twenty|\d|"
-    r"(?:end|beginning|start|middle|rest|remainder)\s+of\s))"
+    r"(?:end|beginning|start|middle|rest|remainder)\s+of\s|same\s|following\s)"
+    r"|(?:earlier\s+|later\s+)?that\s+(?=(?:same\s+)?(?:day|week|month|year)\b))"
 )
 _TRIGGER = re.compile(_TRIGGERS)
 _TRIGGER_ANY_CASE = re.compile(_TRIGGERS, re.IGNORECASE)
@@ -382,6 +389,10 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         if unit in ("decade", "century", "minute", "second"):
             return "DATE", None  # no calendar value at this granularity
         return "DATE", f"REL:{UNITS[unit][0]}{sign}{n}"
+    if kind == "anaphor":
+        unit = "D" if words[-1] in ("day", "morning") else UNITS[words[-1]]
+        shift = 1 if ("following" in words or "next" in words) else 0
+        return "DATE", f"REL:ANA:{unit}:{shift:+d}:"
     if kind == "weekday_part":
         return "TIME", f"REL:WD:{WEEKDAYS[words[-2]]}:~@T{PARTS_OF_DAY[words[-1]]}"
     if kind == "clock_day":
@@ -533,6 +544,7 @@ def candidates(text: str) -> Iterator[tuple[str, Mention]]:
     """Each mention of ``text`` with the name of the pattern that found it (the benchmark
     scores and tunes by pattern)."""
     pos = 0
+    anchor = None  # the last date or time found: what "that day" refers to
     low = text.lower()
     trigger, rx = (_TRIGGER, _RX) if len(low) == len(text) else (_TRIGGER_ANY_CASE, _RX_ANY_CASE)
     if trigger is _TRIGGER_ANY_CASE:
@@ -551,6 +563,10 @@ def candidates(text: str) -> Iterator[tuple[str, Mention]]:
         typ, value = _normalize(kind, text[start:end])
         if value is None:
             continue
+        if kind == "anaphor":
+            if anchor is None:
+                continue
+            value += anchor
         if ":~" in value:  # a bare "Tuesday" or "March": which way, by the tense
             value = value.replace(":~", ":>" if _ahead(low, start) else ":<")
         if kind == "month_alone" and not _month_name(text, start, end):
@@ -558,6 +574,8 @@ def candidates(text: str) -> Iterator[tuple[str, Mention]]:
         if kind == "ago" and value == "REL:Y-1" and "quarter" in low[max(0, start - 300) : start]:
             value = "REL:Q-5"  # "a year ago" in a quarterly report: that quarter
         conf = 0.6 if kind in ("year", "ref", "month_alone", "weekday") else 0.9
+        if typ in ("DATE", "TIME") and (value[0].isdigit() or value.startswith("REL:")):
+            anchor = value.removeprefix("REL:")
         yield kind, Mention(start, end, typ, text[start:end], value, conf)
 
 
@@ -576,11 +594,15 @@ def _month_name(text: str, start: int, end: int) -> bool:
 
 
 _NOT_YEAR_BEFORE = re.compile(r"(?:[$€£#]|\bno\.?|\bnumber|\d[.,]|[.,:/-]\d*)\s*$", re.I)
+_YEAR_RANGE_AFTER = re.compile(r"^[-–](?:1[5-9]|20)\d\d\b")
+_YEAR_PREFIX = re.compile(r"(?:\b(?:mid|pre|post|early|late)|\b(?:1[5-9]|20)\d\d)[-–]$", re.I)
 _NOT_YEAR_AFTER = re.compile(r"^(?:\s*(?:%|percent|[.,]\d|/|-\d|:\d|[a-z]*\d))", re.I)
 
 
 def _year_context(text: str, start: int, end: int) -> bool:
     """A four-digit number from 1500 to 2099 is a year unless it reads as an amount, a
     count, a version or part of another number ("$1999", "2019.5", "1999/2000")."""
-    before = text[max(0, start - 8) : start]
-    return not (_NOT_YEAR_BEFORE.search(before) or _NOT_YEAR_AFTER.match(text[end : end + 8]))
+    before, after = text[max(0, start - 8) : start], text[end : end + 8]
+    if _YEAR_RANGE_AFTER.match(after) or _YEAR_PREFIX.search(before):
+        return True  # "2009-2011", "mid-2012", "post-1959"
+    return not (_NOT_YEAR_BEFORE.search(before) or _NOT_YEAR_AFTER.match(after))

@@ -24,3 +24,10 @@ def test_a_time_on_a_relative_day_needs_the_day():
     assert resolve("REL:D-1@TMO", date(2020, 5, 1)) == "2020-04-30TMO"
     assert resolve("REL:WD:0:>@T09:00", date(2020, 5, 1)) == "2020-05-04T09:00"
     assert resolve("REL:WD:0:>@T09:00", None) is None
+
+
+def test_a_shift_from_an_earlier_date_needs_that_precision():
+    doc = date(2000, 3, 1)
+    assert resolve("REL:ANA:M:+1:1998-12", doc) == "1999-01"
+    assert resolve("REL:ANA:D:+1:1998", doc) is None  # "the next day" after "in 1998"
+    assert resolve("REL:ANA:Y:+0:WD:1:<", doc) == "2000"  # from a weekday, resolved first

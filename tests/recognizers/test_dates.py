@@ -110,5 +110,34 @@ def test_relative_values_stay_unresolved_without_a_document_date():
     assert resolve("2021-03", None) == "2021-03"  # absolute values need no date
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Promoted on May 22, 1995, he left the following year.", ("the following year", "1996")),
+        ("He fled in June 1998 and came back later that year.", ("later that year", "1998")),
+        (
+            "He was shot on Oct. 23, 1999. Earlier that day, a fax came.",
+            ("Earlier that day", "1999-10-23"),
+        ),
+        ("He arrived on Tuesday and left the next morning.", ("the next morning", "2021-03-10")),
+    ],
+)
+def test_that_day_is_the_last_date_written_before_it(text, expected):
+    (*_, last) = DateRecognizer().recognize([text])[0]
+    assert (last.text, resolve(last.value, DOC)) == expected
+
+
+def test_that_day_without_a_date_before_it_is_not_proposed():
+    assert DateRecognizer().recognize(["Trades made that day fell."]) == [[]]
+
+
+@pytest.mark.parametrize(
+    ("text", "years"),
+    [("Sales fell in 2009-2011.", ["2009", "2011"]), ("Prices peaked in mid-2012.", ["2012"])],
+)
+def test_years_in_ranges_and_with_prefixes(text, years):
+    assert [m.value for m in DateRecognizer().recognize([text])[0]] == years
+
+
 def test_the_documents_own_weekday_is_the_document_day():
     assert _one("The vote is on Wednesday.")[2] == "2021-03-10"
