@@ -66,7 +66,7 @@ OPS = ("<=", ">=", "<", ">", "=")
 _SPEC = re.compile(r"^\s*(?P<dim>[^<>=]*?)\s*(?P<op><=|>=|<|>|=)\s*(?P<value>.*?)\s*$")
 _BARE = re.compile(r"^[−+-]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][−+-]?\d+)?$")
 _NUMBER_UNIT = re.compile(
-    r"^(?P<n>[−+-]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][−+-]?\d+)?)\s*(?P<u>.+)$"
+    r"^(?P<n>[−+-]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][−+-]?\d+)?)\s*(?P<u>[^\d\s.,].*)$"
 )
 _STORED = re.compile(r"^(?P<lo>\S+?)(?:\.\.(?P<hi>\S+))? (?P<unit>.+)$")
 _MONEY_STORED = re.compile(r"^(?P<code>[A-Z]{3}) (?P<amount>-?[\d.]+)$")

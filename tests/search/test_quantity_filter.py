@@ -110,6 +110,7 @@ def test_data_sizes_read_gb_as_decimal_and_gib_as_binary(parcels, asked, kept):
 
 def test_percent_and_money(parcels):
     assert paths(parcels, "percent>30") == {"share.md"}
+    assert paths(parcels, "percent=30..40") == {"share.md"}  # bare numbers, in percent
     assert paths(parcels, "<1%") == {"trace.md"}  # 5 ppm is 0.0005 %
     assert paths(parcels, "usd>1000") == {"price.md"}
     assert paths(parcels, "money>=$1,200") == {"price.md"}
