@@ -197,6 +197,11 @@ PATTERNS: list[tuple[str, str]] = [
     ),
     ("the_weekend", r"\bthe\s+weekend\b"),
     (
+        "the_year",
+        r"\bthe\s+(?:full\s+|fiscal\s+|calendar\s+)?year\b"
+        r"(?![\s-]+(?:earlier|ago|before|end|ended|ending|\d|two|nineteen|twenty))(?!-)",
+    ),
+    (
         "set",
         rf"\b(?:every|each|per)\s+(?:(?:{_NUM}\s+)?{_UNIT}|{_WEEKDAY}|{_MONTH})\b"
         r"|\b(?:daily|weekly|monthly|annually|yearly|hourly)\b"
@@ -252,7 +257,7 @@ _TRIGGERS = (
     r"|an?\s+(?=(?:few\s+|couple\s+of\s+)?(?:year|month|week|day|decade|hour|quarter))"
     r"|some\s+(?=\w+s\b)|at\s+(?=present)"
     r"|the\s+(?=past|last|next|coming|future|first|second|third|fourth|final|latest|"
-    r"current|previous|year|quarter|weekend|nineteenth|twentieth|twenty|\d|"
+    r"current|previous|year|quarter|weekend|full\s+year|fiscal\s+year|calendar\s+year|nineteenth|twentieth|twenty|\d|"
     r"(?:end|beginning|start|middle|rest|remainder)\s+of\s|same\s|following\s)"
     r"|(?:earlier\s+|later\s+)?that\s+(?=(?:same\s+)?(?:day|week|month|year)\b))"
 )
@@ -397,6 +402,8 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         return "TIME", f"REL:WD:{WEEKDAYS[words[-2]]}:~@T{PARTS_OF_DAY[words[-1]]}"
     if kind == "clock_day":
         return "TIME", _clock_day(low)
+    if kind == "the_year":  # in news, the year the text is written in
+        return "DATE", "REL:Y+0"
     if kind == "the_weekend":
         return "DATE", "REL:WE:~"
     if kind == "century":

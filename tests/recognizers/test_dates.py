@@ -82,6 +82,7 @@ def _one(text: str) -> tuple[str, str, str | None]:
         ("The mine closed years ago.", ("years ago", "DATE", "PAST_REF")),
         ("We meet twice a year.", ("twice a year", "SET", "P1Y")),
         ("The polls close at midnight.", ("midnight", "TIME", "2021-03-10T24:00")),
+        ("Profit for the full year rose.", ("the full year", "DATE", "2021")),
     ],
 )
 def test_expressions_and_values(text, expected):
