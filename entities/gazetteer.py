@@ -25,8 +25,7 @@ from kbx.annotate.run import missing, recognize
 from kbx.annotate.setup import NAME, entries, recognizer
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument
-from kbx.gazetteer.entries import Entry, check_id, check_name, check_type, slug
-from kbx.gazetteer.matcher import GazetteerRecognizer
+from kbx.gazetteer.entries import Entry, check_id, check_name, check_type, slug, version_of
 from kbx.gazetteer.protect import damage
 from kbx.recognizers.registry import Registry
 from kbx.source.cite import read_regular, resolve
@@ -435,7 +434,7 @@ def apply(index: Index, before: list[Entry], lease: WriterLease) -> EditReport:
     touch, re-run the rest, then refresh the entity layer."""
     con = lease.con()
     after = recognizer(con)
-    old = GazetteerRecognizer(before).info.version
+    old = version_of(before)  # the digest alone: no automaton built for it
     exact, folded = _changed_aliases(before, after.entries)
     if len(exact) + len(folded) > CARRY_LIMIT:
         exact, folded = [""], []  # "" is in every text: no unit is carried

@@ -155,7 +155,7 @@ def _spool(
             if report.bad >= STOP_AT and not skip_bad:
                 raise _refuse(report, stopped=True)
             continue
-        spool.write(json.dumps([r.qid, r.label, r.aliases, r.type, r.line]) + "\n")
+        spool.write("\t".join([r.qid, r.type, str(r.line), *r.aliases]) + "\n")
         n += 1
     if report.bad and not skip_bad:
         raise _refuse(report)
@@ -163,9 +163,11 @@ def _spool(
 
 
 def _unspool(spool) -> Iterator[wikidata.Record]:
+    """The spooled records: tab-separated, which names cannot hold (``check_name`` makes
+    every run of white space one space); the label is the first name."""
     for line in spool:
-        qid, label, aliases, type_, at = json.loads(line)
-        yield wikidata.Record(qid, label, tuple(aliases), type_, at)
+        qid, type_, at, *names = line.rstrip("\n").split("\t")
+        yield wikidata.Record(qid, names[0], tuple(names), type_, int(at))
 
 
 def _batches(records: Iterator[wikidata.Record]) -> Iterator[list[wikidata.Record]]:

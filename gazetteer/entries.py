@@ -29,6 +29,7 @@ TYPES = (
     "TOPIC",
 )
 _ID = re.compile(r"^[A-Za-z][\w:.\-/]{0,120}$")
+_ALNUM = re.compile(r"[^\W_]")  # a letter or digit of any script
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def check_name(name: str, what: str = "name") -> str:
         raise BadArgument(f"the {what} is empty; give the name as it is written")
     if len(clean) > 200:
         raise BadArgument(f"the {what} {clean[:40]!r}… is over 200 characters")
-    if not any(c.isalnum() for c in clean):
+    if not _ALNUM.search(clean):
         raise BadArgument(f"the {what} {clean!r} has no letters or digits")
     return clean
 

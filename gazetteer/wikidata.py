@@ -407,11 +407,10 @@ def _type_of(claims: object, classes: dict[str, str]) -> str | None:
     statements = claims.get("P31") if isinstance(claims, dict) else None
     if not isinstance(statements, list):
         return None
-    ranked = sorted(
-        (s for s in statements if isinstance(s, dict) and s.get("rank") != "deprecated"),
-        key=lambda s: s.get("rank") != "preferred",
-    )
-    for s in ranked:
+    kept = [s for s in statements if isinstance(s, dict) and s.get("rank") != "deprecated"]
+    if any(s.get("rank") == "preferred" for s in kept):
+        kept.sort(key=lambda s: s.get("rank") != "preferred")
+    for s in kept:
         snak = s.get("mainsnak")
         value = snak.get("datavalue", {}).get("value") if isinstance(snak, dict) else None
         cls = value.get("id") if isinstance(value, dict) else None
