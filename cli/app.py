@@ -790,6 +790,7 @@ def reprocess(
 app.add_typer(gazetteer_cli.app, name="gazetteer")
 app.command()(gazetteer_cli.entities)
 app.command()(gazetteer_cli.entity)
+app.command()(export_cli.export)
 app.command()(serve_cli.mcp)
 app.command()(serve_cli.serve)
 
@@ -835,7 +836,6 @@ _HINTS = {
 }
 
 
-app.command()(export_cli.export)
 def _fail(error: str, code: int, message: str, hint: str | None, as_json: bool) -> None:
     if as_json:
         emit_json({"error": error, "code": code, "message": message, "hint": hint})

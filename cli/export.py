@@ -19,6 +19,7 @@ from kbx.cli.common import (
     JsonOption,
     MetaOption,
     PathOption,
+    QuantityOption,
     TypeOption,
     emit_json,
     err,
@@ -61,6 +62,7 @@ def export(
     before: BeforeOption = None,
     date_from: DateFromOption = "any",
     meta: MetaOption = None,
+    quantity: QuantityOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -71,7 +73,7 @@ def export(
     passage starts in the .txt and its original lines). webanno: one W3C Web Annotation
     collection (JSON-LD), each mention targeting the original file by character position
     and quote. docbin: spaCy DocBin files, one Doc per passage, mentions in
-    doc.spans["kbx"]. parquet: documents, units, placements, mentions, entities and
+    doc.spans["kbx"]. parquet: documents, units, placements, mentions, doc_mentions, entities and
     gazetteer_log, one file each. jsonl: one mention per line with path, original lines,
     unit, offsets, type, value, entity, recognizer, version and confidence.
 

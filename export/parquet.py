@@ -1,10 +1,12 @@
 """Parquet: one file per table (DuckDB ``COPY … (FORMAT parquet)``, which streams), so
 pandas, polars or DuckDB read an index without kbx. The columns are the store's own (the
-README's "Parquet export" lists them). With filters, each table keeps only what the chosen
-passages reach: their documents, units and placements, the mentions of those units (of the
-chosen types and recognizers), the entities the passages name or the mentions key, and
-those entities' gazetteer log. Rows keep the store's order (DuckDB preserves insertion
-order), with no sort that would hold a large table in memory."""
+README's "Exports" lists them); beside the six tables issue 19 names, ``doc_mentions``
+holds the values mentions take in each document (a relative date, resolved). With filters,
+each table keeps only what the chosen passages reach: their documents, units and
+placements, the mentions of those units (of the chosen types and recognizers) and their
+values per document, the entities the passages name or the mentions key, and those
+entities' gazetteer log. Rows keep the store's order (DuckDB preserves insertion order),
+with no sort that would hold a large table in memory."""
 
 from __future__ import annotations
 
@@ -29,6 +31,12 @@ TABLES = {  # table -> its rows when filtered (over the chosen placements, expor
     "placements": "SELECT pl.* FROM placements pl "
     "SEMI JOIN export_places p USING (doc_id, ordinal)",
     "mentions": _MENTIONS,
+    "doc_mentions": f"""SELECT dm.* FROM doc_mentions dm
+        WHERE EXISTS (SELECT 1 FROM export_places p JOIN units u USING (unit_id)
+                      WHERE p.doc_id = dm.doc_id AND u.unit_hash = dm.unit_hash)
+          AND EXISTS (SELECT 1 FROM ({_MENTIONS}) x WHERE x.unit_hash = dm.unit_hash
+                      AND x.recognizer = dm.recognizer AND x.version = dm.version
+                      AND x.start_char = dm.start_char)""",
     "entities": _ENTITIES,
     "gazetteer_log": "SELECT * FROM gazetteer_log WHERE entry_id IN "
     f"(SELECT entity_id FROM ({_ENTITIES}))",

@@ -266,7 +266,8 @@ def test_docbin_reads_back_one_doc_per_unit(idx, tmp_path):
 
 # --- Parquet ---------------------------------------------------------------------------------
 
-TABLES = ("documents", "units", "placements", "mentions", "entities", "gazetteer_log")
+TABLES = ("documents", "units", "placements", "mentions", "doc_mentions", "entities")
+TABLES += ("gazetteer_log",)
 
 
 def test_parquet_is_every_table_as_the_store_holds_it(idx, tmp_path):
@@ -286,7 +287,7 @@ def test_parquet_is_every_table_as_the_store_holds_it(idx, tmp_path):
             left = f"SELECT {same} FROM {a} EXCEPT ALL SELECT {same} FROM {b}"
             assert con.execute(f"SELECT count(*) FROM ({left})").fetchone() == (0,)
     n = con.execute(f"SELECT count(*) FROM '{out / 'mentions.parquet'}'").fetchone()[0]
-    assert n == r.mentions > 0 and r.files == 6
+    assert n == r.mentions > 0 and r.files == 7
     assert con.execute(f"SELECT count(*) FROM '{out / 'gazetteer_log.parquet'}'").fetchone()[0]
 
 
@@ -302,6 +303,7 @@ def test_parquet_with_filters_keeps_what_the_chosen_passages_reach(idx, tmp_path
     texts = [t for (t,) in read("units", "text")]
     assert all(any(m in t for t in texts) for (m,) in read("mentions", "text"))
     assert sorted(t for (t,) in read("mentions", "text")) == ["1 June 2022", "5 May 2022"]
+    assert {(d, r) for d, r in read("doc_mentions", "doc_id, recognizer")} == {(doc_id, "dates")}
     named = {e for (e,) in read("entities", "entity_id")}  # by the passages, not the mentions
     assert named == {"gz:project-cedar", "doi:10.1145/1629575.1629596"}
     assert [e for (e,) in read("gazetteer_log", "entry_id")] == ["gz:project-cedar"]
@@ -345,6 +347,7 @@ def test_jsonl_streams_the_same_in_small_chunks(idx, tmp_path, monkeypatch):
         (Filters(), ["tags"], {"recognizer": {"tags"}}),
         (Filters(path="*.txt"), [], {"path": {"runbook.txt"}}),
         (Filters(entities=["Cedar"]), [], {"path": {"notes/cedar.md"}}),
+        (Filters(quantities=["mass>1kg"]), [], {"path": {"notes/cedar.md"}}),
         (Filters(types=["PROGRAMMING LANGUAGE"], after="2023"), [], {"path": {"runbook.txt"}}),
     ],
 )

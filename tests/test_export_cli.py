@@ -39,7 +39,7 @@ def test_json_is_the_report(root, tmp_path):
     assert r.returncode == 0, r.stdout
     report = json.loads(r.stdout)
     assert report["format"] == "parquet" and report["out"] == str(tmp_path / "t")
-    assert (report["documents"], report["mentions"], report["files"]) == (1, 2, 6)
+    assert (report["documents"], report["mentions"], report["files"]) == (1, 2, 7)
     assert {"units", "renamed", "unaligned", "expanded", "stale", "seconds", "notes"} <= set(report)
 
 
