@@ -12,7 +12,7 @@ a document date it stays unresolved, never resolved against today.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import date, datetime
 from functools import lru_cache
 
@@ -188,7 +188,7 @@ PATTERNS: list[tuple[str, str]] = [
         r"\b(?:(?:earlier|later)\s+)?(?:that(?:\s+same)?|the\s+same)\s+(?:day|week|month|year)\b"
         r"|\bthe\s+(?:following\s+(?:day|morning|week|month|year)|next\s+(?:day|morning))\b",
     ),
-    ("weekday", rf"\b(?:(?:last|next|this|on)\s+)?{_WEEKDAY}\b"),
+    ("weekday", rf"\b(?:(?:last|next|this)\s+)?{_WEEKDAY}\b"),
     (
         "month_alone",
         r"\b(?:(?:last|next|this|early|late|mid)[\s-]+)?"
@@ -207,7 +207,11 @@ PATTERNS: list[tuple[str, str]] = [
         r"|\b(?:daily|weekly|monthly|annually|yearly|hourly)\b"
         rf"|\b(?:once|twice|{_NUM}\s+times)\s+(?:an?|per|each|every)\s+{_UNIT}\b",
     ),
-    ("for_units", r"(?<=\bfor\s)(?:years|months|weeks|days|decades|hours)\b"),
+    (
+        "for_units",  # "for years", "in decades", "within hours"
+        r"(?:(?<=\bfor\s)|(?<=\bin\s)|(?<=\bover\s)|(?<=\bwithin\s)|(?<=\bafter\s))"
+        r"(?:years|months|weeks|days|decades|hours)\b",
+    ),
     (
         "holiday",
         r"\b(?:thanksgiving(?:\s+day)?|christmas(?:\s+day|\s+eve)?|"
@@ -239,21 +243,98 @@ PATTERNS: list[tuple[str, str]] = [
 _ALTERNATIVES = "|".join(f"(?P<{name}>{rx})" for name, rx in PATTERNS)
 _RX = re.compile(_ALTERNATIVES)  # on lower-cased text: several times faster than IGNORECASE
 _RX_ANY_CASE = re.compile(_ALTERNATIVES, re.IGNORECASE)
+
+
 # Where an expression can start: the big pattern is tried only there, which makes the
 # pass several times faster than scanning every position with it.
+def _trie(words: Iterable[str]) -> str:
+    """One pattern for many plain words, factored letter by letter ("jan(?:uary)?"): the
+    engine then tries a few branches at each word instead of a hundred."""
+    tree: dict = {}
+    for word in words:
+        node = tree
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def walk(node: dict) -> str:
+        branches = [re.escape(ch) + walk(sub) for ch, sub in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        group = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{group})?" if "" in node else group
+
+    return walk(tree)
+
+
+_TRIGGER_WORDS = (
+    *MONTHS,
+    *WEEKDAYS,
+    *(w for w in NUMBERS if w not in ("a", "an", "some")),
+    *[
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "daily",
+        "weekly",
+        "monthly",
+        "annually",
+        "yearly",
+        "hourly",
+        "noon",
+        "midnight",
+        "once",
+        "twice",
+        "nineteenth",
+        "twentieth",
+        "thanksgiving",
+        "christmas",
+        "new",
+        "years",
+        "months",
+        "weeks",
+        "days",
+        "decades",
+        "hours",
+        "today",
+        "yesterday",
+        "tomorrow",
+        "tonight",
+        "this",
+        "last",
+        "next",
+        "past",
+        "previous",
+        "coming",
+        "current",
+        "latest",
+        "final",
+        "year",
+        "every",
+        "each",
+        "per",
+        "fiscal",
+        "spring",
+        "summer",
+        "fall",
+        "autumn",
+        "winter",
+        "early",
+        "late",
+        "mid",
+        "now",
+        "currently",
+        "recently",
+        "recent",
+        "nowadays",
+        "these",
+        "formerly",
+        "quarter",
+    ],
+)
 _TRIGGERS = (
-    r"\b(?:\d|q[1-4]\b|(?:"
-    + _MONTH.replace("\\.?", "")
-    + "|"
-    + _WEEKDAY
-    + "|"
-    + "|".join(w for w in NUMBERS if w not in ("a", "an", "some"))
-    + r"|first|second|third|fourth|daily|weekly|monthly|annually|yearly|hourly|noon|"
-    r"midnight|once|twice|nineteenth|twentieth|thanksgiving|christmas|new|years|months|weeks|"
-    r"days|decades|hours|today|yesterday|tomorrow|tonight|this|last|next|past|"
-    r"previous|coming|current|latest|final|year|every|each|per|fiscal|spring|summer|fall|"
-    r"autumn|winter|early|late|mid|now|currently|recently|recent|nowadays|these|formerly|"
-    r"quarter)\b"
+    r"\b(?:\d|q[1-4]\b|" + _trie(_TRIGGER_WORDS) + r"\b"
     r"|an?\s+(?=(?:few\s+|couple\s+of\s+)?(?:year|month|week|day|decade|hour|quarter))"
     r"|some\s+(?=\w+s\b)|at\s+(?=present)"
     r"|the\s+(?=past|last|next|coming|future|first|second|third|fourth|final|latest|"
