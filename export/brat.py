@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kbx.export.read import Doc, Found, documents
+from kbx.export.read import Doc, Found, documents, relative
 
 if TYPE_CHECKING:
     from kbx.export.run import Job
@@ -108,6 +108,11 @@ def write(job: Job, folder: Path) -> None:
     with (folder / UNITS_FILE).open("w", encoding="utf-8", newline="") as units:
         units.write("txt\tstart\tend\tpath\tordinal\tunit\tstart_line\tend_line\n")
         for doc in documents(job.con, job.sel):
+            done += 1
+            job.progress(done, job.sel.documents)
+            if not relative(doc.path):
+                r.notes.append(f"left out {doc.path!r}: its path would leave --out")
+                continue
             text, ann, spans = render(doc, types)
             base = folder / doc.path
             base.parent.mkdir(parents=True, exist_ok=True)
@@ -122,8 +127,6 @@ def write(job: Job, folder: Path) -> None:
             )
             r.mentions += len(ann) // 2
             r.files += 2
-            done += 1
-            job.progress(done, job.sel.documents)
     names = sorted(set(types.values()))
     (folder / "annotation.conf").write_text(CONF.format(types="\n".join(names)), encoding="utf-8")
     r.files += 2

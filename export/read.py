@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 import duckdb
 
@@ -21,6 +22,14 @@ from kbx.errors import BadArgument
 from kbx.search.filters import Filters, compile_filters
 
 CHUNK = 200  # documents (or units) read per round trip
+
+
+def relative(path: str) -> bool:
+    """Whether a stored path stays below the folder it is joined to: an index file handed
+    over by someone else could hold ``../`` paths, and an export must not write (or read)
+    outside its folder (or the root) for them."""
+    parts = PurePosixPath(path).parts
+    return bool(parts) and not PurePosixPath(path).is_absolute() and ".." not in parts
 
 
 @dataclass(frozen=True)
@@ -241,5 +250,5 @@ def units(con: duckdb.DuckDBPyConnection, sel: Selection) -> Iterator[UnitRow]:
         ).fetchall():
             found.setdefault(unit_id, []).append(Found(*rest))
         for unit_id, unit, text, heading, placed in rows:
-            yield UnitRow(unit, text, list(heading), [tuple(x.values()) for x in placed],
-                          found.get(unit_id, []))  # fmt: skip
+            placements = [tuple(x.values()) for x in placed]
+            yield UnitRow(unit, text, list(heading), placements, found.get(unit_id, []))

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, TextIO
 from urllib.parse import quote
 
 from kbx import __version__
-from kbx.export.read import Doc, Found, Placed, documents
+from kbx.export.read import Doc, Found, Placed, documents, relative
 from kbx.extract.textmap import Segment, locate, unpack
 
 if TYPE_CHECKING:
@@ -61,6 +61,8 @@ class Source:
         from kbx.extract import source_text  # the parsers: only when an export needs them
 
         self.text: str | None = None
+        if not relative(doc.path):
+            return
         try:
             data = (job.index.root / doc.path).read_bytes()
         except OSError:

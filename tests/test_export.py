@@ -386,3 +386,17 @@ def test_an_export_that_fails_leaves_nothing_under_out(idx, tmp_path, monkeypatc
     with pytest.raises(RuntimeError):
         export(idx, "brat", tmp_path / "brat")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_stored_path_that_would_leave_out_is_left_out(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nShipped on 5 May 2022.\n")
+    index(root, registry=Registry([DateRecognizer()]), workers=1)
+    i = Index.for_root(root)
+    with i.writer() as con:  # an index file someone else made
+        con.execute("UPDATE documents SET path = '../../escaped.md'")
+    r = export(i, "brat", tmp_path / "out" / "brat")
+    assert r.notes == ["left out '../../escaped.md': its path would leave --out"]
+    assert sorted(p.name for p in tmp_path.rglob("*.txt")) == []
+    assert not (tmp_path / "escaped.md.txt").exists() and r.mentions == 0
