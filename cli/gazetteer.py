@@ -218,7 +218,8 @@ def import_(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Add every entry of a file in one transaction: one bad entry and nothing is added.
+    """Add every entry of a file in one transaction: one bad entry and nothing is added
+    (unless --skip-bad).
 
     Wikidata's own JSON, streamed (a whole dump, .bz2 or .gz read as they are): the QID is
     the entry ID, labels and aliases come in the --lang languages, the type from P31

@@ -4,9 +4,9 @@ any size, as one edit.
 Two phases, so that a whole dump never holds the index: the file is read first, with the
 index closed (``gazetteer/wikidata.py`` streams it), the wanted entities spooled to a
 temporary file; a bad line stops the import there, before anything is written, unless
-``skip_bad``. Then one transaction writes the spool in batches, each batch's log lines
-reaching ``.kbx/gazetteer.jsonl`` before the commit (all taken out again if it fails), and
-the gazetteer's runs are brought to the new version as after any edit.
+``skip_bad``. Then one transaction writes the spool in batches, their log lines reaching
+``.kbx/gazetteer.jsonl`` in one append just before the commit (taken out again if it
+fails), and the gazetteer's runs are brought to the new version as after any edit.
 
 An imported alias may be another entry's too (a dump has many "John Smith"s): unlike a
 hand edit, which is refused, the import keeps both, and the shared alias names neither
@@ -17,6 +17,8 @@ already in the gazetteer gains the file's new aliases; a retracted one is left a
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -191,7 +193,10 @@ def _write(
     report: ImportReport,
     progress: Progress | None,
 ) -> None:
-    """One transaction for every batch, the log appended batch by batch, then the re-run."""
+    """One transaction for every batch, then the re-run. Each batch's log lines go to a
+    side file first, and reach the log in one append just before the commit: a crash in
+    the middle of the batches leaves the log as it was, not with part of the import."""
+    side = index.journal_path.with_name("gazetteer.import.jsonl")
     with index.writing("gazetteer import"), WriterLease(index) as lease:
         con = lease.con()
         repair(con, index)
@@ -200,6 +205,7 @@ def _write(
         before = entries(con)
         size = None
         try:
+            side.write_bytes(b"")
             with transaction(con):
                 done = 0
                 for batch in _batches(records):
@@ -207,20 +213,21 @@ def _write(
                     _stage_batch(con, batch, actor, note, skip_bad, report)
                     if report.bad and not skip_bad:
                         raise _refuse(report)
-                    events = journal.rows_since(con, seq)
-                    if events:
-                        at = journal.append(index.journal_path, events)
-                        size = at if size is None else size
+                    journal.append(side, journal.rows_since(con, seq))
+                    kill_point("import.batch")
                     done += len(batch)
                     if progress:
                         progress("writing", done, total)
                 _shared(con, report)
                 mark_dirty(con)
+                size = _append_file(index.journal_path, side)
                 kill_point("journal.appended")
         except BaseException:  # rolled back, or the commit failed: the log takes them out
             if size is not None:
                 journal.truncate(index.journal_path, size)
             raise
+        finally:
+            side.unlink(missing_ok=True)
         kill_point("gazetteer.logged")
         edit = apply(index, before, lease)
     report.version, report.units_rerun, report.units_carried = (
@@ -229,6 +236,16 @@ def _write(
         edit.units_carried,
     )
     report.mentions, report.removed = edit.mentions, edit.removed
+
+
+def _append_file(log: Path, side: Path) -> int:
+    """Append the side file's lines to the log durably; returns the log's size before."""
+    size = journal.append(log, [])  # drops a torn last line, as every append does
+    with open(side, "rb") as src, open(log, "ab") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+        dst.flush()
+        os.fsync(dst.fileno())
+    return size
 
 
 def _stage_batch(

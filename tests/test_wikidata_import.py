@@ -13,6 +13,7 @@ from inprocess import run_cli
 from wikidata_fixtures import ADA, APPLE, APPLE_CORPS, FRUIT, entity, write_dump, write_entity_data
 
 from kbx.entities import gazetteer as gz
+from kbx.entities import imports
 from kbx.entities.imports import import_file
 from kbx.entities.lookup import entity as entity_detail
 from kbx.errors import BadArgument
@@ -202,6 +203,20 @@ def test_an_import_killed_after_its_log_is_written_is_replayed(root, tmp_path):
         ("gz:fertilizer",),
     ]
     assert _hits(root, "--entity", "Q312", "--after", "2021") == ["news/2022-suppliers.md"]
+
+
+def test_an_import_killed_between_its_batches_leaves_nothing(root, tmp_path, monkeypatch):
+    idx = Index.for_root(root)
+    monkeypatch.setattr(imports, "BATCH", 1)  # one entity a batch, in the forked child too
+    log = root / ".kbx" / "gazetteer.jsonl"
+    before = log.read_bytes() if log.exists() else b""
+    assert (
+        die_at("import.batch:2", import_file, idx, write_dump(tmp_path / "d.json", [APPLE, ADA]))
+        == 137
+    )
+    assert (log.read_bytes() if log.exists() else b"") == before  # no half import to replay
+    r = run_cli("gazetteer", "list", "--json", cwd=root)
+    assert json.loads(r.stdout) == {"entries": []}
 
 
 def test_a_name_spacy_finds_under_a_shared_alias_lists_the_candidates(tmp_path):
