@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import POSTS, make_tiny_gliner, registry_with_gazetteer, write_corpus
+from helpers import POSTS, copy_index, make_tiny_gliner, registry_with_gazetteer, write_corpus
 
 from kbx.indexing.ingest import index
 from kbx.store.db import Index
 
 PLUGIN = Path(__file__).parent / "plugin"
+_SITE = pytest.StashKey[Path]()
 
 
 def pytest_configure(config) -> None:
     """Make the test plugin installed for this run only: a dist-info with its entry point
     in a temporary folder on the path of this process and of the ``kbx`` subprocesses the
     tests start. Nothing enters the environment a user's ``kbx`` runs in."""
-    site = Path(tempfile.mkdtemp(prefix="kbx-test-plugin-"))
+    site = config.stash[_SITE] = Path(tempfile.mkdtemp(prefix="kbx-test-plugin-"))
     info = site / "kbx_test_plugin-0.1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kbx-test-plugin\nVersion: 0.1.0\n")
@@ -32,6 +34,13 @@ def pytest_configure(config) -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [*paths, *filter(None, [os.environ.get("PYTHONPATH")])]
     )
+
+
+def pytest_unconfigure(config) -> None:
+    """The run's plugin folder goes with the run (one was left in the temp folder per run)."""
+    site = config.stash.get(_SITE, None)
+    if site is not None:
+        shutil.rmtree(site, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -59,19 +68,25 @@ def corpus(tmp_path: Path) -> Path:
     return write_corpus(tmp_path / "docs")
 
 
-@pytest.fixture
-def posts(tmp_path: Path) -> Index:
-    """Dated, authored, categorized posts naming OpenSSL, CVEs, a DOI and Apple; and filler."""
-    root = tmp_path / "posts-root"
+@pytest.fixture(scope="session")
+def posts_template(tmp_path_factory) -> Path:
+    """The folder of ``posts`` and its index, built once per run."""
+    root = tmp_path_factory.mktemp("posts") / "posts-root"
     for rel, text in POSTS.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     for i in range(12):  # filler, so that an edit has units to leave alone
         (root / "filler" / f"f{i}.md").parent.mkdir(parents=True, exist_ok=True)
         (root / "filler" / f"f{i}.md").write_text(f"# Filler {i}\n\nNothing named here, {i}.\n")
-    idx = Index.for_root(root)
-    index(root, registry=registry_with_gazetteer(idx))
-    return idx
+    index(root, registry=registry_with_gazetteer(Index.for_root(root)))
+    return root
+
+
+@pytest.fixture
+def posts(posts_template: Path, tmp_path: Path) -> Index:
+    """Dated, authored, categorized posts naming OpenSSL, CVEs, a DOI and Apple; and filler:
+    indexed with identifiers, dates and the gazetteer (a copy of one build per run)."""
+    return copy_index(posts_template, tmp_path / "posts-root")
 
 
 @pytest.fixture(scope="session")

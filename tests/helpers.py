@@ -6,12 +6,14 @@ import importlib
 import multiprocessing
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import duckdb
 import pytest
 from fpdf import FPDF
 
@@ -140,6 +142,21 @@ def unchanged(idx: Index):
     yield idx
     with idx.reader() as con:
         assert contents(con) == before, f"a test wrote to the shared index {idx.db}"
+
+
+def copy_index(template: Path, root: Path) -> Index:
+    """A copy of the folder ``template`` and the index built in it, at ``root``: what
+    building there would leave, for a copy (milliseconds) where a build takes a second. The
+    files keep their times (``copytree``), so the copy finds them unchanged as the template
+    would; the index records its root, which the copy is told."""
+    shutil.copytree(template, root)
+    idx = Index.for_root(root)
+    con = duckdb.connect(str(idx.db))
+    try:
+        con.execute("UPDATE kbx_meta SET value = ? WHERE key = 'root'", [str(idx.root)])
+    finally:
+        con.close()
+    return idx
 
 
 def run_kbx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

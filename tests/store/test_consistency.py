@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import Loopback, crossref_work, die_at
+from helpers import Loopback, copy_index, crossref_work, die_at
 
 from kbx.annotate.setup import entries as gazetteer_entries
 from kbx.annotate.setup import registry_for
@@ -61,22 +61,42 @@ def contents(db: Path) -> dict[str, list]:
         con.close()
 
 
+_BUILT: dict[tuple, dict[str, list]] = {}  # the inputs of a fresh build: what it held
+
+
 def fresh_build(root: Path, tmp: Path) -> dict[str, list]:
-    """A new index of the same files, given the same curated gazetteer log."""
-    copy = tmp / "fresh" / root.name
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".kbx"))
+    """A new index of the same files, given the same curated gazetteer log. A build is
+    deterministic (these tests compare builds), so one of the same files and log is made
+    once per module: several kill points end with the same files."""
     log = Index.for_root(root).journal_path
-    if log.exists():
-        (copy / ".kbx").mkdir()
-        shutil.copy(log, copy / ".kbx" / log.name)
-    index(copy, workers=1)
-    return contents(Index.for_root(copy).db)
+    files = sorted(p for p in root.rglob("*") if p.is_file() and ".kbx" not in p.parts)
+    key = (
+        tuple((p.relative_to(root).as_posix(), p.read_bytes()) for p in files),
+        log.read_bytes() if log.exists() else None,
+    )
+    if key not in _BUILT:
+        copy = tmp / "fresh" / root.name
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".kbx"))
+        if log.exists():
+            (copy / ".kbx").mkdir()
+            shutil.copy(log, copy / ".kbx" / log.name)
+        index(copy, workers=1)
+        _BUILT[key] = contents(Index.for_root(copy).db)
+    return _BUILT[key]
 
 
-def _indexed(tmp_path: Path) -> Path:
-    root = _write(tmp_path / "docs", FILES)
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    """FILES indexed once per module (``index(root, workers=1)``)."""
+    root = _write(tmp_path_factory.mktemp("template") / "docs", FILES)
     index(root, workers=1)
     return root
+
+
+@pytest.fixture
+def indexed(template: Path, tmp_path: Path) -> Path:
+    """A copy of the template at ``tmp_path / "docs"``: the state every test starts from."""
+    return copy_index(template, tmp_path / "docs").root
 
 
 def _add_cedar(root: Path) -> None:
@@ -86,8 +106,8 @@ def _add_cedar(root: Path) -> None:
 @pytest.mark.parametrize(
     "point", ["index.batch", "recognize.batch", "index.context", "index.removed"]
 )
-def test_index_killed_between_commits_is_repaired_by_the_next_run(tmp_path, point):
-    root = _indexed(tmp_path)
+def test_index_killed_between_commits_is_repaired_by_the_next_run(indexed, tmp_path, point):
+    root = indexed
     _change(root)
     assert die_at(point, index, root) == 137  # the point is on this path
     index(root, workers=1)
@@ -97,8 +117,8 @@ def test_index_killed_between_commits_is_repaired_by_the_next_run(tmp_path, poin
 @pytest.mark.parametrize(
     "point", ["journal.appended", "gazetteer.logged", "gazetteer.carried", "gazetteer.rerun"]
 )
-def test_gazetteer_edit_killed_between_commits_is_repaired(tmp_path, point):
-    root = _indexed(tmp_path)
+def test_gazetteer_edit_killed_between_commits_is_repaired(indexed, tmp_path, point):
+    root = indexed
     assert die_at(point, _add_cedar, root) == 137
     index(root, workers=1)  # nothing changed on disk: the repair alone must do it
     got = contents(Index.for_root(root).db)
@@ -107,8 +127,8 @@ def test_gazetteer_edit_killed_between_commits_is_repaired(tmp_path, point):
 
 
 @pytest.mark.parametrize("point", ["recognize.batch", "reprocess.recognized", "reprocess.context"])
-def test_reprocess_killed_between_commits_is_repaired(tmp_path, point):
-    root = _indexed(tmp_path)
+def test_reprocess_killed_between_commits_is_repaired(indexed, tmp_path, point):
+    root = indexed
     idx = Index.for_root(root)
 
     def forced():
@@ -119,8 +139,8 @@ def test_reprocess_killed_between_commits_is_repaired(tmp_path, point):
     assert contents(idx.db) == fresh_build(root, tmp_path)
 
 
-def test_an_orphan_from_an_older_kbx_is_never_cited_and_is_swept(tmp_path):
-    root = _indexed(tmp_path)
+def test_an_orphan_from_an_older_kbx_is_never_cited_and_is_swept(indexed):
+    root = indexed
     idx = Index.for_root(root)
     con = duckdb.connect(str(idx.db))
     con.execute(  # what a kill between a batch and the old separate sweep left behind
@@ -136,8 +156,8 @@ def test_an_orphan_from_an_older_kbx_is_never_cited_and_is_swept(tmp_path):
     assert status(idx).problems == []
 
 
-def test_the_gazetteer_survives_deleting_the_index(tmp_path):
-    root = _indexed(tmp_path)
+def test_the_gazetteer_survives_deleting_the_index(indexed):
+    root = indexed
     idx = Index.for_root(root)
     _add_cedar(root)
     gz.retract(idx, "gz:project-cedar", "agent:test", "wrong project")
@@ -153,8 +173,8 @@ def test_the_gazetteer_survives_deleting_the_index(tmp_path):
     ]
 
 
-def test_a_torn_last_line_is_an_edit_that_never_happened(tmp_path):
-    root = _indexed(tmp_path)
+def test_a_torn_last_line_is_an_edit_that_never_happened(indexed):
+    root = indexed
     idx = Index.for_root(root)
     _add_cedar(root)
     with open(idx.journal_path, "a") as f:
@@ -165,8 +185,8 @@ def test_a_torn_last_line_is_an_edit_that_never_happened(tmp_path):
     assert [e["entry_id"] for e in events] == ["gz:project-cedar", "gz:maya-okafor"]
 
 
-def test_a_log_is_written_for_an_index_that_had_none(tmp_path):
-    root = _indexed(tmp_path)
+def test_a_log_is_written_for_an_index_that_had_none(indexed):
+    root = indexed
     idx = Index.for_root(root)
     _add_cedar(root)
     idx.journal_path.unlink()  # as an index from a kbx before the log existed
@@ -174,8 +194,8 @@ def test_a_log_is_written_for_an_index_that_had_none(tmp_path):
     assert [e["action"] for e in journal.read(idx.journal_path)] == ["add"]
 
 
-def test_a_second_writer_says_who_holds_the_index(tmp_path):
-    root = _indexed(tmp_path)
+def test_a_second_writer_says_who_holds_the_index(indexed):
+    root = indexed
     idx = Index.for_root(root)
     holder = subprocess.Popen(
         [
@@ -213,8 +233,8 @@ def test_an_index_folder_that_cannot_be_made_is_one_clear_error(tmp_path):
         index(root, "/proc/kbx-cannot-be-here/index.duckdb")
 
 
-def test_the_log_lines_are_plain_json_a_person_can_read(tmp_path):
-    root = _indexed(tmp_path)
+def test_the_log_lines_are_plain_json_a_person_can_read(indexed):
+    root = indexed
     _add_cedar(root)
     (line,) = Index.for_root(root).journal_path.read_text().splitlines()
     event = json.loads(line)
@@ -225,8 +245,8 @@ def test_the_log_lines_are_plain_json_a_person_can_read(tmp_path):
     )
 
 
-def test_a_writer_gets_in_between_back_to_back_readers(tmp_path):
-    root = _indexed(tmp_path)
+def test_a_writer_gets_in_between_back_to_back_readers(indexed):
+    root = indexed
     idx = Index.for_root(root)
     hammer = textwrap.dedent(
         f"""
@@ -255,8 +275,8 @@ def test_a_writer_gets_in_between_back_to_back_readers(tmp_path):
             r.wait()
 
 
-def test_resolve_killed_after_an_answer_is_settled_by_the_next_command(tmp_path, monkeypatch):
-    root = _indexed(tmp_path)
+def test_resolve_killed_after_an_answer_is_settled_by_the_next_command(indexed, monkeypatch):
+    root = indexed
     doi = "10.1000/xyz123"
     work = crossref_work(doi, "Cedar in Practice", 2020, [("Ann", "Lee", None)], "J. Cedar")
     server = Loopback(
@@ -280,8 +300,8 @@ def test_resolve_killed_after_an_answer_is_settled_by_the_next_command(tmp_path,
     assert label == "Cedar in Practice"
 
 
-def test_an_index_file_elsewhere_is_used_only_inside_its_root(tmp_path):
-    root = _indexed(tmp_path)
+def test_an_index_file_elsewhere_is_used_only_inside_its_root(indexed, tmp_path):
+    root = indexed
     elsewhere = tmp_path / "elsewhere.duckdb"
     shutil.copy(Index.for_root(root).db, elsewhere)
     assert Index.find(elsewhere, start=root).root == root  # run from inside the root
@@ -294,8 +314,8 @@ def test_an_index_file_elsewhere_is_used_only_inside_its_root(tmp_path):
         Index.find(elsewhere, start=root)
 
 
-def test_a_retracted_id_is_restored_by_adding_it_again_and_the_log_replays_it(tmp_path):
-    root = _indexed(tmp_path)
+def test_a_retracted_id_is_restored_by_adding_it_again_and_the_log_replays_it(indexed):
+    root = indexed
     idx = Index.for_root(root)
     gz.add(idx, "Maya Okafor", "PERSON", entry_id="Q42", actor="agent:test")
     gz.retract(idx, "Q42", "agent:test", "not sure yet")
@@ -309,8 +329,8 @@ def test_a_retracted_id_is_restored_by_adding_it_again_and_the_log_replays_it(tm
 
 
 @pytest.mark.parametrize("point", ["gazetteer.logged", "gazetteer.carried"])
-def test_the_same_edit_run_again_after_a_kill_repairs_even_when_refused(tmp_path, point):
-    root = _indexed(tmp_path)
+def test_the_same_edit_run_again_after_a_kill_repairs_even_when_refused(indexed, tmp_path, point):
+    root = indexed
     assert die_at(point, _add_cedar, root) == 137
     with pytest.raises(BadArgument, match="already an alias"):
         _add_cedar(root)  # the edit did commit; running it again is refused, and repairs
