@@ -21,7 +21,9 @@ from kbx.entities.positions import Positions
 from kbx.errors import BadArgument
 from kbx.search.filters import Filters, compile_filters
 
-CHUNK = 200  # documents (or units) read per round trip
+# Placements (units) read per round trip: each reads its mentions by a join that scans the
+# mentions table, so few large rounds; their texts (a few kB each) bound the memory.
+CHUNK = 20_000
 
 
 def relative(path: str) -> bool:
@@ -164,17 +166,30 @@ def _named(sel: Selection, ids: list[int]) -> dict:
     return {"types": types, "recs": recs, "ids": ids}
 
 
+def _rounds(docs: list[tuple]) -> Iterator[list[tuple]]:
+    """Consecutive runs of ``docs`` (each ending in its placement count) holding about
+    ``CHUNK`` placements, a document never split."""
+    run, n = [], 0
+    for doc in docs:
+        if run and n + doc[-1] > CHUNK:
+            yield run
+            run, n = [], 0
+        run.append(doc)
+        n += doc[-1]
+    if run:
+        yield run
+
+
 def documents(con: duckdb.DuckDBPyConnection, sel: Selection) -> Iterator[Doc]:
     """Each chosen document (by path) with its placements and their mentions; a mention in
     the overlap of two windows of one block is given once, in the first."""
     docs = con.execute(
-        """SELECT DISTINCT d.doc_id, d.path, d.sha256 FROM export_places p
-           JOIN documents d USING (doc_id) ORDER BY d.path"""
+        """SELECT d.doc_id, d.path, d.sha256, count(*) FROM export_places p
+           JOIN documents d USING (doc_id) GROUP BY ALL ORDER BY d.path"""
     ).fetchall()
     positions = Positions()
-    for i in range(0, len(docs), CHUNK):
-        chunk = docs[i : i + CHUNK]
-        ids = [d for d, _, _ in chunk]
+    for chunk in _rounds(docs):
+        ids = [d for d, _, _, _ in chunk]
         placed: dict[int, list[Placed]] = {d: [] for d in ids}
         by_key: dict[tuple[int, int], Placed] = {}
         for doc_id, ordinal, unit, text, blob, a, b in con.execute(
@@ -213,7 +228,7 @@ def documents(con: duckdb.DuckDBPyConnection, sel: Selection) -> Iterator[Doc]:
                 continue
             seen.add(key)
             here.mentions.append(m)
-        for doc_id, path, sha in chunk:
+        for doc_id, path, sha, _ in chunk:
             yield Doc(doc_id, path, sha, placed[doc_id])
 
 
