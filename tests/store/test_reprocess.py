@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import Words
+from helpers import Words, copy_index
 from inprocess import run_cli
 
 from kbx.annotate import run as recognize_module
@@ -48,12 +46,21 @@ def _q(root: Path, sql: str, params=()):
         con.close()
 
 
-@pytest.fixture
-def indexed(tmp_path, monkeypatch):
-    monkeypatch.setattr(recognize_module, "BATCH_UNITS", BATCH)
-    root = _corpus(tmp_path / "docs")
-    index(root, registry=Registry([Words("1"), IdentifierRecognizer()]))
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    """The corpus indexed once per module, with words 1 and identifiers in batches of five."""
+    root = _corpus(tmp_path_factory.mktemp("template") / "docs")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(recognize_module, "BATCH_UNITS", BATCH)
+        index(root, registry=Registry([Words("1"), IdentifierRecognizer()]))
     return root
+
+
+@pytest.fixture
+def indexed(template, tmp_path, monkeypatch):
+    """A copy of the template, with passes in batches of five."""
+    monkeypatch.setattr(recognize_module, "BATCH_UNITS", BATCH)
+    return copy_index(template, tmp_path / "docs").root
 
 
 def test_a_bump_is_planned_then_redone_for_that_recognizer_only(indexed):
@@ -121,9 +128,10 @@ def test_two_workers_give_the_same_mentions_as_one(tmp_path, monkeypatch):
     monkeypatch.setattr(recognize_module, "BATCH_UNITS", BATCH)
     monkeypatch.setattr("kbx.annotate.plan.BATCH_UNITS", BATCH)
     results = []
-    for n in (1, 2):
-        root = _corpus(tmp_path / f"w{n}")
-        index(root, registry=Registry([Words("1")]), workers=1)
+    built = _corpus(tmp_path / "built")
+    index(built, registry=Registry([Words("1")]), workers=1)
+    for n in (1, 2):  # the same index, each reprocessed by n workers
+        root = copy_index(built, tmp_path / f"w{n}").root
         reprocess(Index.for_root(root), Registry([Words("2")]), workers=n)
         results.append(
             _q(root, "SELECT unit_hash, start_char, end_char, version FROM mentions ORDER BY ALL")
@@ -131,46 +139,37 @@ def test_two_workers_give_the_same_mentions_as_one(tmp_path, monkeypatch):
     assert results[0] == results[1] and len(results[0]) == 2 * N_DOCS
 
 
-# A child process reprocesses with a bumped version and kills itself with SIGKILL:
-# after the third batch commits ("after"), or inside the third batch's transaction,
-# its old mentions already deleted ("inside").
-KILLED_PASS = textwrap.dedent(
-    """
-    import os, signal, sys
-    from helpers import Words
-    from kbx.recognizers.registry import Registry
-    from kbx.annotate import run as recognize
-    from kbx.indexing import reprocess
-    from kbx.store.db import Index
-    recognize.BATCH_UNITS = int(sys.argv[3])
-    calls = []
-    real_insert, real_write = recognize._insert, recognize._write
-    def insert(con, table, rows):
-        real_insert(con, table, rows)
-        if sys.argv[2] == "inside" and table == "mentions" and len(calls) == 2:
-            os.kill(os.getpid(), signal.SIGKILL)
-    def write(con, name, mentions, runs):
-        n = real_write(con, name, mentions, runs)
-        calls.append(1)
-        if sys.argv[2] == "after" and len(calls) == 3:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return n
-    recognize._insert, recognize._write = insert, write
-    forced = sys.argv[4] == "all"
-    words = Words("1" if forced else "2")
-    reprocess.reprocess(Index.for_root(sys.argv[1]), Registry([words]), redo_all=forced)
-    """
-)
-
-
 def _killed(root: Path, where: str, mode: str = "bump") -> None:
-    env = os.environ | {"PYTHONPATH": str(Path(__file__).parents[1])}
-    child = subprocess.run(
-        [sys.executable, "-c", KILLED_PASS, str(root), where, str(BATCH), mode],
-        env=env,
-        timeout=120,
-    )
-    assert child.returncode == -signal.SIGKILL
+    """A forked child reprocesses with a bumped version (or all, forced) and kills itself
+    with SIGKILL: after the third batch commits ("after"), or inside the third batch's
+    transaction, its old mentions already deleted ("inside")."""
+
+    def child():
+        recognize_module.BATCH_UNITS = BATCH
+        calls = []
+        real_insert, real_write = recognize_module._insert, recognize_module._write
+
+        def insert(con, table, rows):
+            real_insert(con, table, rows)
+            if where == "inside" and table == "mentions" and len(calls) == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        def write(con, name, mentions, runs):
+            n = real_write(con, name, mentions, runs)
+            calls.append(1)
+            if where == "after" and len(calls) == 3:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return n
+
+        recognize_module._insert, recognize_module._write = insert, write
+        forced = mode == "all"
+        words = Words("1" if forced else "2")
+        reprocess(Index.for_root(root), Registry([words]), redo_all=forced)
+
+    p = multiprocessing.get_context("fork").Process(target=child)
+    p.start()
+    p.join(120)
+    assert p.exitcode == -signal.SIGKILL
 
 
 def test_a_killed_pass_resumes_without_redoing_a_finished_batch(indexed):
@@ -215,30 +214,21 @@ def test_an_interrupted_forced_pass_continues_on_the_next_run(indexed):
     assert plan(idx, Registry([Words("1")]))[0].todo == 0  # the pass is finished
 
 
-SLOW_PASS = textwrap.dedent(
-    """
-    import sys
-    from helpers import Words
-    from kbx.recognizers.registry import Registry
-    from kbx.annotate import run as recognize
-    from kbx.indexing import reprocess
-    from kbx.store.db import Index
-    recognize.BATCH_UNITS = 2
-    print("started", flush=True)
-    reprocess.reprocess(Index.for_root(sys.argv[1]), Registry([Words("2", delay=0.05)]))
-    """
-)
-
-
 def test_readers_see_whole_units_while_a_pass_runs(indexed):
-    env = os.environ | {"PYTHONPATH": str(Path(__file__).parents[1])}
-    child = subprocess.Popen(
-        [sys.executable, "-c", SLOW_PASS, str(indexed)], env=env, stdout=subprocess.PIPE, text=True
-    )
-    assert child.stdout.readline().strip() == "started"
+    fork = multiprocessing.get_context("fork")
+    started = fork.Event()
+
+    def slow_pass():  # a forked child, reprocessing in batches of two
+        recognize_module.BATCH_UNITS = 2
+        started.set()
+        reprocess(Index.for_root(indexed), Registry([Words("2", delay=0.05)]))
+
+    child = fork.Process(target=slow_pass)
+    child.start()
+    assert started.wait(60)
     db = str(Index.for_root(indexed).db)
     answered, busy = 0, 0
-    while child.poll() is None:
+    while child.is_alive():
         try:
             con = duckdb.connect(db, read_only=True)
         except duckdb.IOException:
@@ -255,7 +245,8 @@ def test_readers_see_whole_units_while_a_pass_runs(indexed):
         answered += 1
         assert len(rows) == N_DOCS
         assert all(len(versions) == 1 and n == 2 for _, versions, n in rows)
-    assert child.wait() == 0
+    child.join()
+    assert child.exitcode == 0
     assert answered > 0
     found = run_cli("search", "cedar grove", "--json", cwd=indexed)
     assert found.returncode == 0 and json.loads(found.stdout)["hits"]
