@@ -196,6 +196,9 @@ PATTERNS: list[tuple[str, str]] = [
         r"november|december)\b",
     ),
     ("the_weekend", r"\bthe\s+weekend\b"),
+    # in reports: "the year ended March 31" (a year's span), "the year-earlier period"
+    ("year_ended", r"\bthe\s+(?:fiscal\s+)?year(?=\s+end(?:ed|ing)\b)"),
+    ("year_earlier", r"\b(?:the\s+)?year-(?:earlier|ago)(?:\s+period)?(?![\w-])"),
     (
         "the_year",
         r"\bthe\s+(?:full\s+|fiscal\s+|calendar\s+)?year\b"
@@ -237,7 +240,8 @@ PATTERNS: list[tuple[str, str]] = [
     (
         "ref",
         r"\b(?:now|currently|the\s+past|the\s+future|recently|nowadays|at\s+present|"
-        r"these\s+days|formerly)\b",
+        r"these\s+days|formerly"
+        r"|current(?!\s+(?:year|quarter|month|week|fiscal|period|decade|season)))\b",
     ),
 ]
 _ALTERNATIVES = "|".join(f"(?P<{name}>{rx})" for name, rx in PATTERNS)
@@ -483,6 +487,10 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         return "TIME", f"REL:WD:{WEEKDAYS[words[-2]]}:~@T{PARTS_OF_DAY[words[-1]]}"
     if kind == "clock_day":
         return "TIME", _clock_day(low)
+    if kind == "year_ended":
+        return "DURATION", "P1Y"
+    if kind == "year_earlier":
+        return "DATE", "REL:Y-1"
     if kind == "the_year":  # in news, the year the text is written in
         return "DATE", "REL:Y+0"
     if kind == "the_weekend":
@@ -538,7 +546,7 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
     if kind == "clock":
         return "TIME", f"REL:T:{_clock(low)}"
     if kind == "ref":
-        if low in ("now", "currently", "nowadays", "at present", "these days"):
+        if low in ("now", "current", "currently", "nowadays", "at present", "these days"):
             return "DATE", "PRESENT_REF"
         if low == "the future":
             return "DATE", "FUTURE_REF"
@@ -659,7 +667,11 @@ def candidates(text: str) -> Iterator[tuple[str, Mention]]:
             value = value.replace(":~", ":>" if _ahead(low, start) else ":<")
         if kind == "month_alone" and not _month_name(text, start, end):
             continue
-        if kind == "ago" and value == "REL:Y-1" and "quarter" in low[max(0, start - 300) : start]:
+        if (
+            kind in ("ago", "year_earlier")
+            and value == "REL:Y-1"
+            and "quarter" in low[max(0, start - 300) : start]
+        ):
             value = "REL:Q-5"  # "a year ago" in a quarterly report: that quarter
         conf = 0.6 if kind in ("year", "ref", "month_alone", "weekday") else 0.9
         if typ in ("DATE", "TIME") and (value[0].isdigit() or value.startswith("REL:")):

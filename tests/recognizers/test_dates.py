@@ -83,6 +83,9 @@ def _one(text: str) -> tuple[str, str, str | None]:
         ("We meet twice a year.", ("twice a year", "SET", "P1Y")),
         ("The polls close at midnight.", ("midnight", "TIME", "2021-03-10T24:00")),
         ("Profit for the full year rose.", ("the full year", "DATE", "2021")),
+        ("Net rose in the year ending then.", ("the year", "DURATION", "P1Y")),
+        ("Profit fell from the year-ago period.", ("the year-ago period", "DATE", "2020")),
+        ("The current chairman spoke.", ("current", "DATE", "PRESENT_REF")),
     ],
 )
 def test_expressions_and_values(text, expected):
