@@ -223,8 +223,8 @@ PATTERNS: list[tuple[str, str]] = [
     ("age", rf"\b{_NUM}[\s-]+years?[\s-]+old\b"),
     (
         "duration",
-        rf"\b(?:(?:the\s+)?(?:past|last|next|first|coming)\s+)?{_NUM}[\s-]+{_UNIT}"
-        rf"(?:[\s-]+long)?\b|\brecent\s+(?:years|months|weeks|days)\b",
+        rf"\b(?:(?:the\s+)?(?:past|last|next|first|coming)\s+)?{_NUM}(?:\s+1/2|\s+and\s+a\s+half)?"
+        rf"[\s-]+{_UNIT}(?:[\s-]+long)?\b|\brecent\s+(?:years|months|weeks|days)\b",
     ),
     (
         "century",
@@ -535,14 +535,19 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         }[low]
         return "SET", ("PT1H" if unit == "H" else f"P1{unit}")
     if kind == "duration":
-        if words[0] == "recent":
-            return "DATE", "PAST_REF"
+        if words[0] == "recent":  # "in recent years": some years (PXY)
+            return "DURATION", _span("X", words[-1])
+        if re.fullmatch(r"[a-z]+-quarters?", low):
+            return "DURATION", None  # "three-quarters of": a fraction
         core = [
             w
             for w in words
             if w not in ("the", "past", "last", "next", "first", "coming", "long", "old")
         ]
-        return "DURATION", _span(_num(core[0]), core[-1])
+        span = _span(_num(core[0]), core[-1])
+        if ("1/2" in words or "half" in words) and (half := _HALF.get(span[-1])):
+            span += half  # "5 1/2 hours" PT5H30M, "2 1/2 years" P2Y6M
+        return "DURATION", span
     if kind == "clock":
         return "TIME", f"REL:T:{_clock(low)}"
     if kind == "ref":
@@ -576,18 +581,17 @@ def _ahead(low: str, start: int) -> bool:
     return bool(cues) and cues[-1] == "ahead"
 
 
+_HALF = {"Y": "6M", "H": "30M", "D": "T12H", "M": "15D"}  # half of the last unit, added
 _YEAR_SHIFT = {"last": -1, "next": 1}
 
 
 def _span(n: int | str, word: str) -> str:
-    """``n`` of a unit as a TIMEX3 period: ``P3Y``, ``PT2H``, ``P30Y`` for three decades,
-    ``P6M`` for two quarters; ``X`` (some) stays: ``PXY``, ``PTXH``, ``PXDE``."""
+    """``n`` of a unit as a TIMEX3 period: ``P3Y``, ``PT2H``, ``P2Q``, ``P30Y`` for three
+    decades; ``X`` (some) stays: ``PXY``, ``PTXH``, ``PXDE``."""
     unit = word.rstrip("s").replace("centurie", "century")
     code = UNITS[unit]
-    if isinstance(n, int) and code in ("DE", "CE", "Q"):
-        n, code = n * {"DE": 10, "CE": 100, "Q": 3}[code], ("M" if code == "Q" else "Y")
-    elif code == "Q":
-        code = "M"
+    if isinstance(n, int) and code in ("DE", "CE"):
+        n, code = n * (10 if code == "DE" else 100), "Y"
     return f"P{'T' if unit in ('hour', 'minute', 'second') else ''}{n}{code}"
 
 

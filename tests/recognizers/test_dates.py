@@ -86,6 +86,10 @@ def _one(text: str) -> tuple[str, str, str | None]:
         ("Net rose in the year ending then.", ("the year", "DURATION", "P1Y")),
         ("Profit fell from the year-ago period.", ("the year-ago period", "DATE", "2020")),
         ("The current chairman spoke.", ("current", "DATE", "PRESENT_REF")),
+        ("She spent 5 1/2 hours there.", ("5 1/2 hours", "DURATION", "PT5H30M")),
+        ("They lived there for 2 1/2 years.", ("2 1/2 years", "DURATION", "P2Y6M")),
+        ("It lost money in the past two quarters.", ("the past two quarters", "DURATION", "P2Q")),
+        ("Crime rose in recent years.", ("recent years", "DURATION", "PXY")),
     ],
 )
 def test_expressions_and_values(text, expected):
@@ -101,6 +105,7 @@ def test_expressions_and_values(text, expected):
         "a 6-year-old",
         "May we go?",
         "They march on.",
+        "Three-quarters of voters agreed.",
     ],
 )
 def test_words_numbers_and_ages_are_not_dates(text):
