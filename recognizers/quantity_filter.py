@@ -14,6 +14,7 @@ too, ``=1kg`` keeps it, ``=3kg..5kg`` does not. So ``>`` means "some of it is ab
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -128,8 +129,9 @@ def _pint_unit(text: str) -> str | None:
     know it either."""
     import pint
 
+    text = ("1 " if text.startswith("/") else "") + text.replace("°", "deg")  # "5 / s"
     try:
-        return str(registry().parse_units(text.replace("°", "deg")))
+        return str(registry().parse_units(text))
     except (pint.UndefinedUnitError, pint.errors.DefinitionSyntaxError, AttributeError,
             ValueError, TypeError, SyntaxError):  # fmt: skip
         return None
@@ -266,6 +268,29 @@ EDGES: dict[str, list[tuple[float, str]]] = {
     MONEY: [(1e2, "100"), (1e3, "1,000"), (1e6, "1 million"), (1e9, "1 billion")],
     "": [(10.0**k, f"1e{k:+d}") for k in range(-9, 12, 3)],  # any other unit
 }
+
+
+def _below(x: float) -> float:
+    """The largest value of six significant digits under ``x`` (> 0): what a stored value
+    under an edge is at most (``1`` gives ``0.999999``, ``273.15`` gives ``273.149``)."""
+    e = math.floor(math.log10(x * (1 - 1e-9)))
+    return float(f"{x - 10.0 ** (e - 5):.6g}")
+
+
+def bin_filter(dimension: str, unit: str, lo: float | None, hi: float | None) -> str:
+    """The ``--quantity`` that keeps exactly a histogram bin ``[lo, hi)`` (values stored
+    to six significant digits: the upper end is the largest under ``hi``)."""
+    name = unit.lower() if dimension == MONEY else dimension if dimension != unit else ""
+    bare = dimension == MONEY or unit == "%"
+
+    def value(x: float) -> str:
+        return f"{x:g}" if bare else f"{x:g} {unit.removeprefix('1 ')}"
+
+    if lo is None:
+        return f"{name}<{value(hi)}"
+    if hi is None:
+        return f"{name}>={value(lo)}"
+    return f"{name}={value(lo)}..{value(_below(hi))}"
 
 
 def edges_key(dimension: str, unit: str) -> str:

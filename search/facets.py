@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from kbx.entities.lookup import FILTER_GRADE
-from kbx.recognizers.quantity_filter import EDGES, bin_label, edges_key
+from kbx.recognizers.quantity_filter import EDGES, bin_filter, bin_label, edges_key
 from kbx.search.filters import DocFilter
 
 TOP = 10
@@ -63,8 +63,9 @@ _KEYS = ", ".join(f"'{k}'" for k in EDGES if k)
 
 
 def _quantities(rows: list[dict] | None) -> Facet:
-    """Each dimension's passages, and its bins from the first to the last that holds any
-    (a passage counts in every bin its quantities overlap, as ``=LOW..HIGH`` would keep it)."""
+    """Each dimension's passages, and its bins from the first to the last that holds any: a
+    passage counts in every bin its quantities overlap, and a bin's ``filter`` (the
+    ``--quantity`` that keeps what it counts) returns that count."""
     values = []
     for row in rows or []:
         edges = EDGES[edges_key(row["dimension"], row["unit"])]
@@ -80,6 +81,9 @@ def _quantities(rows: list[dict] | None) -> Facet:
                     "lo": low[0] if low else None,
                     "hi": high[0] if high else None,
                     "count": counts.get(i, 0),
+                    "filter": bin_filter(
+                        row["dimension"], row["unit"], low and low[0], high and high[0]
+                    ),
                 }
             )
         values.append({**{k: row[k] for k in ("dimension", "unit", "count")}, "bins": bins})

@@ -38,7 +38,7 @@ from kbx.serve.http import arguments, gazetteer_edit
 from kbx.serve.live import LiveIndex
 
 FILES = Path(__file__).with_name("web")
-REPEATED = ("entity", "type", "meta")  # filters that repeat: each value narrows further
+REPEATED = ("entity", "type", "meta", "quantity")  # filters that repeat: each narrows further
 DATE_FROM = ("any", "mentioned", "document")  # kbx search --date-from (it checks them)
 LINES_SHOWN = 20000  # lines of a document shown around the cited ones
 MORE = 10  # passages a "more" link adds
@@ -245,6 +245,7 @@ class Pages:
                 for t in facets["types"]["values"]
             ],
             "cited": sorted(facets["cited_years"]["values"], key=lambda y: y["year"]),
+            "quantities": [_quantity(state, q) for q in facets["quantities"]["values"]],
         }
 
     # -- the document view -----------------------------------------------------------
@@ -347,6 +348,23 @@ def _lines(spec: str | None) -> tuple[int | None, int | None]:
     if not m or int(m[1]) < 1 or (m[2] and int(m[2]) < int(m[1])):
         raise BadArgument(f"lines is START or START-END counted from 1 (e.g. 7-9), got {spec!r}")
     return int(m[1]), int(m[2] or m[1])
+
+
+def _quantity(state: Pairs, q: dict) -> dict:
+    """A dimension's histogram: each bin labelled by its edges (``1 g–1 kg``, ``< 1 mg``,
+    ``≥ 1 t``) and narrowing to its own ``--quantity`` (or widening again when chosen)."""
+
+    def label(b: dict) -> str:
+        if b["from"] is None:
+            return f"< {b['to']}"
+        return f"≥ {b['from']}" if b["to"] is None else f"{b['from']}–{b['to']}"
+
+    bins = [
+        b | {"on": ("quantity", b["filter"]) in state, "label": label(b),
+             "href": _toggle(state, "quantity", b["filter"])}
+        for b in q["bins"]
+    ]  # fmt: skip
+    return q | {"bins": bins}
 
 
 def _step(count: int, top: int) -> int:

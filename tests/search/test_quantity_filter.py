@@ -20,6 +20,7 @@ from kbx.search.grep import grep
 from kbx.search.search import search
 from kbx.store.consistency import contents
 from kbx.store.db import Index
+from kbx.store.schema import SCHEMA_VERSION
 
 DOCS = {
     "heavy.md": "The parcel weighs 1500 g.",
@@ -176,6 +177,13 @@ def test_the_facet_counts_passages_per_dimension_with_a_histogram(parcels):
                                      ("1 %", "10 %", 0), ("10 %", "100 %", 1)]  # fmt: skip
     assert _bins(got["money"]) == [("USD 1,000", "USD 1 million", 1)]
     assert got["mass"]["unit"] == "kg" and got["mass"]["bins"][0]["lo"] == 0.001
+    assert [b["filter"] for b in got["mass"]["bins"]] == [
+        "mass=0.001 kg..0.999999 kg",
+        "mass=1 kg..999.999 kg",
+    ]
+    for q in got.values():  # choosing a bin returns what it counts, edges included (1 kg)
+        for b in q["bins"]:
+            assert len(paths(parcels, b["filter"])) == b["count"], b
 
 
 def test_under_a_quantity_filter_the_facet_counts_only_what_it_kept(parcels):
@@ -204,7 +212,7 @@ def test_an_index_of_schema_5_gains_the_table_on_its_next_write(tmp_path):
     con.execute("DELETE FROM kbx_meta WHERE key = 'entities_dirty'")
     con.execute("UPDATE kbx_meta SET value = '5' WHERE key = 'schema_version'")
     con.close()
-    with pytest.raises(SchemaError, match="schema version 5, this kbx reads 6; run `kbx index`"):
+    with pytest.raises(SchemaError, match=f"version 5, this kbx reads {SCHEMA_VERSION}; run `kbx"):
         paths(idx, "mass>1kg")
     report = index(idx.root, registry=Registry([QuantityRecognizer()]))
     assert report.unchanged == 2  # nothing read again: the table comes from the mentions

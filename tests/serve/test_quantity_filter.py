@@ -1,10 +1,15 @@
 """``quantity`` on every face: the command line (``--quantity``, repeatable, its error line
-and exit code, the facet in text), the HTTP API (a repeatable parameter) and the MCP tools,
-each answering what the library answers."""
+and exit code, the facet in text), the HTTP API (a repeatable parameter), the MCP tools and
+the page (a control, the facet's bins as links, the filter as a chip), each answering what
+the library answers."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
+import threading
+import time
 from pathlib import Path
 
 import anyio
@@ -14,6 +19,10 @@ from inprocess import run_cli
 from mcp import Client
 
 from kbx import api
+from kbx.serve.http import bound_socket, server
+from kbx.serve.live import LiveIndex
+from kbx.serve.page import page_routes
+from kbx.serve.security import Policy
 
 RULES_ONLY = '[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n'
 DOCS = {
@@ -89,3 +98,36 @@ def test_http_and_mcp_pass_the_parameter(parcels, start):
         api.Index.for_root(parcels), "parcel", filters=api.Filters(quantities=["mass<1kg"])
     )
     assert searched == json.loads(api.json_text(api.to_json("search", expect)))
+
+
+@contextlib.contextmanager
+def _with_page(root: Path):
+    """The server with its page (``page_routes``) on ``root`` at a free loopback port."""
+    sock = bound_socket("127.0.0.1", 0)
+    policy = Policy("127.0.0.1", sock.getsockname()[1])
+    live = LiveIndex.of(api.Index.for_root(root))
+    s = server(live, policy, routes=page_routes(live))
+    thread = threading.Thread(target=s.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not s.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{policy.port}"
+    finally:
+        s.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+def test_the_page_shows_the_histogram_whose_bins_narrow_to_their_filter(parcels):
+    with _with_page(parcels) as url, httpx.Client(base_url=url, timeout=60) as page:
+        html = page.get("/", params={"q": "parcel"}).text
+        link = re.search(r'<a class="name" href="([^"]+)"[^>]*>1 kg–1 t</a>', html)
+        assert link and "<h3>Mass <span" in html
+        narrowed = page.get(link[1].replace("&amp;", "&")).text
+        assert re.findall(r'class="loc"[^>]*>([^:<]+)', narrowed) == ["heavy.md"]
+        assert "<b>quantity</b> mass=1 kg..999.999 kg" in narrowed  # a chip that removes it
+        bad = page.get("/", params={"q": "parcel", "quantity": "mass>4GB"})
+        assert bad.status_code == 400 and "4GB is data (B), not mass (kg)" in bad.text
