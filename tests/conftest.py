@@ -69,6 +69,20 @@ def corpus(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def indexed_corpus_template(tmp_path_factory) -> Path:
+    """``corpus`` as ``index(corpus)`` leaves it (the recognizers a user gets), once per run."""
+    root = write_corpus(tmp_path_factory.mktemp("corpus") / "docs")
+    index(root)
+    return root
+
+
+@pytest.fixture
+def indexed_corpus(indexed_corpus_template: Path, tmp_path: Path) -> Path:
+    """``corpus`` after ``index(corpus)``, at the same place: a copy of one build per run."""
+    return copy_index(indexed_corpus_template, tmp_path / "docs").root
+
+
+@pytest.fixture(scope="session")
 def posts_template(tmp_path_factory) -> Path:
     """The folder of ``posts`` and its index, built once per run."""
     root = tmp_path_factory.mktemp("posts") / "posts-root"

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import signal
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -13,27 +12,12 @@ import duckdb
 import pytest
 
 from kbx.errors import IndexBusy, SchemaError
+from kbx.indexing import ingest
 from kbx.indexing.ingest import index
 from kbx.search.status import status
 from kbx.store.db import Index, connect
 
-KILL_IN_THIRD_BATCH = textwrap.dedent(
-    """
-    import os, signal, sys
-    from kbx.indexing import ingest
-    ingest.BATCH_DOCS = 5
-    calls = []
-    real = ingest._write_units
-    def dying(con, docs):
-        n = real(con, docs)
-        calls.append(1)
-        if len(calls) == 3:  # units and placements written, transaction not committed
-            os.kill(os.getpid(), signal.SIGKILL)
-        return n
-    ingest._write_units = dying
-    ingest.index(sys.argv[1], workers=1)
-    """
-)
+FORK = multiprocessing.get_context("fork")
 
 
 def _many(root: Path, n: int) -> Path:
@@ -63,10 +47,30 @@ def _check_consistent(db: Path, n_docs: int) -> None:
         con.close()
 
 
+def _index_killed_in_the_third_batch(root: Path) -> None:
+    """Index in batches of five, killed (SIGKILL) with the third batch's units and placements
+    written and its transaction not committed: run in a forked child."""
+    ingest.BATCH_DOCS = 5
+    calls = []
+    real = ingest._write_units
+
+    def dying(con, docs):
+        n = real(con, docs)
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return n
+
+    ingest._write_units = dying
+    ingest.index(root, workers=1)
+
+
 def test_kill_9_mid_transaction_then_the_next_run_completes(tmp_path):
     root = _many(tmp_path / "docs", 30)
-    child = subprocess.run([sys.executable, "-c", KILL_IN_THIRD_BATCH, str(root)], timeout=120)
-    assert child.returncode == -signal.SIGKILL
+    child = FORK.Process(target=_index_killed_in_the_third_batch, args=(root,))
+    child.start()
+    child.join(120)
+    assert child.exitcode == -signal.SIGKILL
     db = Index.for_root(root).db
     con = duckdb.connect(str(db), read_only=True)
     committed = con.execute("SELECT count(*) FROM documents").fetchone()[0]
@@ -77,51 +81,46 @@ def test_kill_9_mid_transaction_then_the_next_run_completes(tmp_path):
     _check_consistent(db, 30)
 
 
-HOLD_WRITER = textwrap.dedent(
-    """
-    import sys, time, duckdb
-    con = duckdb.connect(sys.argv[1])
-    print("locked", flush=True)
-    time.sleep(float(sys.argv[2]))
-    con.close()
-    """
-)
+def _hold(db: Path, seconds: float) -> multiprocessing.Process:
+    """A forked child holding ``db`` open for writing for ``seconds``, once it has it."""
+    locked = FORK.Event()
 
+    def hold():
+        con = duckdb.connect(str(db))
+        locked.set()
+        time.sleep(seconds)
+        con.close()
 
-def _hold(db: Path, seconds: float) -> subprocess.Popen:
-    p = subprocess.Popen(
-        [sys.executable, "-c", HOLD_WRITER, str(db), str(seconds)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert p.stdout.readline().strip() == "locked"
+    p = FORK.Process(target=hold)
+    p.start()
+    assert locked.wait(60)
     return p
 
 
-def test_reader_waits_for_a_short_writer(corpus):
-    index(corpus)
+def test_reader_waits_for_a_short_writer(indexed_corpus):
+    corpus = indexed_corpus
     idx = Index.for_root(corpus)
     holder = _hold(idx.db, 1.0)
     started = time.monotonic()
     s = status(idx)
     assert s.documents == {"ok": 5}
     assert time.monotonic() - started > 0.3  # it waited rather than failing
-    holder.wait()
+    holder.join()
 
 
-def test_reader_says_busy_when_the_writer_stays(corpus):
-    index(corpus)
+def test_reader_says_busy_when_the_writer_stays(indexed_corpus):
+    corpus = indexed_corpus
     idx = Index.for_root(corpus)
     holder = _hold(idx.db, 5.0)
     busy = pytest.raises(IndexBusy, match=r"the index is busy: process \d+ .* is writing")
     with busy, connect(idx.db, read_only=True, wait=0.5):
         pass
     holder.kill()
-    holder.wait()
+    holder.join()
 
 
-def test_a_newer_schema_and_a_foreign_file_are_refused(tmp_path, corpus):
-    index(corpus)
+def test_a_newer_schema_and_a_foreign_file_are_refused(tmp_path, indexed_corpus):
+    corpus = indexed_corpus
     db = Index.for_root(corpus).db
     con = duckdb.connect(str(db))
     con.execute("UPDATE kbx_meta SET value = '99' WHERE key = 'schema_version'")

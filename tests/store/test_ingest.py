@@ -42,8 +42,8 @@ def test_first_index_reads_every_format_and_skips_ignored_and_hidden(corpus):
     assert meta == [("Cedar supplier approval", "2021-03-04", ["Ann Lee"])]
 
 
-def test_second_run_with_nothing_changed_reads_nothing(corpus):
-    index(corpus)
+def test_second_run_with_nothing_changed_reads_nothing(indexed_corpus):
+    corpus = indexed_corpus
     r = index(corpus)
     assert (r.new, r.updated, r.unchanged, r.removed, r.units_added) == (0, 0, 5, 0, 0)
 
@@ -63,8 +63,8 @@ def test_the_walk_settings_given_once_are_kept_until_changed(corpus):
     assert "big.md" in paths()
 
 
-def test_touched_file_with_same_bytes_is_unchanged(corpus):
-    index(corpus)
+def test_touched_file_with_same_bytes_is_unchanged(indexed_corpus):
+    corpus = indexed_corpus
     os.utime(corpus / "web.html", ns=(1, 1_000_000_000))
     r = index(corpus)
     assert (r.updated, r.unchanged) == (0, 5)
@@ -73,8 +73,8 @@ def test_touched_file_with_same_bytes_is_unchanged(corpus):
     ]
 
 
-def test_edit_rewrites_only_the_changed_units_and_sweeps_the_old(corpus):
-    index(corpus)
+def test_edit_rewrites_only_the_changed_units_and_sweeps_the_old(indexed_corpus):
+    corpus = indexed_corpus
     md = corpus / "notes" / "cedar.md"
     before = dict(_rows(corpus, "SELECT unit_hash, unit_id FROM units"))
     md.write_text(md.read_text().replace("Collect the", "Always collect the"))
@@ -86,8 +86,8 @@ def test_edit_rewrites_only_the_changed_units_and_sweeps_the_old(corpus):
     assert all(before[h] == after[h] for h in kept)  # unchanged units were not rewritten
 
 
-def test_removed_file_is_dropped_and_its_units_swept(corpus):
-    index(corpus)
+def test_removed_file_is_dropped_and_its_units_swept(indexed_corpus):
+    corpus = indexed_corpus
     (corpus / "runbook.txt").unlink()
     r = index(corpus)
     assert (r.removed, r.units_swept) == (1, 1)
@@ -124,8 +124,8 @@ def test_bad_files_are_recorded_and_the_run_goes_on(corpus):
     assert statuses["big.txt"] == "skipped" and statuses["broken.pdf"] == "failed"
 
 
-def test_a_file_that_breaks_after_indexing_loses_its_stale_units(corpus):
-    index(corpus)
+def test_a_file_that_breaks_after_indexing_loses_its_stale_units(indexed_corpus):
+    corpus = indexed_corpus
     (corpus / "report.pdf").write_bytes(b"%PDF-1.4 truncated")
     r = index(corpus)
     assert r.failed == 1
