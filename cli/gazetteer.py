@@ -188,7 +188,13 @@ Many = list[str] | None
 
 @app.command("import")
 def import_(
-    file: Annotated[Path, typer.Argument(help="The file: .json, .json.bz2, .json.gz, .csv, …")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="The file: .json, .json.bz2, .json.gz, .csv, …; - reads standard input "
+            "(e.g. from lbzip2 -dc, which decompresses on every core)."
+        ),
+    ],
     fmt: ImportFormat = None,
     lang: Annotated[
         Many, typer.Option("--lang", help="Label and alias languages, in order (default en).")
@@ -253,8 +259,8 @@ def import_(
 
         def tick(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
+                tasks[stage] = bar.add_task(stage, total=total or None)
+            bar.update(tasks[stage], completed=done, total=total or None)  # a pipe: no size
 
         r = api.gazetteer_import_file(
             idx, file, fmt, lang or ["en"], type_, qid or [], qids, only_type or [], map_ or [],

@@ -96,11 +96,13 @@ def import_file(
     wanted = [*qids, *(wikidata.read_qids(qids_file) if qids_file else [])]
     opts = wikidata.options(langs, default_type, wanted, only_types, mapping)
     actor = check_name(actor or default_actor(), "--by")
-    if not path.is_file():
+    piped = str(path) == "-"
+    if not piped and not path.is_file():
         raise BadArgument(f"no such file: {path}" if not path.exists() else f"not a file: {path}")
-    when = _dump_date(path, dump_date)
-    report = ImportReport(path.name, fmt, when)
-    note = f"{'Wikidata' if fmt == 'wikidata' else 'SPARQL CSV'} {path.name}, dump of {when}"
+    when = _dump_date(path, dump_date, piped)
+    name = wikidata.display_name(path)
+    report = ImportReport(name, fmt, when)
+    note = f"{'Wikidata' if fmt == 'wikidata' else 'SPARQL CSV'} {name}, dump of {when}"
     counts = wikidata.Counts()
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
         spooled = _spool(path, fmt, opts, counts, spool, skip_bad, report, progress)
@@ -112,7 +114,9 @@ def import_file(
     return report
 
 
-def _dump_date(path: Path, given: str | None) -> str:
+def _dump_date(path: Path, given: str | None, piped: bool) -> str:
+    if given is None and piped:
+        raise BadArgument("reading standard input: give --dump-date YYYY-MM-DD, the dump's date")
     if given is None:
         return date.fromtimestamp(path.stat().st_mtime).isoformat()
     try:

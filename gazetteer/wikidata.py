@@ -16,8 +16,10 @@ from __future__ import annotations
 import bz2
 import csv
 import gzip
+import io
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,27 +195,33 @@ def read_qids(path: Path) -> list[str]:
 
 
 class Source:
-    """A file opened for reading as text, decompressed as it is read; ``done()`` is how
-    far through the file (compressed bytes) reading has got, for a progress bar."""
+    """A file (or ``-``, standard input: a dump piped from ``lbzip2 -dc`` decompresses on
+    every core) opened for reading, decompressed as it is read; ``done()`` is how far
+    through the file (compressed bytes) reading has got, for a progress bar."""
 
     def __init__(self, path: Path):
-        try:
-            raw = open(path, "rb")  # noqa: SIM115 (closed by close())
-        except FileNotFoundError:
-            raise BadArgument(f"no such file: {path}") from None
-        except OSError as e:
-            raise BadArgument(f"cannot open {path}: {e.strerror}") from None
-        self.raw, self.size = raw, path.stat().st_size
-        magic = raw.read(3)
-        raw.seek(0)
-        self.stream: IO[bytes] = raw
+        self.piped = str(path) == "-"
+        if self.piped:
+            raw = sys.stdin.buffer
+            self.size = 0
+        else:
+            try:
+                raw = open(path, "rb")  # noqa: SIM115 (closed by close())
+            except FileNotFoundError:
+                raise BadArgument(f"no such file: {path}") from None
+            except OSError as e:
+                raise BadArgument(f"cannot open {path}: {e.strerror}") from None
+            self.size = path.stat().st_size
+        self.raw = raw if hasattr(raw, "peek") else io.BufferedReader(raw)
+        magic = self.raw.peek(3)[:3]
+        self.stream: IO[bytes] = self.raw
         if magic[:2] == b"\x1f\x8b":
-            self.stream = gzip.GzipFile(fileobj=raw)
+            self.stream = gzip.GzipFile(fileobj=self.raw)
         elif magic == b"BZh":
-            self.stream = bz2.BZ2File(raw)
+            self.stream = bz2.BZ2File(self.raw)
 
     def done(self) -> int:
-        return self.raw.tell()
+        return 0 if self.piped else self.raw.tell()
 
     def lines(self, name: str) -> Iterator[tuple[int, str]]:
         """(line number, line) one at a time, decoded line by line so that a byte that is
@@ -228,8 +236,9 @@ class Source:
             raise BadArgument(f"{name}, line {n + 1}: cannot decompress ({e})") from None
 
     def close(self) -> None:
-        self.stream.close()
-        self.raw.close()
+        if not self.piped:  # standard input stays the process's
+            self.stream.close()
+            self.raw.close()
 
 
 def read(
@@ -486,6 +495,11 @@ def _csv_record(row: dict, line: int, opts: Options, counts: Counts) -> Record |
     return _entry(qid, [label, *aliases], type_, line, counts)
 
 
+def display_name(path: Path) -> str:
+    """How messages name the file: its name, or standard input."""
+    return "standard input" if str(path) == "-" else path.name
+
+
 def records(
     path: Path,
     fmt: str,
@@ -500,7 +514,7 @@ def records(
     source = Source(path)
     try:
         last = 0
-        for r in read(source, path.name, fmt, opts, counts):
+        for r in read(source, display_name(path), fmt, opts, counts):
             if progress and counts.read - last >= 1000:
                 last = counts.read
                 progress(source.done(), source.size)

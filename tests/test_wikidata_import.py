@@ -3,8 +3,11 @@ shared aliases that link to nothing until pinned, all or nothing, and re-imports
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
+import sys
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -175,6 +178,19 @@ def test_a_reimport_adds_only_what_is_new(root, tmp_path):
     assert (r.retracted, r.added) == (1, 0)  # a retraction is not undone by a re-import
     with pytest.raises(BadArgument, match="line 2 .Q312.: Q312 is a ORG in the gazetteer, PERSON"):
         import_file(idx, write_dump(tmp_path / "g.json", [person]))
+
+
+def test_a_dump_piped_on_standard_input(root, tmp_path, monkeypatch):
+    """``lbzip2 -dc dump.json.bz2 | kbx gazetteer import - …``: bz2 arrives compressed or not."""
+    data = write_dump(tmp_path / "d.json.bz2", [APPLE, ADA]).read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(data))))
+    idx = Index.for_root(root)
+    with pytest.raises(BadArgument, match="reading standard input: give --dump-date"):
+        import_file(idx, Path("-"))
+    r = import_file(idx, Path("-"), dump_date="2024-05-01", only_types=["PERSON"])
+    assert (r.file, r.added, r.filtered) == ("standard input", 1, 1)
+    (log,) = entity_detail(idx, "Q7259").provenance
+    assert log["note"] == "Wikidata standard input, dump of 2024-05-01"
 
 
 def test_a_sparql_csv_imports_with_its_types(root, tmp_path):
