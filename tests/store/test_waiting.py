@@ -4,6 +4,7 @@ half a second, naming the process; a shorter wait says nothing. The store logs t
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import logging
@@ -17,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from helpers import run_kbx
+from inprocess import run_cli
 
 from kbx import api
 from kbx.store.db import Index
@@ -80,26 +81,59 @@ def test_a_longer_wait_says_once_whom_it_waits_for(tmp_path, said):
 
 
 HOLD_THE_FILE = """
-import sys, time, duckdb
+import sys, duckdb
 con = duckdb.connect(sys.argv[1], read_only=True)
 print("open", flush=True)
-time.sleep(float(sys.argv[2]))
+sys.stdin.readline()
 """
 HOLD_THE_LOCK = """
-import sys, time
+import sys
 from kbx import api
 with api.Index.for_root(sys.argv[1]).writing("index"):
     print("open", flush=True)
-    time.sleep(float(sys.argv[2]))
+    sys.stdin.readline()
 """
 
 
-def holding(script: str, target: Path, *argv: str) -> subprocess.Popen:
+class LetGo(logging.Handler):
+    """Tells a holder to let go once the store has said it waits for it: the wait is as
+    long as saying it takes, whatever the load, where a holder sleeping a fixed time made
+    every such test last that time."""
+
+    def __init__(self, holder: subprocess.Popen) -> None:
+        super().__init__()
+        self.holder = holder
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "waiting" in record.getMessage() and not self.holder.stdin.closed:
+            self.holder.stdin.close()  # the holder's readline ends: it exits
+
+
+@contextlib.contextmanager
+def holding(script: str, target: Path, *argv: str) -> Iterator[subprocess.Popen]:
+    """Another process holding ``target`` (``script``) until this one says it waits for it
+    (or for 30 s at most)."""
     holder = subprocess.Popen(
-        [sys.executable, "-c", script, str(target), "5", *argv], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", script, str(target), *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
-    assert holder.stdout.readline() == "open\n"
-    return holder
+    log = logging.getLogger("kbx.store")
+    let_go = LetGo(holder)
+    log.addHandler(let_go)
+    timer = threading.Timer(30, lambda: holder.stdin.closed or holder.stdin.close())
+    try:
+        assert holder.stdout.readline() == "open\n"
+        timer.start()
+        yield holder
+    finally:
+        timer.cancel()
+        log.removeHandler(let_go)
+        if not holder.stdin.closed:
+            holder.stdin.close()
+        holder.wait(30)
+        holder.stdout.close()
 
 
 @pytest.fixture
@@ -115,13 +149,9 @@ def indexed(tmp_path) -> Path:
 def test_kbx_index_says_it_waits_for_the_process_that_has_the_index_open(indexed):
     """The holder's command line names it as ``kbx serve`` would be named (Linux's
     /proc/PID/cmdline): that is how the message says which process it is."""
-    holder = holding(HOLD_THE_FILE, Index.for_root(indexed).db, "kbx", "serve")
-    try:
+    with holding(HOLD_THE_FILE, Index.for_root(indexed).db, "kbx", "serve") as holder:
         (indexed / "b.md").write_text("# B\n\nAnother note.\n")
-        r = run_kbx("index", str(indexed))
-    finally:
-        holder.wait(30)
-        holder.stdout.close()
+        r = run_cli("index", str(indexed))
     assert r.returncode == 0, r.stderr
     waits = [line for line in r.stderr.splitlines() if "waiting" in line]
     assert waits == [
@@ -131,12 +161,8 @@ def test_kbx_index_says_it_waits_for_the_process_that_has_the_index_open(indexed
 
 
 def test_kbx_index_says_it_waits_for_the_command_holding_the_write_lock(indexed):
-    holder = holding(HOLD_THE_LOCK, indexed)
-    try:
-        r = run_kbx("index", str(indexed))
-    finally:
-        holder.wait(30)
-        holder.stdout.close()
+    with holding(HOLD_THE_LOCK, indexed) as holder:
+        r = run_cli("index", str(indexed))
     assert r.returncode == 0, r.stderr
     waits = [line for line in r.stderr.splitlines() if "waiting" in line]
     assert len(waits) == 1, r.stderr
