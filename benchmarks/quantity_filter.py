@@ -271,8 +271,9 @@ def main() -> None:
 
 `.venv/bin/python benchmarks/quantity_filter.py --repeat {args.repeat}` on
 {datetime.now(UTC):%Y-%m-%d} (commit {commit}), the rules-only Node.js index
-(`corpora/nodejs`, copied and migrated to schema 6), {len(questions)} probe questions; load
-average {" ".join(load)} at the start, {" ".join(load_after)} at the end (2 cores shared).
+(`corpora/nodejs`, built at schema 5, copied and migrated: schema 6 adds the table),
+{len(questions)} probe questions; load average {" ".join(load)} at the start,
+{" ".join(load_after)} at the end (2 cores shared).
 
 The derived table: {sum(c[2] for c in counts)} quantities in {len(counts)} dimensions
 ({", ".join(f"{d} {n}" for d, _, n, _ in counts)});
