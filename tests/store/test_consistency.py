@@ -5,10 +5,9 @@ gazetteer survives the loss of the index; one writer at a time, politely."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import shutil
-import subprocess
-import sys
-import textwrap
+import time
 from pathlib import Path
 
 import duckdb
@@ -28,6 +27,7 @@ from kbx.store import journal
 from kbx.store.consistency import contents as store_contents
 from kbx.store.db import Index
 
+FORK = multiprocessing.get_context("fork")
 RULES_ONLY = '[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n'
 
 FILES = {
@@ -197,32 +197,24 @@ def test_a_log_is_written_for_an_index_that_had_none(indexed):
 def test_a_second_writer_says_who_holds_the_index(indexed):
     root = indexed
     idx = Index.for_root(root)
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            textwrap.dedent(
-                f"""
-                import sys, time
-                from kbx.store.db import Index
-                with Index.for_root({str(root)!r}).writing("index"):
-                    print("held", flush=True)
-                    time.sleep(30)
-                """
-            ),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    held, end = FORK.Event(), FORK.Event()
+
+    def hold():  # a forked child holding the writer's lock
+        with Index.for_root(root).writing("index"):
+            held.set()
+            end.wait(30)
+
+    holder = FORK.Process(target=hold)
+    holder.start()
     try:
-        assert holder.stdout.readline().strip() == "held"
+        assert held.wait(60)
         busy = rf"another kbx index \(pid {holder.pid}"
         with pytest.raises(IndexBusy, match=busy), idx.writing("gazetteer edit", wait=0.3):
             pass
         assert search(idx, "Cedar").hits  # readers are not held up by the lock
     finally:
         holder.kill()
-        holder.wait()
+        holder.join()
     with idx.writing("gazetteer edit", wait=5):  # a killed holder leaves no stale lock
         pass
 
@@ -248,31 +240,26 @@ def test_the_log_lines_are_plain_json_a_person_can_read(indexed):
 def test_a_writer_gets_in_between_back_to_back_readers(indexed):
     root = indexed
     idx = Index.for_root(root)
-    hammer = textwrap.dedent(
-        f"""
-        import time
-        from kbx.store.db import Index
-        idx = Index.for_root({str(root)!r})
+
+    def hammer(go):  # a forked child reading back to back for 15 s
         end = time.monotonic() + 15
-        print("go", flush=True)
+        go.set()
         while time.monotonic() < end:
-            with idx.reader() as con:
+            with Index.for_root(root).reader() as con:
                 con.execute("SELECT count(*) FROM postings").fetchone()
-        """
-    )
-    readers = [
-        subprocess.Popen([sys.executable, "-c", hammer], stdout=subprocess.PIPE, text=True)
-        for _ in range(3)
-    ]
+
+    going = [FORK.Event() for _ in range(3)]
+    readers = [FORK.Process(target=hammer, args=(go,)) for go in going]
+    for r in readers:
+        r.start()
     try:
-        for r in readers:
-            assert r.stdout.readline().strip() == "go"
+        assert all(go.wait(60) for go in going)
         with idx.writer() as con:  # waits for a gap the readers leave it, within its limit
             con.execute("INSERT OR REPLACE INTO kbx_meta VALUES ('probe', '1')")
     finally:
         for r in readers:
             r.kill()
-            r.wait()
+            r.join()
 
 
 def test_resolve_killed_after_an_answer_is_settled_by_the_next_command(indexed, monkeypatch):
