@@ -501,6 +501,7 @@ def connect(path: Path, read_only: bool, root: str | None = None, wait: float | 
         with suppress(OSError):
             mine.unlink(missing_ok=True)
     try:
+        con.execute("SET enable_progress_bar = false")  # kbx draws its own, on stderr
         if read_only:
             check_readable(con)
         else:

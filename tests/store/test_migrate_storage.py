@@ -69,3 +69,15 @@ def test_texts_and_offset_maps_are_stored_uncompressed_after_the_migration(tmp_p
     (root / "new.md").write_text("# New\n\nA supplier approval form, signed.\n")
     index(root, workers=1)  # rows written after the migration are stored the same way
     assert _compression(idx.db) == {"units": {"Uncompressed"}, "placements": {"Uncompressed"}}
+
+
+def test_duckdb_draws_no_progress_bar_of_its_own(tmp_path):
+    """A long statement (this migration's copy at 200k units takes 20 s) would draw DuckDB's
+    bar across kbx's own on stderr."""
+    root = write_corpus(tmp_path / "docs")
+    index(root, workers=1)
+    idx = Index.for_root(root)
+    for opened in (idx.reader, idx.writer):
+        with opened() as con:
+            setting = "SELECT current_setting('enable_progress_bar')"
+            assert con.execute(setting).fetchone() == (False,)
