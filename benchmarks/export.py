@@ -62,6 +62,7 @@ if fmt == "floor":
             AND dm.start_char = m.start_char
         ORDER BY d.path, pl.ordinal, m.start_char) TO '{out}' (FORMAT json)''').fetchone()
     seconds = time.perf_counter() - t
+    (units,) = con.execute("SELECT count(*) FROM units").fetchone()
 else:
     from kbx import api
     api.export  # the export room, imported before the clock starts
@@ -70,10 +71,11 @@ else:
     idx = api.Index.for_root(root)
     start = rss_kb()
     t = time.perf_counter()
-    n = api.export(idx, fmt, out).mentions
-    seconds = time.perf_counter() - t
+    r = api.export(idx, fmt, out)
+    seconds, n, units = time.perf_counter() - t, r.mentions, r.units
 peak = rss_kb("VmHWM")
-print(json.dumps({"seconds": seconds, "mentions": n, "start_kb": start, "peak_kb": peak}))
+print(json.dumps({"seconds": seconds, "mentions": n, "units": units, "start_kb": start,
+                  "peak_kb": peak}))
 """
 
 
@@ -144,14 +146,15 @@ def main() -> None:
                 f"{n:,}",
                 f"{seconds:.2f}",
                 f"{n / seconds:,.0f}",
+                f"{got[0]['units'] / seconds:,.0f}",
                 f"{seconds / floor:.1f}x",
                 f"{statistics.median(r['start_kb'] for r in got) / 1024:.0f}",
                 f"{max(r['peak_kb'] for r in got) / 1024:.0f}",
                 f"{got[0]['bytes'] / 1e6:.1f}",
             ]
         )
-    headers = ["system", "mentions", "s (median)", "mentions/s", "vs floor", "RSS at start MB",
-               "peak RSS MB", "output MB"]  # fmt: skip
+    headers = ["system", "mentions", "s (median)", "mentions/s", "units/s", "vs floor",
+               "RSS at start MB", "peak RSS MB", "output MB"]  # fmt: skip
     today = datetime.date.today().isoformat()
     section = (
         f"{TITLE}\n\n"
@@ -159,7 +162,7 @@ def main() -> None:
         f"{args.rounds} rounds, "
         f"every system once per round in turn; load average {load_start:.1f} at the start and "
         f"{load_end:.1f} at the end (a shared 2-core machine: read the ratios).\n\n"
-        "    .venv/bin/python benchmarks/export.py --index /tmp/kbx-prof/nodejs "
+        f"    .venv/bin/python benchmarks/export.py --index {args.index} "
         f"--rounds {args.rounds}\n\n"
         f"{table(headers, rows)}\n\n"
         "`RSS at start` is the process once kbx (and, for docbin, spaCy's blank English) is "
