@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import httpx
-from helpers import run_kbx
+from inprocess import run_cli
 
 
 def test_kbx_serve_says_where_it_listens_and_stops_on_ctrl_c(docs):
@@ -33,6 +33,6 @@ def test_kbx_serve_says_where_it_listens_and_stops_on_ctrl_c(docs):
 
 
 def test_kbx_serve_on_another_address_needs_a_token(docs):
-    r = run_kbx("serve", "--host", "0.0.0.0", "--port", "0", cwd=docs)
+    r = run_cli("serve", "--host", "0.0.0.0", "--port", "0", cwd=docs)  # refused: no server
     assert r.returncode == 2
     assert "give a token with --token or KBX_TOKEN" in r.stderr

@@ -160,18 +160,23 @@ def test_kbx_index_from_a_shell_goes_through_while_the_server_answers(http, docs
 
 
 HOLD_THE_LOCK = """
-import sys, time
+import sys
 from kbx import api
 with api.Index.for_root(sys.argv[1]).writing("test (holding the lock)"):
     print("held", flush=True)
-    time.sleep(float(sys.argv[2]))
+    sys.stdin.readline()  # until the test closes it, or 30 s
 """
 
 
 def test_searches_go_on_while_a_write_waits_for_another_process(http, docs):
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_THE_LOCK, str(docs), "3"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLD_THE_LOCK, str(docs)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
+    let_go = threading.Timer(30, holder.stdin.close)
+    let_go.start()
     try:
         assert holder.stdout.readline() == "held\n"
         edit: dict = {}
@@ -184,8 +189,12 @@ def test_searches_go_on_while_a_write_waits_for_another_process(http, docs):
         t = time.monotonic()
         assert http.get("/api/search", params={"q": "supplier"}).status_code == 200
         assert time.monotonic() - t < 2 and writer.is_alive()  # answered while it waits
+        holder.stdin.close()  # the holder lets go: the edit goes through
         writer.join()
     finally:
+        let_go.cancel()
+        if not holder.stdin.closed:
+            holder.stdin.close()
         holder.wait(30)
     assert edit["r"].status_code == 200, edit["r"].text
     gone = {"action": "retract", "id": edit["r"].json()["entry_ids"][0], "by": "a", "why": "t"}

@@ -21,6 +21,7 @@ from typing import TypeVar
 import httpx
 import pytest
 from helpers import run_kbx
+from inprocess import run_cli
 
 from kbx import api
 from kbx.serve.http import bound_socket, server
@@ -284,7 +285,7 @@ def test_kbx_index_from_a_shell_goes_through_while_the_watcher_indexes(live, fol
 
 
 def test_kbx_serve_says_it_watches_and_help_names_the_switch(folder):
-    help_text = run_kbx("serve", "--help").stdout
+    help_text = run_cli("serve", "--help").stdout
     assert "--watch" in help_text and "--no-watch" in help_text
     proc = subprocess.Popen(
         [sys.executable, "-m", "kbx", "serve", "--port", "0"],
