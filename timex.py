@@ -17,6 +17,7 @@ def _shift_month(d: date, months: int) -> tuple[int, int]:
     return d.year + m // 12, m % 12 + 1
 
 
+LEAN_PAST = 90  # days: "Oct. 23" written on May 6 is the October before (both halves gain)
 SOON = 2  # months: "in January" written in November is the coming one (both halves agree)
 
 
@@ -137,7 +138,8 @@ def _from(value: str | None, unit: str, shift: int) -> str | None:
 
 
 def _nearest(d: date, days: list[tuple[int, int, int]]) -> str | None:
-    """Of candidate (year, month, day)s, the nearest to ``d``; impossible ones (Feb 29) are
+    """Of candidate (year, month, day)s, the nearest to ``d``, a later one counted
+    ``LEAN_PAST`` days farther (news reports what happened); impossible ones (Feb 29) are
     skipped."""
     options = []
     for y, m, day in days:
@@ -145,7 +147,10 @@ def _nearest(d: date, days: list[tuple[int, int, int]]) -> str | None:
             options.append(date(y, m, day))
         except ValueError:
             continue
-    return min(options, key=lambda o: abs((o - d).days)).isoformat() if options else None
+    def far(o: date) -> int:
+        return abs((o - d).days) + (LEAN_PAST if o > d else 0)
+
+    return min(options, key=far).isoformat() if options else None
 
 
 _QUARTER = {"Q1": 1, "Q2": 4, "Q3": 7, "Q4": 10, "H1": 1, "H2": 7}
