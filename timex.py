@@ -147,6 +147,7 @@ def _nearest(d: date, days: list[tuple[int, int, int]]) -> str | None:
             options.append(date(y, m, day))
         except ValueError:
             continue
+
     def far(o: date) -> int:
         return abs((o - d).days) + (LEAN_PAST if o > d else 0)
 
