@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from kbx.errors import BadArgument
-from kbx.recognizers.quantities import CURRENCY_CODES, find, money, number
-from kbx.recognizers.units import _linear, registry
+
+# The recognizer's modules load on first use: compiling its patterns takes a few tenths of
+# a second, which a search that filters on no quantity (or only renders a facet) never pays.
 
 # name -> the SI unit the recognizer writes for it; the first name of a unit is how it is shown
 DIMENSIONS = {
@@ -90,6 +91,8 @@ class Asked:
 def dimension_of(unit: str) -> str:
     """The name shown for a stored SI unit (or currency): ``kg`` is mass; a unit with no
     name is its own (``kg / m ** 2``)."""
+    from kbx.recognizers.quantities import CURRENCY_CODES
+
     return MONEY if unit in CURRENCY_CODES else NAME_OF.get(unit, unit)
 
 
@@ -129,6 +132,8 @@ def _pint_unit(text: str) -> str | None:
     know it either."""
     import pint
 
+    from kbx.recognizers.units import registry
+
     text = ("1 " if text.startswith("/") else "") + text.replace("°", "deg")  # "5 / s"
     try:
         return str(registry().parse_units(text))
@@ -140,6 +145,9 @@ def _pint_unit(text: str) -> str | None:
 def _value(text: str, spec: str, default: str | None) -> tuple[float, float, str]:
     """``(lo, hi, SI unit)`` of a value as written (``1kg``, ``4 GB``, ``37 °C``, ``$1,000``,
     ``5–10 mg``); a bare number is in ``default`` (percent or a currency), else an error."""
+    from kbx.recognizers.quantities import CURRENCY_CODES, find, money, number
+    from kbx.recognizers.units import _linear
+
     t = text.strip()
     if not t:
         raise BadArgument(f"--quantity {spec!r}: no value after the operator ({EXAMPLES})")
@@ -187,6 +195,9 @@ def _value(text: str, spec: str, default: str | None) -> tuple[float, float, str
 def _dimension(dim: str, spec: str) -> tuple[str | None, str | None]:
     """``(SI unit, default unit for a bare number)`` a dimension name asks for: the unit for
     percent and a currency, ``MONEY`` for money (whose currency the value must name)."""
+    from kbx.recognizers.quantities import CURRENCY_CODES
+    from kbx.recognizers.units import _linear
+
     d = dim.strip().lower()
     if not d:
         return None, None
@@ -215,6 +226,8 @@ def _dimension(dim: str, spec: str) -> tuple[str | None, str | None]:
 def parse(spec: str) -> Asked:
     """The filter ``spec`` asks for, checked: a malformed one, an unknown unit or dimension,
     or a value of another dimension (``mass>4GB``) is a BadArgument that shows the form."""
+    from kbx.recognizers.quantities import CURRENCY_CODES
+
     m = _SPEC.match(spec)
     if not m:
         raise BadArgument(f"--quantity {spec!r}: write [DIMENSION] OP VALUE ({EXAMPLES})")

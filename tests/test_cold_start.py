@@ -11,6 +11,7 @@ HEAVY = (
     "spacy", "torch", "gliner", "requests", "httpx", "httpx2", "habanero", "pyalex",
     "pint", "dateparser", "markdown_it", "yaml", "pypdf", "pdfminer", "bs4", "lxml",
     "kbx.extract.document", "kbx.recognizers.dates", "kbx.linking.resolvers", "rich.progress",
+    "kbx.recognizers.quantities",  # its patterns compile in a few tenths of a second
 )  # fmt: skip
 
 
