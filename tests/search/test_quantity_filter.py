@@ -13,7 +13,7 @@ from helpers import unchanged
 from kbx.errors import BadArgument, SchemaError
 from kbx.indexing.ingest import index
 from kbx.recognizers.quantities import QuantityRecognizer
-from kbx.recognizers.quantity_filter import parse
+from kbx.recognizers.quantity_filter import parse, stored
 from kbx.recognizers.registry import Registry
 from kbx.search.filters import Filters
 from kbx.search.grep import grep
@@ -221,3 +221,12 @@ def test_an_index_of_schema_5_gains_the_table_on_its_next_write(tmp_path):
     with idx.reader() as old, fresh.reader() as new:
         assert contents(old) == contents(new)
         assert old.execute("SELECT count(*) FROM passage_quantities").fetchone() == (2,)
+
+
+def test_stored_values_are_read_as_the_recognizer_writes_them_and_others_left_out():
+    assert stored("QUANTITY", "5e-06..1e-05 kg") == ("mass", "kg", 5e-06, 1e-05)
+    assert stored("QUANTITY", "2.77778 m / s") == ("speed", "m / s", 2.77778, 2.77778)
+    assert stored("QUANTITY", "3 kg / m ** 2") == ("kg / m ** 2", "kg / m ** 2", 3.0, 3.0)
+    assert stored("MONEY", "USD 1234567.8") == ("money", "USD", 1234567.8, 1234567.8)
+    for type_, value in (("QUANTITY", "about 5 kg"), ("QUANTITY", None), ("MONEY", "$5")):
+        assert stored(type_, value) is None  # a plugin's own format: not filterable, no error
