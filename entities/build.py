@@ -33,16 +33,16 @@ from kbx.entities.positions import position_table
 from kbx.entities.vocabulary import code_words, words
 from kbx.gazetteer.entries import slug
 from kbx.linking.works import summary
-from kbx.store import journal
 from kbx.recognizers.quantity_filter import stored
+from kbx.store import journal
 from kbx.store.consistency import sweep
 from kbx.store.db import ENTITIES_DIRTY, Index, is_dirty, rows_select
 from kbx.store.transaction import transaction
 from kbx.timex import interval
 
 DATE_TYPES = ("DATE", "TIME")
-ID_KINDS = ("doi", "orcid", "isbn", "issn", "arxiv", "cve")
 QUANTITY_TYPES = ("QUANTITY", "MONEY")
+ID_KINDS = ("doi", "orcid", "isbn", "issn", "arxiv", "cve")
 
 
 def reference_id(text: str) -> str:
@@ -424,20 +424,6 @@ def _dates(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"INSERT INTO passage_dates {select}", params)
 
 
-@dataclass
-class Repair:
-    """What the consistency step found and fixed."""
-
-    swept: int = 0
-    replayed: int = 0
-
-
-def repair(con: duckdb.DuckDBPyConnection, index: Index) -> Repair:
-    """Sweep orphaned units, replay the gazetteer log, and rebuild an entity layer an
-    earlier run left stale (so even a command that then refuses its arguments repairs);
-    cheap when nothing is wrong."""
-    done = Repair(swept=sweep(con), replayed=journal.sync(con, index.journal_path))
-    settle(con)
 def _quantities(con: duckdb.DuckDBPyConnection) -> None:
     """The quantities each passage mentions, from recognizers precise enough to filter: one
     row per distinct value, read once in Python (``stored``) and joined back by value."""
@@ -460,6 +446,20 @@ def _quantities(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@dataclass
+class Repair:
+    """What the consistency step found and fixed."""
+
+    swept: int = 0
+    replayed: int = 0
+
+
+def repair(con: duckdb.DuckDBPyConnection, index: Index) -> Repair:
+    """Sweep orphaned units, replay the gazetteer log, and rebuild an entity layer an
+    earlier run left stale (so even a command that then refuses its arguments repairs);
+    cheap when nothing is wrong."""
+    done = Repair(swept=sweep(con), replayed=journal.sync(con, index.journal_path))
+    settle(con)
     return done
 
 
