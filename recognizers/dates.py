@@ -179,7 +179,9 @@ PATTERNS: list[tuple[str, str]] = [
     ),
     (
         "plural_span",
-        r"\b(?:the\s+)?(?:coming|next|past|last|previous)\s+(?:days|weeks|months|years|decades)\b",
+        r"\b(?:the\s+)?(?:coming|next|past|last|previous)\s+(?:days|weeks|months|years|decades)\b"
+        r"|\bthe\s+(?:days|weeks|months|years)\s+ahead\b"
+        r"|\b(?:days|weeks|months|years|decades)-long\b",
     ),
     ("weekday_part", rf"\b{_WEEKDAY}\s+(?:morning|afternoon|evening|night)\b"),
     # "that year", "the following month", "the next morning": from the last date written
@@ -213,7 +215,7 @@ PATTERNS: list[tuple[str, str]] = [
     (
         "for_units",  # "for years", "in decades", "within hours"
         r"(?:(?<=\bfor\s)|(?<=\bin\s)|(?<=\bover\s)|(?<=\bwithin\s)|(?<=\bafter\s))"
-        r"(?:years|months|weeks|days|decades|hours)\b",
+        r"(?:years|months|weeks|days|decades|centuries|hours)\b",
     ),
     (
         "holiday",
@@ -223,8 +225,11 @@ PATTERNS: list[tuple[str, str]] = [
     ("age", rf"\b{_NUM}[\s-]+years?[\s-]+old\b"),
     (
         "duration",
-        rf"\b(?:(?:the\s+)?(?:past|last|next|first|coming)\s+)?{_NUM}(?:\s+1/2|\s+and\s+a\s+half)?"
-        rf"[\s-]+{_UNIT}(?:[\s-]+long)?\b|\brecent\s+(?:years|months|weeks|days)\b",
+        rf"\b(?:(?:the\s+)?(?:past|last|next|first|coming)\s+)?"
+        rf"(?:{_NUM}(?:\s+1/2|\s+and\s+a\s+half)?|(?:an?\s+)?couple\s+of)"
+        rf"(?:\s+(?:more|additional|further|extra))?[\s-]+{_UNIT}(?:[\s-]+long)?\b"
+        r"|\b(?:day|week|month|year|decade)-long\b"
+        r"|\brecent\s+(?:years|months|weeks|days|decades|quarters)\b",
     ),
     (
         "century",
@@ -300,6 +305,7 @@ _TRIGGER_WORDS = (
         "weeks",
         "days",
         "decades",
+        "centuries",
         "hours",
         "today",
         "yesterday",
@@ -339,12 +345,15 @@ _TRIGGER_WORDS = (
 )
 _TRIGGERS = (
     r"\b(?:\d|q[1-4]\b|" + _trie(_TRIGGER_WORDS) + r"\b"
-    r"|an?\s+(?=(?:few\s+|couple\s+of\s+)?(?:year|month|week|day|decade|hour|quarter))"
+    r"|an?\s+(?=(?:few\s+|couple\s+of\s+|additional\s+|extra\s+)?"
+    r"(?:year|month|week|day|decade|hour|quarter))"
     r"|some\s+(?=\w+s\b)|at\s+(?=present)"
     r"|the\s+(?=past|last|next|coming|future|first|second|third|fourth|final|latest|"
-    r"current|previous|year|quarter|weekend|full\s+year|fiscal\s+year|calendar\s+year|nineteenth|twentieth|twenty|\d|"
+    r"current|previous|year|quarter|weekend|days|weeks|months|years|full\s+year|"
+    r"fiscal\s+year|calendar\s+year|nineteenth|twentieth|twenty|\d|"
     r"(?:end|beginning|start|middle|rest|remainder)\s+of\s|same\s|following\s)"
-    r"|(?:earlier\s+|later\s+)?that\s+(?=(?:same\s+)?(?:day|week|month|year)\b))"
+    r"|(?:earlier\s+|later\s+)?that\s+(?=(?:same\s+)?(?:day|week|month|year)\b)"
+    r"|(?:day|week|month|decade)s?(?=-long\b))"
 )
 _TRIGGER = re.compile(_TRIGGERS)
 _TRIGGER_ANY_CASE = re.compile(_TRIGGERS, re.IGNORECASE)
@@ -514,7 +523,8 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
             return "DATE", "REL:MD:12-24" if low.endswith("eve") else "REL:MD:12-25"
         return "DATE", "REL:MD:12-31" if low.endswith("eve") else "REL:MD:01-01"
     if kind in ("for_units", "plural_span"):
-        return "DURATION", _span("X", words[-1])
+        unit = words[-2] if words[-1] in ("ahead", "long") else words[-1]
+        return "DURATION", _span("X", unit)
     if kind == "set":
         if len(words) > 2 and words[-2] in ("a", "an", "per", "each", "every"):
             return "SET", _span(1, words[-1])  # "twice a year"
@@ -539,12 +549,12 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
             return "DURATION", _span("X", words[-1])
         if re.fullmatch(r"[a-z]+-quarters?", low):
             return "DURATION", None  # "three-quarters of": a fraction
-        core = [
-            w
-            for w in words
-            if w not in ("the", "past", "last", "next", "first", "coming", "long", "old")
-        ]
-        span = _span(_num(core[0]), core[-1])
+        core = [w for w in words if w not in _NOT_COUNTS]
+        n = _num(core[0])
+        if len(core) == 1 or (core[0] in ("a", "an") and core[-1].endswith("s")):
+            n = "X" if core[-1].endswith("s") else 1  # "day-long", "a decades-long"
+        n = 2 if "couple" in words else n
+        span = _span(n, core[-1])
         if ("1/2" in words or "half" in words) and (half := _HALF.get(span[-1])):
             span += half  # "5 1/2 hours" PT5H30M, "2 1/2 years" P2Y6M
         return "DURATION", span
@@ -581,6 +591,8 @@ def _ahead(low: str, start: int) -> bool:
     return bool(cues) and cues[-1] == "ahead"
 
 
+_NOT_COUNTS = {"the", "past", "last", "next", "first", "coming", "long", "more", "additional"}
+_NOT_COUNTS |= {"further", "extra"}
 _HALF = {"Y": "6M", "H": "30M", "D": "T12H", "M": "15D"}  # half of the last unit, added
 _YEAR_SHIFT = {"last": -1, "next": 1}
 

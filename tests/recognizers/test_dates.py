@@ -90,6 +90,12 @@ def _one(text: str) -> tuple[str, str, str | None]:
         ("They lived there for 2 1/2 years.", ("2 1/2 years", "DURATION", "P2Y6M")),
         ("It lost money in the past two quarters.", ("the past two quarters", "DURATION", "P2Q")),
         ("Crime rose in recent years.", ("recent years", "DURATION", "PXY")),
+        ("He stays for two more weeks.", ("two more weeks", "DURATION", "P2W")),
+        ("It may be extended for an additional year.", ("an additional year", "DURATION", "P1Y")),
+        ("It won't change for a couple of years.", ("a couple of years", "DURATION", "P2Y")),
+        ("Sales may fall in the weeks ahead.", ("the weeks ahead", "DURATION", "PXW")),
+        ("They left their day-long meeting.", ("day-long", "DURATION", "P1D")),
+        ("Moscow ruled it for centuries.", ("centuries", "DURATION", "PXCE")),
     ],
 )
 def test_expressions_and_values(text, expected):
