@@ -57,8 +57,7 @@ class DaskEngine:
     @property
     def workers(self) -> int:
         """Threads across the cluster's workers: batches recognized at once."""
-        info = self.client.scheduler_info(n_workers=-1)["workers"].values()
-        return sum(w.get("nthreads", 1) for w in info) or 1
+        return sum(self.client.nthreads().values()) or 1
 
     def start(self, recognizers: Sequence[Recognizer]) -> DaskPass:
         """Send the recognizers to every worker, present and future, for one pass."""
