@@ -24,12 +24,12 @@ import duckdb
 
 from kbx.analysis import Analyzer
 from kbx.annotate.context import refresh as refresh_context
-from kbx.annotate.engine import connect
+from kbx.annotate.engine import Engine, connect
 from kbx.annotate.run import RecognizerReport, recognize, record_info
 from kbx.annotate.setup import registry_for
 from kbx.config import load_config
 from kbx.entities.build import repair, settle
-from kbx.errors import BadArgument, ExtractError, OverBudget
+from kbx.errors import BadArgument, EngineUnavailable, ExtractError, OverBudget
 from kbx.extract import extract
 from kbx.indexing.prepare import PLACEMENT_COLUMNS, UNIT_COLUMNS, Prepared, prepare, run_with
 from kbx.recognizers.base import Recognizer
@@ -471,7 +471,7 @@ def index(
         if searchable:
             searchable(report, slow)
         if slow:  # the models: on the cluster when kbx.toml names one ([engine])
-            with connect(load_config(idx.root).engine) or nullcontext() as engine:
+            with _engine(idx) or nullcontext() as engine:
                 done = recognize(
                     idx,
                     registry,
@@ -485,6 +485,17 @@ def index(
             _settle(lease, registry)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _engine(idx: Index) -> Engine | None:
+    """The engine kbx.toml names for the model pass, connected; one that cannot run says
+    that the files are in, so the user knows what a rerun will add."""
+    try:
+        return connect(load_config(idx.root).engine)
+    except EngineUnavailable as e:
+        raise EngineUnavailable(
+            f"every file is indexed and searchable, but the model pass did not run: {e}"
+        ) from None
 
 
 def _index(

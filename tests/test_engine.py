@@ -180,6 +180,25 @@ def test_an_unreachable_scheduler_is_one_line_and_the_index_is_unchanged(tmp_pat
         assert r.stderr.split() == f"error: {e.value}".split()  # one line, as wide as it is
 
 
+def test_kbx_index_with_an_unreachable_engine_says_the_files_are_in(tmp_path):
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    toml = f'{RULES}\n[engine]\nkind = "dask"\naddress = "{address}"\ntimeout = 0.5\n'
+    root = _corpus(tmp_path / "docs", toml)
+    with pytest.raises(EngineUnavailable) as e:
+        index(root, registry=Registry([IdentifierRecognizer(), Where()]))
+    assert str(e.value).startswith(
+        "every file is indexed and searchable, but the model pass did not run: cannot reach "
+        f"the Dask scheduler at {address}"
+    )
+    con = duckdb.connect(str(Index.for_root(root).db), read_only=True)
+    counts = con.execute(
+        "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM runs "
+        "WHERE recognizer = 'identifiers'), (SELECT count(*) FROM runs WHERE recognizer = 'where')"
+    ).fetchone()
+    con.close()
+    assert counts == (N_DOCS, N_DOCS, 0)
+
+
 def test_engine_settings_are_checked_where_they_are_read(tmp_path):
     (tmp_path / "kbx.toml").write_text('[engine]\nkind = "ray"\n')
     with pytest.raises(BadArgument, match="engine kind 'ray': choose from local, dask"):
