@@ -156,7 +156,11 @@ PATTERNS: list[tuple[str, str]] = [
         r"(?:the|this|next|last)\s+(?:year|month|week|decade|quarter)\b",
     ),
     ("season_year", rf"\b(?:spring|summer|fall|autumn|winter)\s+(?:of\s+)?{_YEAR}\b"),
-    ("season_rel", r"\b(?:last|this|next)\s+(?:spring|summer|fall|autumn|winter)\b"),
+    (  # not "the fall" (of prices, of a city)
+        "season_rel",
+        r"\b(?:last|this|next)\s+(?:spring|summer|fall|autumn|winter)\b"
+        r"|\bthe\s+(?:spring|summer|winter)\b(?!\s+of\b)",
+    ),
     ("decade", r"\b(?:the\s+)?(?:1[5-9]|20)\d0'?s\b"),
     ("fiscal", rf"\bfiscal(?:\s+year)?\s+{_YEAR}\b"),
     ("year", rf"\b{_YEAR}\b"),
@@ -350,7 +354,7 @@ _TRIGGERS = (
     r"|some\s+(?=\w+s\b)|at\s+(?=present)"
     r"|the\s+(?=past|last|next|coming|future|first|second|third|fourth|final|latest|"
     r"current|previous|year|quarter|weekend|days|weeks|months|years|full\s+year|"
-    r"fiscal\s+year|calendar\s+year|nineteenth|twentieth|twenty|\d|"
+    r"fiscal\s+year|calendar\s+year|nineteenth|twentieth|twenty|\d|spring|summer|winter|"
     r"(?:end|beginning|start|middle|rest|remainder)\s+of\s|same\s|following\s)"
     r"|(?:earlier\s+|later\s+)?that\s+(?=(?:same\s+)?(?:day|week|month|year)\b)"
     r"|(?:day|week|month|decade)s?(?=-long\b))"

@@ -96,6 +96,7 @@ def _one(text: str) -> tuple[str, str, str | None]:
         ("Sales may fall in the weeks ahead.", ("the weeks ahead", "DURATION", "PXW")),
         ("They left their day-long meeting.", ("day-long", "DURATION", "P1D")),
         ("Moscow ruled it for centuries.", ("centuries", "DURATION", "PXCE")),
+        ("Talks resume during the summer.", ("the summer", "DATE", "2021-SU")),
     ],
 )
 def test_expressions_and_values(text, expected):
@@ -112,6 +113,7 @@ def test_expressions_and_values(text, expected):
         "May we go?",
         "They march on.",
         "Three-quarters of voters agreed.",
+        "It was the fall of Rome.",
     ],
 )
 def test_words_numbers_and_ages_are_not_dates(text):
