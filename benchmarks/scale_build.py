@@ -99,14 +99,15 @@ def kbx_index(root: Path, db: Path, rebuild: bool) -> dict:
     """kbx's index of ``root`` at ``db``, built unless a readable one is cached; its build
     figures (seconds, peak RSS, when) and its units."""
     from kbx.errors import SchemaError
+    from kbx.store import postings_file
     from kbx.store.db import Index
 
     figures = db.with_suffix(".json")
     idx = Index.for_root(root, db)
     if not rebuild and figures.exists() and db.exists():
         try:
-            with idx.writer():  # migrates an older schema in place, as any kbx writer would
-                pass
+            with idx.writer() as con:  # migrates an older schema, as any kbx writer would,
+                postings_file.refresh(con, db)  # and maps the postings, as kbx index does
             with idx.reader() as con:
                 con.execute("SELECT 1 FROM units LIMIT 1")
             return json.loads(figures.read_text())

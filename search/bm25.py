@@ -119,7 +119,14 @@ def rank(
     return [r[:3] for r in rows], (rows[0][3] if rows else 0)
 
 
-WARM = False  # set by a long-lived process: the mapped postings pay for numpy at any size
+WARM = False  # see ``stay_warm``
+
+
+def stay_warm() -> None:
+    """For a long-lived process (``kbx serve``): rank over the mapped postings at any size,
+    since numpy's import is paid once, not per query."""
+    global WARM
+    WARM = True
 
 
 def mapped(con: duckdb.DuckDBPyConnection):

@@ -157,6 +157,7 @@ class LiveIndex(api.Index):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_warm", _Warm(self, HOLD))
+        api.stay_warm()  # this process answers many queries: map the postings at any size
 
     @classmethod
     def of(cls, index: api.Index) -> LiveIndex:

@@ -51,3 +51,21 @@ def test_a_cut_short_file_is_not_mapped(tmp_path):
     with idx.reader() as con:
         assert bm25.mapped(con) is None
         assert rank(con, [["supplier"]])[1] > 0  # SQL still answers
+
+
+def test_a_cold_process_ranks_a_small_index_in_sql_and_a_warm_one_maps_it(tmp_path, monkeypatch):
+    """Below MAPPED_MIN_BYTES, importing numpy would cost a ``kbx search`` process more than
+    SQL's ranking; a server (``stay_warm``, as ``kbx serve``'s warm index calls it) pays
+    that once and maps any size."""
+    from kbx import api
+
+    root = write_corpus(tmp_path / "docs")
+    index(root, workers=1)
+    idx = Index.for_root(root)
+    assert mapped_path(idx.db).stat().st_size < bm25.MAPPED_MIN_BYTES
+    monkeypatch.setattr(bm25, "WARM", False)
+    with idx.reader() as con:
+        assert bm25.mapped(con) is None
+    api.stay_warm()
+    with idx.reader() as con:
+        assert bm25.mapped(con) is not None
