@@ -120,7 +120,11 @@ _MONTH = (
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _YEAR = r"(?:1[5-9]\d\d|20\d\d)"
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
-_NUM = r"(?:\d+(?:\.\d+)?|" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + r")"
+_NUM = (
+    r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|"
+    + "|".join(sorted(NUMBERS, key=len, reverse=True))
+    + r")"
+)
 _UNIT = r"(?:year|month|week|day|decade|centur(?:y|ie)|hour|minute|quarter)s?"
 _ORD = r"(?:first|second|third|fourth|1st|2nd|3rd|4th)"
 _CLOCK = r"(?:[01]?\d|2[0-3])(?::[0-5]\d)?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)"
@@ -369,7 +373,7 @@ def _month(word: str) -> int:
 
 
 def _num(word: str) -> int | str:
-    w = word.lower()
+    w = word.lower().replace(",", "")
     if w in NUMBERS:
         return NUMBERS[w]
     try:

@@ -97,6 +97,7 @@ def _one(text: str) -> tuple[str, str, str | None]:
         ("They left their day-long meeting.", ("day-long", "DURATION", "P1D")),
         ("Moscow ruled it for centuries.", ("centuries", "DURATION", "PXCE")),
         ("Talks resume during the summer.", ("the summer", "DATE", "2021-SU")),
+        ("Glass was made here for 2,000 years.", ("2,000 years", "DURATION", "P2000Y")),
     ],
 )
 def test_expressions_and_values(text, expected):
