@@ -14,7 +14,7 @@ import pytest
 from helpers import unchanged
 
 from kbx import api
-from kbx.errors import BadArgument
+from kbx.errors import BadArgument, KbxError
 from kbx.export import read as export_read
 from kbx.export.run import export
 from kbx.indexing.ingest import index
@@ -372,20 +372,35 @@ def test_an_unknown_format_or_recognizer_is_a_bad_argument(idx, tmp_path):
     assert not (tmp_path / "x.jsonl").exists()
 
 
-def test_an_export_that_fails_leaves_nothing_under_out(idx, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("error", "raised", "said"),
+    [
+        (RuntimeError("a bug"), RuntimeError, "a bug"),  # a bug stays a bug (exit 70)
+        (OSError(28, "No space left on device"), KbxError, "No space left on device; nothing"),
+    ],
+)
+def test_an_export_that_fails_leaves_nothing_under_out(
+    idx, tmp_path, monkeypatch, error, raised, said
+):
     from kbx.export import brat
 
     real = brat.render
 
     def fail_late(doc, types):
         if doc.path == "runbook.txt":
-            raise RuntimeError("disk on fire")
+            raise error
         return real(doc, types)
 
     monkeypatch.setattr(brat, "render", fail_late)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(raised, match=said):
         export(idx, "brat", tmp_path / "brat")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_progress_counts_the_documents_written(idx, tmp_path):
+    seen = []
+    export(idx, "jsonl", tmp_path / "m.jsonl", progress=lambda done, total: seen.append(done))
+    assert seen == list(range(1, len(FILES) + 1))
 
 
 def test_a_stored_path_that_would_leave_out_is_left_out(tmp_path):
