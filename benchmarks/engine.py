@@ -40,6 +40,7 @@ DOCS = REPO / "docs"
 SECTION = "## Distributed reprocess (issue 20)"
 MEMORY = "## Distributed reprocess: a Dask worker's memory (issue 20)"
 WRITER = "## Distributed reprocess: the single writer's commit rate (issue 20)"
+STARTUP = "## Distributed reprocess: Dask beside Ray, start-up (issue 20)"
 HEADER = "# Benchmarks\n"
 
 PASS = """
@@ -210,6 +211,67 @@ def writer_rate(root: Path, sizes: list[int], per_unit: int) -> list[tuple[int, 
     return found
 
 
+def _descendants_mb() -> float:
+    """Resident memory of every process this one started (a cluster's), in MB."""
+    import psutil
+
+    total = 0
+    for p in psutil.Process().children(recursive=True):
+        try:
+            total += p.memory_info().rss
+        except psutil.Error:
+            continue
+    return total / 1024**2
+
+
+def _one(x: int) -> int:
+    return x + 1
+
+
+def startup(repeat: int) -> dict[str, list[tuple[float, float, float, float]]]:
+    """Dask and Ray side by side, alternating: a 2-worker local cluster's start, its first two
+    tasks (the workers' first work), a trivial task's round trip (median of 20), and the
+    resident memory of the processes the cluster started. Ray is optional: pip install ray."""
+    from distributed import Client, LocalCluster
+
+    found: dict[str, list] = {"dask": [], "ray": []}
+    for _ in range(repeat):
+        t = time.perf_counter()
+        cluster = LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        client = Client(cluster)
+        start = time.perf_counter() - t
+        t = time.perf_counter()
+        client.gather(client.map(_one, range(2), pure=False))
+        first = time.perf_counter() - t
+        trips = []
+        for i in range(20):
+            t = time.perf_counter()
+            client.submit(_one, i, pure=False).result()
+            trips.append(time.perf_counter() - t)
+        found["dask"].append((start, first, statistics.median(trips), _descendants_mb()))
+        client.close()
+        cluster.close()
+        import ray
+
+        t = time.perf_counter()
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        start = time.perf_counter() - t
+        one = ray.remote(_one)
+        t = time.perf_counter()
+        ray.get([one.remote(i) for i in range(2)])
+        first = time.perf_counter() - t
+        trips = []
+        for i in range(20):
+            t = time.perf_counter()
+            ray.get(one.remote(i))
+            trips.append(time.perf_counter() - t)
+        found["ray"].append((start, first, statistics.median(trips), _descendants_mb()))
+        ray.shutdown()
+    return found
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--eval", type=Path, default=DEFAULT_EVAL)
@@ -218,6 +280,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batches", default="16,64,256", help="dask pass batch sizes to compare")
     ap.add_argument("--sizes", default="1,8,64,256,1024", help="batch sizes for the overhead")
     ap.add_argument("--memory", action="store_true", help="only a worker's memory, by step")
+    ap.add_argument("--startup", action="store_true", help="only Dask beside Ray: start-up")
     ap.add_argument("--writer", default="", help="only the writer: units per commit, e.g. 64,512")
     ap.add_argument("--write", action="store_true", help=f"write '{SECTION}' to the docs")
     args = ap.parse_args(argv)
@@ -225,6 +288,46 @@ def main(argv: list[str] | None = None) -> None:
 
     from kbx.indexing.ingest import index
 
+    if args.startup:
+        load = os.getloadavg()[0]
+        found = startup(args.repeat)
+        rows = [
+            [
+                name,
+                *(
+                    f"{statistics.median(r[i] for r in runs) * k:.{d}f}"
+                    for i, k, d in ((0, 1, 1), (1, 1, 1), (2, 1e3, 1), (3, 1, 0))
+                ),
+            ]
+            for name, runs in found.items()
+        ]
+        command = shlex.join(["python", "benchmarks/engine.py", *(argv or sys.argv[1:])])
+        section = "\n".join(
+            [
+                STARTUP,
+                "",
+                f"Command: `{command}` (with `pip install ray`: Ray is not a kbx dependency). "
+                f"Date: {time.strftime('%Y-%m-%d')}. A local cluster of 2 worker processes "
+                f"each, started and stopped {args.repeat} times, alternating (medians); load "
+                f"average {load:.1f} on {os.cpu_count()} cores.",
+                "",
+                table(
+                    [
+                        "engine",
+                        "start s",
+                        "first 2 tasks s",
+                        "round trip ms",
+                        "processes it started, MB",
+                    ],
+                    rows,
+                ),
+                "",
+            ]
+        )
+        print(section)
+        if args.write:
+            write_section(DOCS / "BENCHMARKS.md", STARTUP, section, HEADER)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="kbx-engine-"))
     built = make_slice(args.eval / "corpora" / "nodejs", tmp / "built", args.every)
     index(built, workers=2, registry=rule_registry())
