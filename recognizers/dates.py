@@ -6,7 +6,9 @@ granularity the text expressed ("in 2021" is ``2021``). Absolute month-day-year
 dates are parsed by dateparser. Expressions that need the document's date
 ("yesterday", "last Tuesday", "the third quarter") get a relative value, ``REL:…``,
 which ``resolve`` turns into a TIMEX3 value in the document context layer; without
-a document date it stays unresolved, never resolved against today.
+a document date it stays unresolved, never resolved against today. What the unit itself
+tells is settled here: which way a bare "Tuesday" lies (the tense of its sentence), and
+which date "that year" refers to (the last one written before it).
 """
 
 from __future__ import annotations
