@@ -5,6 +5,7 @@ killed pass resumes, and an engine that cannot run is one clear line with nothin
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
 from pathlib import Path
@@ -40,6 +41,22 @@ def cluster():
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     ) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """The corpus indexed once with the identifiers recognizer; tests work on copies."""
+    root = _corpus(tmp_path_factory.mktemp("engine") / "built")
+    index(root, registry=Registry([IdentifierRecognizer()]))
+    return root
+
+
+def _copies(built: Path, *dests: Path, toml: str = RULES) -> list[Path]:
+    """Copies of the built index and its files (reprocess reads the index, not the root)."""
+    for dest in dests:
+        shutil.copytree(built, dest)
+        (dest / "kbx.toml").write_text(toml)
+    return list(dests)
 
 
 @pytest.fixture(autouse=True)
@@ -79,11 +96,9 @@ def _plugins(cluster) -> list[str]:
     return [p for p in cluster.scheduler.worker_plugins if p.startswith("kbx-pass-")]
 
 
-def test_a_pass_on_the_cluster_equals_the_local_pass_though_a_worker_dies(cluster, tmp_path):
+def test_a_pass_on_the_cluster_equals_the_local_pass_though_a_worker_dies(cluster, built, tmp_path):
     flag = tmp_path / "died"
-    a, b = _corpus(tmp_path / "a"), _corpus(tmp_path / "b")
-    for root in (a, b):
-        index(root, registry=Registry([IdentifierRecognizer()]))
+    a, b = _copies(built, tmp_path / "a", tmp_path / "b")
     remote = reprocess(
         Index.for_root(a),
         Registry([*_rules(), Dying(flag)]),
@@ -118,10 +133,8 @@ def test_kbx_index_runs_the_model_pass_on_the_engine_kbx_toml_names(cluster, tmp
     con.close()
 
 
-def test_an_interrupted_pass_resumes_and_a_dead_clients_models_are_let_go(cluster, tmp_path):
-    a, b = _corpus(tmp_path / "a"), _corpus(tmp_path / "b")
-    for root in (a, b):
-        index(root, registry=Registry([IdentifierRecognizer()]))
+def test_an_interrupted_pass_resumes_and_a_dead_clients_models_are_let_go(cluster, built, tmp_path):
+    a, b = _copies(built, tmp_path / "a", tmp_path / "b")
     gone = connect(EngineConfig("dask", cluster.scheduler_address))
     gone.start([AcronymRecognizer()])  # a pass whose process dies without a word
     gone.client.close()
@@ -165,11 +178,10 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def test_an_unreachable_scheduler_is_one_line_and_the_index_is_unchanged(tmp_path):
+def test_an_unreachable_scheduler_is_one_line_and_the_index_is_unchanged(built, tmp_path):
     address = f"tcp://127.0.0.1:{_closed_port()}"
     toml = f'{RULES}\n[engine]\nkind = "dask"\naddress = "{address}"\ntimeout = 0.5\n'
-    root = _corpus(tmp_path / "docs", toml)
-    index(root, registry=Registry([IdentifierRecognizer()]))
+    (root,) = _copies(built, tmp_path / "docs", toml=toml)
     with unchanged(Index.for_root(root)) as idx:
         with pytest.raises(EngineUnavailable) as e:
             reprocess(idx, Registry(_rules()), redo_all=True)
