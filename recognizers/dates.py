@@ -193,7 +193,7 @@ PATTERNS: list[tuple[str, str]] = [
         r"|\bthe\s+(?:days|weeks|months|years)\s+ahead\b"
         r"|\b(?:days|weeks|months|years|decades)-long\b",
     ),
-    ("weekday_part", rf"\b{_WEEKDAY}\s+(?:morning|afternoon|evening|night)\b"),
+    ("weekday_part", rf"\b{_WEEKDAY}s?\s+(?:morning|afternoon|evening|night)s?\b"),
     # "that year", "the following month", "the next morning": from the last date written
     (
         "anaphor",
@@ -218,8 +218,9 @@ PATTERNS: list[tuple[str, str]] = [
     ),
     (
         "set",
-        rf"\b(?:every|each|per)\s+(?:(?:{_NUM}\s+)?{_UNIT}|{_WEEKDAY}|{_MONTH})\b"
+        rf"\b(?:every|each|per)\s+(?:(?:{_NUM}\s+|other\s+)?{_UNIT}|{_WEEKDAY}|{_MONTH})\b"
         r"|\b(?:daily|weekly|monthly|annually|yearly|hourly)\b"
+        rf"|\b{_WEEKDAY}s\b|\bweekends\b"
         rf"|\b(?:once|twice|{_NUM}\s+times)\s+(?:an?|per|each|every)\s+{_UNIT}\b",
     ),
     (
@@ -316,6 +317,8 @@ _TRIGGER_WORDS = (
         "days",
         "decades",
         "centuries",
+        "weekends",
+        *(f"{day}s" for day in WEEKDAYS),
         "hours",
         "today",
         "yesterday",
@@ -503,7 +506,10 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         shift = 1 if ("following" in words or "next" in words) else 0
         return "DATE", f"REL:ANA:{unit}:{shift:+d}:"
     if kind == "weekday_part":
-        return "TIME", f"REL:WD:{WEEKDAYS[words[-2]]}:~@T{PARTS_OF_DAY[words[-1]]}"
+        day, part = WEEKDAYS[words[-2].removesuffix("s")], PARTS_OF_DAY[words[-1].removesuffix("s")]
+        if words[-1].endswith("s"):  # "Tuesday nights": every one
+            return "SET", f"XXXX-WXX-{day + 1}T{part}"
+        return "TIME", f"REL:WD:{day}:~@T{part}"
     if kind == "clock_day":
         return "TIME", _clock_day(low)
     if kind == "year_ended":
@@ -538,12 +544,15 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
     if kind == "set":
         if len(words) > 2 and words[-2] in ("a", "an", "per", "each", "every"):
             return "SET", _span(1, words[-1])  # "twice a year"
-        if words[-1] in WEEKDAYS:
-            return "SET", f"XXXX-WXX-{WEEKDAYS[words[-1]] + 1}"
+        if words[-1] in WEEKDAYS or words[-1][:-1] in WEEKDAYS:  # "every Tuesday", "Fridays"
+            return "SET", f"XXXX-WXX-{WEEKDAYS[words[-1].removesuffix('s')] + 1}"
+        if words[-1] == "weekends":
+            return "SET", "XXXX-WXX-WE"
         if words[-1].rstrip(".") in MONTHS:
             return "SET", f"XXXX-{_month(words[-1]):02d}"
         if words[0] in ("every", "each", "per"):
-            return "SET", _span(_num(words[1]) if len(words) > 2 else 1, words[-1])
+            n = (2 if words[1] == "other" else _num(words[1])) if len(words) > 2 else 1
+            return "SET", _span(n, words[-1])
         unit = {
             "daily": "D",
             "weekly": "W",

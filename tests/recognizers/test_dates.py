@@ -98,6 +98,10 @@ def _one(text: str) -> tuple[str, str, str | None]:
         ("Moscow ruled it for centuries.", ("centuries", "DURATION", "PXCE")),
         ("Talks resume during the summer.", ("the summer", "DATE", "2021-SU")),
         ("Glass was made here for 2,000 years.", ("2,000 years", "DURATION", "P2000Y")),
+        ("The shop closes on Fridays.", ("Fridays", "SET", "XXXX-WXX-5")),
+        ("Flights leave on Tuesday nights.", ("Tuesday nights", "SET", "XXXX-WXX-2TNI")),
+        ("It is open on weekends.", ("weekends", "SET", "XXXX-WXX-WE")),
+        ("We meet every other week.", ("every other week", "SET", "P2W")),
     ],
 )
 def test_expressions_and_values(text, expected):
