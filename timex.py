@@ -33,6 +33,10 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
         return None
     d = doc_date
     code = value[4:]
+    if code.startswith("ANAT:"):  # a clock time on the day last named, else the document's
+        _, hour, minute, base = code.split(":", 3)
+        day = _from(resolve(base if base[:1].isdigit() else "REL:" + base, d), "D", 0)
+        return f"{day or d.isoformat()}T{hour}:{minute}"
     if code.startswith("ANA:"):  # "that year" after "in 1995": the last date, then a shift
         _, unit, shift, base = code.split(":", 3)
         return _from(resolve(base if base[:1].isdigit() else "REL:" + base, d), unit, int(shift))

@@ -698,6 +698,8 @@ def candidates(text: str) -> Iterator[tuple[str, Mention]]:
             if anchor is None:
                 continue
             value += anchor
+        if kind == "clock" and anchor is not None:  # "at 10:35 a.m.": on the day last named
+            value = f"REL:ANAT:{value[6:]}:{anchor}"
         if ":~" in value:  # a bare "Tuesday" or "March": which way, by the tense
             value = value.replace(":~", ":>" if _ahead(low, start) else ":<")
         if kind == "month_alone" and not _month_name(text, start, end):

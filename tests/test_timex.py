@@ -31,3 +31,8 @@ def test_a_shift_from_an_earlier_date_needs_that_precision():
     assert resolve("REL:ANA:M:+1:1998-12", doc) == "1999-01"
     assert resolve("REL:ANA:D:+1:1998", doc) is None  # "the next day" after "in 1998"
     assert resolve("REL:ANA:Y:+0:WD:1:<", doc) == "2000"  # from a weekday, resolved first
+
+
+def test_a_clock_time_after_a_coarser_date_is_on_the_documents_day():
+    assert resolve("REL:ANAT:09:00:1995", date(1998, 8, 8)) == "1998-08-08T09:00"
+    assert resolve("REL:ANAT:09:00:1998-08-07", date(1998, 8, 8)) == "1998-08-07T09:00"

@@ -142,6 +142,7 @@ def test_relative_values_stay_unresolved_without_a_document_date():
             ("Earlier that day", "1999-10-23"),
         ),
         ("He arrived on Tuesday and left the next morning.", ("the next morning", "2021-03-10")),
+        ("The blast on Monday came at 10:35 a.m.", ("10:35 a.m.", "2021-03-08T10:35")),
     ],
 )
 def test_that_day_is_the_last_date_written_before_it(text, expected):
