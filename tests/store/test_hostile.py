@@ -9,9 +9,11 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import unchanged
 from inprocess import run_cli
 from typer.testing import CliRunner
 
@@ -180,16 +182,18 @@ def test_a_small_alias_in_front_matter_still_works(tmp_path):
         )
 
 
-@pytest.fixture
-def readable(tmp_path: Path) -> Index:
-    root = tmp_path / "read"
+@pytest.fixture(scope="module")
+def readable(tmp_path_factory) -> Iterator[Index]:
+    """A folder indexed once for the tests that only read it (checked: ``unchanged``)."""
+    root = tmp_path_factory.mktemp("hostile") / "read"
     root.mkdir()
     (root / "a.md").write_text("# A\n\nline three\n")
     (root / "dir.md").mkdir()
     os.symlink("loop.md", root / "loop.md")
     index(root, registry=Registry([]))
     os.mkfifo(root / "fifo.md")  # after indexing: this is about `read`, not the walk
-    return Index.for_root(root)
+    with unchanged(Index.for_root(root)) as idx:
+        yield idx
 
 
 @pytest.mark.parametrize(
