@@ -704,7 +704,8 @@ def reprocess(
         str | None,
         typer.Option(
             help="Where batches are recognized: local (worker processes) or dask (a running "
-            "Dask cluster; pip install 'kbx[cluster]'). Default: kbx.toml [engine], else local."
+            "Dask cluster; pip install 'kbx\\[cluster]'). Default: kbx.toml's \\[engine], "
+            "else local."
         ),
     ] = None,
     address: Annotated[
