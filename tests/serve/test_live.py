@@ -149,19 +149,22 @@ def test_another_process_reads_during_a_long_write_of_the_server(tmp_path):
     ``kbx search`` from a shell answers during a write that lasts longer than it waits."""
     root = folder(tmp_path / "docs")
     idx = LiveIndex.of(api.Index.for_root(root))
-    started = threading.Event()
+    started, answered = threading.Event(), threading.Event()
 
     def slowly(*_: object) -> None:
         started.set()
-        time.sleep(0.2)  # 8 s in all
+        if not answered.is_set():  # 8 s in all, until the other process has answered
+            time.sleep(0.2)
 
     writer = threading.Thread(target=lambda: idx.write(lambda: api.index(root, progress=slowly)))
     writer.start()
     try:
         started.wait(30)
         r = run_kbx("search", VERSIONS[0], "--json", cwd=root)
+        alive = writer.is_alive()
+        answered.set()
         assert r.returncode == 0, r.stderr
-        assert writer.is_alive()  # it answered during the write
+        assert alive  # it answered during the write
         assert api.status(idx).units == DOCS * SECTIONS  # and so does this process
     finally:
         writer.join()
