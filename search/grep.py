@@ -159,6 +159,27 @@ def _file_ranks(
     return out
 
 
+WORD = re.compile(r"\w")
+
+
+def _matches(rx: re.Pattern, text: str, word_start: bool) -> list[re.Match]:
+    """The non-empty matches of ``rx`` in ``text``, left to right, none overlapping; with
+    ``word_start``, only those not right after a word character (the next try starts one
+    character on, as the lookbehind would have let ``re`` go on)."""
+    if not word_start:
+        return [m for m in rx.finditer(text) if m.end() > m.start()]
+    out, at = [], 0
+    while (m := rx.search(text, at)) is not None:
+        s = m.start()
+        if s and WORD.match(text, s - 1):
+            at = s + 1
+            continue
+        if m.end() > s:
+            out.append(m)
+        at = max(m.end(), s + 1)
+    return out
+
+
 def grep(
     index: Index,
     pattern: str,
@@ -169,11 +190,13 @@ def grep(
     filters: Filters | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
     needs: list[list[str]] | None = None,
+    word_start: bool = False,
 ) -> GrepResult:
-    """Matches of ``pattern`` in the clean text, files in BM25 order of ``rank_query``
+    r"""Matches of ``pattern`` in the clean text, files in BM25 order of ``rank_query``
     (on ``con`` when the caller already holds a connection). With ``needs`` (term groups
     every unit with a match indexes, as ``phrase_terms`` gives them), only the units
-    holding them are read."""
+    holding them are read. ``word_start``: a match must not follow a word character, as
+    if the pattern opened with ``(?<!\w)`` (see ``search.phrase_parts``)."""
     try:
         rx = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as e:
@@ -202,11 +225,7 @@ def grep(
                     WHERE {f.where()} AND {pre} ORDER BY d.path, pl.ordinal""",
                 [*f.params, *pre_params],
             ).fetchall()
-        found = [
-            (row, spans)
-            for row in rows
-            if (spans := [m for m in rx.finditer(row[4]) if m.end() > m.start()])
-        ]
+        found = [(row, spans) for row in rows if (spans := _matches(rx, row[4], word_start))]
         docs = sorted({row[0] for row, _ in found})
         query = rank_query or _rank_words(pattern)
         file_rank = _file_ranks(con, query, an, f, docs) if docs else {}

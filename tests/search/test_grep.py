@@ -1,19 +1,23 @@
 """The exact-phrase pass reads only the units that index the phrase's words: it must find
 what reading every unit finds, the ends of the phrase included (where the text may run a
-token on: ``x-foo bar`` holds ``foo bar``)."""
+token on: ``x-foo bar`` holds ``foo bar``); and its regex, with the opening word check done
+by grep, matches what the whole pattern matches."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import astuple
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kbx.analysis import Analyzer
 from kbx.indexing.ingest import index
 from kbx.recognizers.registry import Registry
-from kbx.search.grep import grep, phrase_terms
-from kbx.search.search import phrase_pattern
+from kbx.search.grep import _matches, grep, phrase_terms
+from kbx.search.search import phrase_parts, phrase_pattern
 from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
 
@@ -77,3 +81,23 @@ def test_the_phrase_pass_finds_what_reading_every_unit_finds(corpus, phrase, tot
     everything = grep(corpus, phrase_pattern(phrase), **asked)
     assert narrowed.total == everything.total == total
     assert [astuple(m) for m in narrowed.matches] == [astuple(m) for m in everything.matches]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(["a", "ab", "b", "a1", "_a", "é", "14", "x.y"]), min_size=1,
+                   max_size=3),
+    text=st.text(alphabet="aAb1_é 4.\n\txy", max_size=40),
+    ignore_case=st.booleans(),
+)  # fmt: skip
+def test_a_word_start_checked_by_grep_matches_as_the_lookbehind_would(words, text, ignore_case):
+    """The phrase pass drops the pattern's leading ``(?<!\\w)`` and checks it itself: the
+    same matches, overlapping phrases and repeated words included."""
+    query = " ".join(words)
+    start, rest = phrase_parts(query)
+    flags = re.IGNORECASE if ignore_case else 0
+    want = [
+        m.span() for m in re.finditer(phrase_pattern(query), text, flags) if m.end() > m.start()
+    ]
+    got = [m.span() for m in _matches(re.compile(rest, flags), text, start)]
+    assert got == want
