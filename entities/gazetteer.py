@@ -131,10 +131,7 @@ def _stage(
     for a in names:
         owner = bound.get(a.casefold())
         if owner and owner[0] != entry_id:
-            raise BadArgument(
-                f"{a!r} is already an alias of {owner[0]} ({owner[1]}); "
-                "--pin makes it this entry's where the two share it"
-            )
+            raise BadArgument(f"{a!r} is already an alias of {owner[0]} ({owner[1]})")
     if existing:
         merged = list(dict.fromkeys([*existing[1], *names]))
         con.execute("UPDATE gazetteer SET aliases = ? WHERE entry_id = ?", [merged, entry_id])
