@@ -18,6 +18,7 @@ from datetime import date
 import duckdb
 
 from kbx.annotate.names import Found, Unit, in_context
+from kbx.recognizers.base import shown_text, within_rules
 from kbx.recognizers.registry import Registry
 from kbx.store.db import mark_dirty, rows_select
 from kbx.store.transaction import transaction
@@ -42,7 +43,7 @@ def document_dates(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
     dates = next((r for r in registry if r.info.name == "dates"), None)
     version = dates.info.version if dates else None
     rows = con.execute(
-        """SELECT d.doc_id, u.text FROM documents d
+        """SELECT d.doc_id, u.text, u.code_spans, u.breaks FROM documents d
            LEFT JOIN doc_context c ON c.doc_id = d.doc_id AND c.recognizer = 'dates'
            LEFT JOIN placements pl ON pl.doc_id = d.doc_id AND pl.ordinal = 0
            LEFT JOIN units u USING (unit_id)
@@ -52,9 +53,9 @@ def document_dates(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
     ).fetchall()
     if not rows:
         return 0
-    found = dates.recognize([(t or "")[:HEAD_CHARS] for _, t in rows]) if dates else []
+    found = _head_dates(dates, rows) if dates else []
     with transaction(con):
-        ids = [doc_id for doc_id, _ in rows]
+        ids = [doc_id for doc_id, *_ in rows]
         con.execute(
             "DELETE FROM doc_context WHERE recognizer = 'dates' AND list_contains(?, doc_id)",
             [ids],
@@ -75,6 +76,20 @@ def document_dates(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
             con.execute(f"INSERT INTO doc_context {select}", params)
         mark_dirty(con)
     return len(rows)
+
+
+def _head_dates(dates, rows: list[tuple]) -> list[list]:
+    """The date mentions at each document's top, under the recognizer's rules for inline
+    code and table cells, as in its runs: `2021-03-04` in backticks is no document date."""
+    heads = []
+    for _, text, spans, breaks in rows:
+        head = (text or "")[:HEAD_CHARS]
+        cut = [[a, min(b, len(head))] for a, b in spans or [] if a < len(head)]
+        heads.append((head, cut, [b for b in breaks or [] if b < len(head)]))
+    found = dates.recognize([shown_text(dates.info, h, b) for h, _, b in heads])
+    return [
+        within_rules(dates.info, h, ms, c, b) for (h, c, b), ms in zip(heads, found, strict=True)
+    ]
 
 
 def _full_date(mentions: list) -> str | None:

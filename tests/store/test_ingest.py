@@ -196,3 +196,12 @@ def test_the_date_from_text_follows_the_date_recognizer(corpus):
     assert _rows(corpus, "SELECT doc_date FROM documents WHERE path = 'notes/cedar.md'") == [
         ("2021-03-04",)  # metadata dates are never touched
     ]
+
+
+def test_a_date_in_inline_code_is_not_the_document_date(corpus):
+    (corpus / "snippet.md").write_text("Run `date -d 2022-01-19` to see the format.\n\nMore.\n")
+    (corpus / "prose.md").write_text("Filed on 2022-01-19, and `2023-05-06` is a sample.\n")
+    index(corpus)
+    dates = dict(_rows(corpus, "SELECT path, doc_date FROM documents"))
+    assert dates["snippet.md"] is None
+    assert dates["prose.md"] == "2022-01-19"
