@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import CancelledError
 
 import pyarrow as pa
 from distributed import Client, KilledWorker, WorkerPlugin, get_worker
@@ -23,6 +24,7 @@ from kbx.config import EngineConfig
 from kbx.errors import EngineUnavailable
 from kbx.recognizers.base import Recognizer
 
+LOST = (CancelledError, OSError, TimeoutError)  # how a future or call ends when the scheduler goes
 RETRIES = 2  # a batch that raised (one whose worker died, the scheduler reruns itself)
 PLUGIN = "kbx-pass-"  # a pass's plugin: this, its client's id, "-" and a random part
 
@@ -121,9 +123,13 @@ class DaskPass:
     def shutdown(self) -> None:
         """Cancel what is still in flight and let the workers drop the pass's models."""
         client = self.engine.client
-        client.cancel([f for f in self.futures if not f.done()])
+        try:
+            client.cancel([f for f in self.futures if not f.done()])
+            if client.status == "running":  # else the scheduler went, its plugins with it
+                client.unregister_worker_plugin(self.plugin)
+        except LOST:  # it went away just now: the next pass forgets the plugin
+            pass
         self.futures.clear()
-        client.unregister_worker_plugin(self.plugin)
 
 
 class Batch:
@@ -144,6 +150,11 @@ class Batch:
                 f"a batch killed every Dask worker that took it ({_why(e)}); what was "
                 "committed stays, and the next run resumes from it: check the workers' "
                 f"memory and logs at {self.address}"
+            ) from None
+        except LOST as e:
+            raise EngineUnavailable(
+                f"lost the Dask scheduler at {self.address} during the pass ({_why(e)}); what "
+                "was committed stays, and the next run resumes from it"
             ) from None
         return rows(mentions), rows(runs)
 

@@ -164,6 +164,31 @@ def test_an_interrupted_pass_resumes_and_a_dead_clients_models_are_let_go(cluste
     assert _plugins(cluster) == []
 
 
+def test_a_scheduler_lost_mid_pass_is_one_line_and_the_next_pass_resumes(cluster, built, tmp_path):
+    from distributed import LocalCluster
+
+    a, b = _copies(built, tmp_path / "a", tmp_path / "b")
+    doomed = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None)
+
+    def lose(name: str, done: int, total: int) -> None:
+        if done == BATCH:  # the first batch is committed: the cluster goes away
+            doomed.close()
+
+    with pytest.raises(EngineUnavailable) as e:
+        reprocess(
+            Index.for_root(a),
+            Registry([AcronymRecognizer()]),
+            progress=lose,
+            address=doomed.scheduler_address,
+        )
+    assert str(e.value).startswith(f"lost the Dask scheduler at {doomed.scheduler_address}")
+    assert "the next run resumes from it" in str(e.value)
+    assert _acronym_runs(a) == BATCH
+    reprocess(Index.for_root(a), Registry([AcronymRecognizer()]), address=cluster.scheduler_address)
+    reprocess(Index.for_root(b), Registry([AcronymRecognizer()]))
+    assert _tables(a) == _tables(b)
+
+
 def _acronym_runs(root: Path) -> int:
     con = duckdb.connect(str(Index.for_root(root).db), read_only=True)
     try:
