@@ -23,6 +23,7 @@ from kbx.annotate.run import (
     RecognizerReport,
     recognize,
 )
+from kbx.annotate.setup import recognizer as gazetteer
 from kbx.config import load_config
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument
@@ -64,7 +65,8 @@ def reprocess(
     remote = connect(spec)  # first: an engine that cannot run changes nothing
     with remote or nullcontext(), index.writing("reprocess", wait=WRITER_WAIT):
         with index.writer() as con:
-            repair(con, index)
+            if repair(con, index).replayed:  # edits the registry, read before, did not see
+                registry.replace(gazetteer(con))
         report = _reprocess(index, registry, names, redo_all, workers, progress, remote)
     report.seconds = time.monotonic() - started
     return report

@@ -50,6 +50,13 @@ class Registry:
                 registry.broken.append((ep.name, why))
         return registry
 
+    def replace(self, recognizer: Recognizer) -> None:
+        """Put ``recognizer`` in place of the one of its name, if there is one (an index's
+        gazetteer, read again once a repair replayed edits into it)."""
+        if recognizer.info.name in self._by_name:
+            del self._by_name[recognizer.info.name]
+            self.register(recognizer)
+
     def get(self, name: str) -> Recognizer:
         try:
             return self._by_name[name]
