@@ -127,9 +127,8 @@ def split_front_matter(text: str) -> tuple[dict, str, list[str]]:
 
 @cache
 def _parser() -> MarkdownIt:
-    """One parser per process: a new one builds and compiles its rule chains again, about a
-    millisecond a file (a quarter of the Node.js corpus's parse time); ``parse`` keeps no
-    state between calls."""
+    """One parser per process, where each file built one and compiled its rule chains again
+    (0.2 ms a file, 4% of the block parse); ``parse`` keeps no state between calls."""
     md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
     return md.disable("inline")
 
