@@ -225,6 +225,7 @@ def _write(
                 _shared(con, report)
                 mark_dirty(con)
                 size = _append_file(index.journal_path, side)
+                journal.record(con, index.journal_path)
                 kill_point("journal.appended")
         except BaseException:  # rolled back, or the commit failed: the log takes them out
             if size is not None:

@@ -101,12 +101,15 @@ def sync(con: duckdb.DuckDBPyConnection, path: Path) -> int:
     The log wins: events it has beyond the store are replayed, and a store whose log is
     not a prefix of it is rebuilt from it. Events only the store has (an index from a kbx
     before the log existed, or a log deleted by hand) are written to the log."""
+    if _stamp(path) == _recorded(con):  # the log as the store last saw it: nothing to read
+        return 0
     events = read(path)
     stored = rows_since(con, 0)
     n = min(len(events), len(stored))
     if events[:n] == stored[:n] and len(stored) >= len(events):
         if len(stored) > len(events):
             append(path, stored[len(events) :])
+        record(con, path)
         return 0
     replay = events[n:] if events[:n] == stored[:n] else events
     with transaction(con):
@@ -116,7 +119,32 @@ def sync(con: duckdb.DuckDBPyConnection, path: Path) -> int:
         for e in replay:
             _apply(con, e)
         mark_dirty(con)
+        record(con, path)
     return len(replay)
+
+
+STAMP = "journal_stamp"  # kbx_meta key: the log's size and mtime when the store matched it
+
+
+def _stamp(path: Path) -> str:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "absent"
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _recorded(con: duckdb.DuckDBPyConnection) -> str | None:
+    row = con.execute("SELECT value FROM kbx_meta WHERE key = ?", [STAMP]).fetchone()
+    return row[0] if row else None
+
+
+def record(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Note that the store matches the log as it is now (in the caller's transaction, after
+    its append): the next ``sync`` reads the log only if it changed since (an edit whose
+    commit never came, a hand edit, a copy), where reading a log of a million imported
+    entries costs every writing command a minute."""
+    con.execute("INSERT OR REPLACE INTO kbx_meta VALUES (?, ?)", [STAMP, _stamp(path)])
 
 
 def _apply(con: duckdb.DuckDBPyConnection, e: dict) -> None:
@@ -213,6 +241,7 @@ def journaled(con: duckdb.DuckDBPyConnection, path: Path) -> Iterator[None]:
             mark_dirty(con)
             if events:
                 size = append(path, events)
+                record(con, path)
                 kill_point("journal.appended")
     except BaseException:  # rolled back, or the commit failed: the log takes them out too
         if size is not None:
