@@ -144,13 +144,17 @@ def gazetteer_add(
     source: str | None = None,
     note: str | None = None,
     ignore_case: bool = False,
+    pin: bool = False,
 ) -> dict:
-    """``kbx gazetteer add --json``; ``by`` is required and recorded as given."""
+    """``kbx gazetteer add --json``; ``by`` is required and recorded as given; ``pin``
+    settles an alias two entries share (two imported QIDs called "Apple") on this one."""
     by, aliases = _by(by), [_short("alias", a) for a in alias or ()]
     name, note = _short("name", name), _short("note", note)
     source = confined(_short("source", source)) if source else None
     r = index.write(
-        lambda: api.gazetteer_add(index, name, type, aliases, id, by, source, note, ignore_case),
+        lambda: api.gazetteer_add(
+            index, name, type, aliases, id, by, source, note, ignore_case, pin
+        ),
         "serve (gazetteer add)",
     )
     return api.to_json("gazetteer add", r)

@@ -189,13 +189,15 @@ def server(index: LiveIndex) -> MCPServer:
         source: Annotated[str | None, Field(description="the indexed file you saw it in")] = None,
         note: str | None = None,
         ignore_case: bool = False,
+        pin: bool = False,
     ) -> CallToolResult:
         """Teach the index a name it misses (a project, product, person…) so search can
         filter on it; recorded with who added it and from which document. type: PERSON,
-        ORG, PROJECT, PRODUCT, … (an unknown one is refused with the list)."""
+        ORG, PROJECT, PRODUCT, … (an unknown one is refused with the list). pin: make an
+        alias two entries share (see `entity`'s candidates) link to this one."""
         return _result(
             lambda: commands.gazetteer_add(
-                index, name, type, by, alias, id, source, note, ignore_case
+                index, name, type, by, alias, id, source, note, ignore_case, pin
             ),
             lambda r: text.edit(r, "added"),
         )
