@@ -34,6 +34,13 @@ TEXTS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    """GLiNER remembers its weights' digests in the user's cache folder: each test has its
+    own (kbx and the processes it starts), where every run added to ~/.cache/kbx."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
 @pytest.fixture(scope="module")
 def spacy_ner() -> SpacyRecognizer:
     return SpacyRecognizer()
@@ -197,10 +204,7 @@ def test_a_short_form_carries_an_ner_name_within_the_document(tmp_path, spacy_ne
     assert {h.heading_path[-1] for h in hits} == {"News", "Later"}
 
 
-def test_gliner_version_follows_the_weights_content_not_their_size(
-    tmp_path, tiny_gliner, monkeypatch
-):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+def test_gliner_version_follows_the_weights_content_not_their_size(tmp_path, tiny_gliner):
     copy = tmp_path / "retrained"
     shutil.copytree(tiny_gliner, copy)
     base = GlinerRecognizer(str(copy), labels=["dataset"]).info.version
