@@ -38,13 +38,48 @@ def generation(con: duckdb.DuckDBPyConnection, key: str) -> int:
 
 def save(path: Path, gen: int, arrays: list[np.ndarray]) -> None:
     """Write ``arrays`` as one file of generation ``gen`` (renamed into place)."""
+    tmp, maps = create(path, gen, [(a.shape, a.dtype) for a in arrays])
+    for m, a in zip(maps, arrays, strict=True):
+        m[...] = a
+    publish(tmp, path, maps)
+
+
+def create(path: Path, gen: int, layout: list[tuple[tuple, np.dtype]]) -> tuple[Path, list]:
+    """A file of generation ``gen`` holding arrays of these shapes and types, under a
+    temporary name, each mapped for writing: filled in pieces, a large export needs no
+    more memory than a piece. ``publish`` puts it in place."""
     import numpy as np
 
     tmp = path.with_suffix(".tmp")
+    starts = []
     with open(tmp, "wb") as f:
-        np.save(f, np.array([gen, len(arrays)], dtype=np.int64))
-        for a in arrays:
-            np.save(f, np.ascontiguousarray(a))
+        np.save(f, np.array([gen, len(layout)], dtype=np.int64))
+        for shape, dtype in layout:
+            header = {
+                "descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
+                "fortran_order": False,
+                "shape": tuple(int(x) for x in shape),
+            }
+            np.lib.format.write_array_header_1_0(f, header)
+            starts.append(f.tell())
+            f.seek(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize, os.SEEK_CUR)
+        f.truncate()  # the file as long as its arrays, zeros until filled
+    maps = [
+        np.memmap(tmp, dtype=dtype, mode="r+", offset=at, shape=tuple(shape))
+        if int(np.prod(shape, dtype=np.int64))
+        else np.zeros(shape, dtype=dtype)
+        for at, (shape, dtype) in zip(starts, layout, strict=True)
+    ]
+    return tmp, maps
+
+
+def publish(tmp: Path, path: Path, maps: list) -> None:
+    """Flush a ``create``d file and rename it into place."""
+    for m in maps:
+        flush = getattr(m, "flush", None)
+        if flush is not None:
+            flush()
+    del maps[:]
     os.replace(tmp, path)
 
 

@@ -41,45 +41,64 @@ class PostingsFile:
         return self.unit[a:b], self.tf[a:b], self.htf[a:b]
 
 
-def _small(values: np.ndarray) -> np.ndarray:
-    """``values`` (non-negative integers) in the smallest unsigned type that holds them."""
-    top = int(values.max()) if len(values) else 0
-    return values.astype(np.min_scalar_type(top))
-
-
 def export(con: duckdb.DuckDBPyConnection, db: Path) -> Path:
-    """Write the file of the current generation, in one read of the table (its own
-    snapshot, so the generation and the rows agree)."""
-    with transaction(con):  # a read: one snapshot for the generation and every row
+    """Write the file of the current generation from one snapshot of the table (its own
+    read transaction, so the generation and the rows agree), the postings read a range
+    of terms at a time into the mapped file: the writer's memory stays that of a range."""
+    path = mapped_path(db)
+    with transaction(con):
         gen = arrays.generation(con, GENERATION)
-        n, avglen = con.execute(
-            "SELECT count(*), coalesce(avg(n_terms), 0)::DOUBLE FROM units"
+        n, avglen, top_tf, top_htf = con.execute(
+            """SELECT (SELECT count(*) FROM units),
+                      (SELECT coalesce(avg(n_terms), 0)::DOUBLE FROM units),
+                      (SELECT coalesce(max(tf), 0) FROM postings),
+                      (SELECT coalesce(max(htf), 0) FROM postings)"""
         ).fetchone()
         lengths = con.execute("SELECT unit_id, n_terms FROM units").fetchnumpy()
-        rows = con.execute(
-            "SELECT term_id, unit_id, tf, htf FROM postings ORDER BY term_id, unit_id"
+        dfs = con.execute(
+            "SELECT term_id, count(*) AS df FROM postings GROUP BY term_id"
         ).fetchnumpy()
         top = con.execute("SELECT coalesce(max(term_id), 0) FROM terms").fetchone()[0]
-    ids = np.asarray(lengths["unit_id"], dtype=np.int64)
-    length = np.zeros(int(ids.max()) + 1 if len(ids) else 1, dtype=np.int32)
-    length[ids] = lengths["n_terms"]
-    terms = np.asarray(rows["term_id"], dtype=np.int64)
-    start = np.searchsorted(terms, np.arange(int(top) + 2)).astype(np.int64)
-    path = mapped_path(db)
-    arrays.save(
-        path,
-        gen,
-        [
-            np.array([n], dtype=np.int64),
-            np.array([avglen], dtype=np.float64),
-            start,
-            np.asarray(rows["unit_id"], dtype=np.int32),
-            _small(np.asarray(rows["tf"])),
-            _small(np.asarray(rows["htf"])),
-            length,
-        ],
-    )
+        ids = np.asarray(lengths["unit_id"], dtype=np.int64)
+        length = np.zeros(int(ids.max()) + 1 if len(ids) else 1, dtype=np.int32)
+        length[ids] = lengths["n_terms"]
+        df = np.zeros(int(top) + 1, dtype=np.int64)
+        df[np.asarray(dfs["term_id"], dtype=np.int64)] = dfs["df"]
+        start = np.zeros(int(top) + 2, dtype=np.int64)
+        np.cumsum(df, out=start[1:])
+        total = int(start[-1])
+        tmp, maps = arrays.create(
+            path,
+            gen,
+            [
+                ((1,), np.int64),
+                ((1,), np.float64),
+                (start.shape, np.int64),
+                ((total,), np.int32),
+                ((total,), np.min_scalar_type(int(top_tf))),
+                ((total,), np.min_scalar_type(int(top_htf))),
+                (length.shape, np.int32),
+            ],
+        )
+        maps[0][0], maps[1][0] = n, avglen
+        maps[2][:], maps[6][:] = start, length
+        t = 0
+        while t <= top:  # terms [t, u): about RANGE_ROWS postings, at least one term
+            u = max(t + 1, int(np.searchsorted(start, start[t] + RANGE_ROWS, side="right")) - 1)
+            u = min(u, int(top) + 1)
+            rows = con.execute(
+                "SELECT unit_id, tf, htf FROM postings WHERE term_id >= ? AND term_id < ? "
+                "ORDER BY term_id, unit_id",
+                [t, u],
+            ).fetchnumpy()
+            a, b = int(start[t]), int(start[u])
+            maps[3][a:b], maps[4][a:b], maps[5][a:b] = rows["unit_id"], rows["tf"], rows["htf"]
+            t = u
+    arrays.publish(tmp, path, maps)
     return path
+
+
+RANGE_ROWS = 2_000_000  # postings read at a time by ``export``
 
 
 def load(db: Path, gen: int) -> PostingsFile | None:
