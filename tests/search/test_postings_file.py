@@ -69,3 +69,22 @@ def test_a_cold_process_ranks_a_small_index_in_sql_and_a_warm_one_maps_it(tmp_pa
     api.stay_warm()
     with idx.reader() as con:
         assert bm25.mapped(con) is not None
+
+
+def test_an_export_in_many_ranges_holds_every_posting_in_order(tmp_path, monkeypatch):
+    root = write_corpus(tmp_path / "docs")
+    index(root, workers=1)
+    idx = Index.for_root(root)
+    monkeypatch.setattr(postings_file, "RANGE_ROWS", 3)  # a few postings a range
+    with idx.writer() as con:
+        postings_file.export(con, idx.db)
+        want = con.execute(
+            "SELECT term_id, unit_id, tf, htf FROM postings ORDER BY term_id, unit_id"
+        ).fetchall()
+        pf = postings_file.load(idx.db, arrays.generation(con, GENERATION))
+    got = [
+        (t, int(u), int(tf), int(htf))
+        for t in range(len(pf.start) - 1)
+        for u, tf, htf in zip(*pf.of(t), strict=True)
+    ]
+    assert got == want and len(want) > 30
