@@ -98,9 +98,11 @@ def rank(
     doc_filter: DocFilter | None = None,
     params: BM25Params = DEFAULT_PARAMS,
     limit: int | None = None,
+    db: Path | None = None,
 ) -> tuple[list[tuple[int, float, int]], int]:
     """Best units for the query term groups, best first: ``(unit_id, score, groups_matched)``
-    rows, and how many units matched at all."""
+    rows, and how many units matched at all. ``db``, the file ``con`` has open, saves
+    asking DuckDB for it (a statement costs about a millisecond)."""
     pairs = _pairs(groups)
     if not pairs:
         return [], 0
@@ -109,7 +111,7 @@ def rank(
     if not found:
         return [], 0
     f = doc_filter or DocFilter()
-    pf = None if f.boosts else mapped(con)
+    pf = None if f.boosts else mapped(con, db)
     if pf is not None:
         return _rank_mapped(con, pf, found, len(groups), f, params, limit)
     rows = con.execute(
@@ -129,13 +131,18 @@ def stay_warm() -> None:
     WARM = True
 
 
-def mapped(con: duckdb.DuckDBPyConnection):
+def mapped(con: duckdb.DuckDBPyConnection, db: Path | None = None):
     """The index's mapped postings (``PostingsFile``) when they are of the postings' current
     generation and worth using (``MAPPED_MIN_BYTES``, ``WARM``); else None."""
-    db, gen = con.execute(
-        """SELECT (SELECT path FROM duckdb_databases() WHERE database_name = current_database()),
-                  (SELECT value FROM kbx_meta WHERE key = 'postings_generation')"""
-    ).fetchone()
+    if db is None:
+        db, gen = con.execute(
+            """SELECT (SELECT path FROM duckdb_databases()
+                       WHERE database_name = current_database()),
+                      (SELECT value FROM kbx_meta WHERE key = 'postings_generation')"""
+        ).fetchone()
+    else:
+        row = con.execute("SELECT value FROM kbx_meta WHERE key = 'postings_generation'").fetchone()
+        gen = row[0] if row else None
     if not db:  # an in-memory database: nothing beside it
         return None
     try:

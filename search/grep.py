@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 
@@ -138,7 +139,12 @@ def _offsets(con: duckdb.DuckDBPyConnection, keys: list[tuple[int, int]]) -> dic
 
 
 def _file_ranks(
-    con: duckdb.DuckDBPyConnection, query: str, an: Analyzer, f: DocFilter, docs: list[int]
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    an: Analyzer,
+    f: DocFilter,
+    docs: list[int],
+    db: Path | None = None,
 ) -> dict[str, int]:
     """Each of ``docs``' paths and its best unit's place in the BM25 order of ``query``
     (only their units are ranked: scores do not depend on which units are, so their order
@@ -146,7 +152,7 @@ def _file_ranks(
     ids = ", ".join(str(int(d)) for d in docs)
     narrowed = DocFilter(list(f.clauses), list(f.params), list(f.boosts), f.dates, list(f.places))
     narrowed.keep(f"SELECT doc_id, unit_id FROM placements WHERE doc_id IN ({ids})", [])
-    ranked, _ = rank(con, an.query(query), narrowed)
+    ranked, _ = rank(con, an.query(query), narrowed, db=db)
     unit_rank = {unit_id: i for i, (unit_id, _, _) in enumerate(ranked)}
     out: dict[str, int] = {}
     for unit_id, rel in con.execute(
@@ -228,7 +234,7 @@ def grep(
         found = [(row, spans) for row in rows if (spans := _matches(rx, row[4], word_start))]
         docs = sorted({row[0] for row, _ in found})
         query = rank_query or _rank_words(pattern)
-        file_rank = _file_ranks(con, query, an, f, docs) if docs else {}
+        file_rank = _file_ranks(con, query, an, f, docs, index.db) if docs else {}
         blobs = _offsets(con, [row[:2] for row, _ in found]) if found else {}
     found.sort(key=lambda x: (file_rank[x[0][2]], x[0][2], x[0][1]))
     shown: list[GrepMatch] = []

@@ -245,7 +245,7 @@ def search(
         groups = an.query(query)
         f = compile_filters(con, filters)
         depth = k if mode == "bm25" else max(k, FUSION_DEPTH)
-        ranked, total = rank(con, groups, f, params, limit=depth)
+        ranked, total = rank(con, groups, f, params, limit=depth, db=index.db)
         if mode != "bm25":
             ranked = _by_meaning(con, index, query, f, ranked, mode)[:k]
         hits = hits_for(con, ranked, groups, an, f)
