@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -368,3 +369,10 @@ def die_at(point: str, fn, *args) -> int:
     p.start()
     p.join(120)
     return p.exitcode
+
+
+def ctrl_c_reaches() -> None:
+    """``preexec_fn`` of a child a test sends SIGINT: its default disposition, as a terminal's
+    foreground process has it, even when the suite itself runs as a background job (which
+    the shell starts with SIGINT ignored, and a child would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

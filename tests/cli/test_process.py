@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from helpers import Loopback, run_kbx, write_corpus
+from helpers import Loopback, ctrl_c_reaches, run_kbx, write_corpus
 
 from kbx.indexing.ingest import index
 from kbx.recognizers.identifiers import IdentifierRecognizer
@@ -69,6 +69,7 @@ def test_ctrl_c_exits_130_without_a_traceback_and_keeps_the_index(tmp_path):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=ctrl_c_reaches,
         )
         deadline = time.monotonic() + 60
         while not server.requests and time.monotonic() < deadline:

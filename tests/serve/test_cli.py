@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import httpx
+from helpers import ctrl_c_reaches
 from inprocess import run_cli
 
 
@@ -18,6 +19,7 @@ def test_kbx_serve_says_where_it_listens_and_stops_on_ctrl_c(docs):
         cwd=docs,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_reaches,
     )
     try:
         said = [server.stderr.readline()]  # the first line says where, whatever may follow

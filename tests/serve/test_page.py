@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from helpers import ctrl_c_reaches
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from kbx import api
@@ -448,6 +449,7 @@ def test_kbx_serve_prints_the_pages_address_and_serves_it_there(docs):
         cwd=docs,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_reaches,
     )
     try:
         said = [proc.stderr.readline() for _ in range(2)]

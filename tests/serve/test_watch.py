@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import httpx
 import pytest
-from helpers import run_kbx
+from helpers import ctrl_c_reaches, run_kbx
 from inprocess import run_cli
 
 from kbx import api
@@ -292,6 +292,7 @@ def test_kbx_serve_says_it_watches_and_help_names_the_switch(folder):
         cwd=folder,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_reaches,
     )
     try:
         said = [proc.stderr.readline() for _ in range(2)]  # where it listens, what else
