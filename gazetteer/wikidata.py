@@ -362,16 +362,24 @@ def _record(
         counts.filtered += 1
         return None
     type_ = _type_of(entity.get("claims"), opts.classes) or opts.default_type
-    if type_ is None:
-        counts.unmapped += 1
-        return None
-    if opts.only_types and type_ not in opts.only_types:
-        counts.filtered += 1
+    if not _wanted(type_, opts, counts):
         return None
     names = _names(entity, opts.langs)
     if not names:
         return Bad(line, f"no label in {'/'.join(opts.langs)}", qid)
     return _entry(qid, names, type_, line, counts)
+
+
+def _wanted(type_: str | None, opts: Options, counts: Counts) -> bool:
+    """Whether an entity of ``type_`` is imported: one without a type is counted unmapped,
+    one outside ``--only-type`` filtered."""
+    if type_ is None:
+        counts.unmapped += 1
+        return False
+    if opts.only_types and type_ not in opts.only_types:
+        counts.filtered += 1
+        return False
+    return True
 
 
 def _entry(qid: str, names: list[str], type_: str, line: int, counts: Counts) -> Record | Bad:
@@ -482,11 +490,7 @@ def _csv_record(row: dict, line: int, opts: Options, counts: Counts) -> Record |
         type_ = written.upper().replace("-", "_")
     else:
         return Bad(line, f"unknown type {written!r}; choose from {', '.join(TYPES)}", qid)
-    if type_ is None:
-        counts.unmapped += 1
-        return None
-    if opts.only_types and type_ not in opts.only_types:
-        counts.filtered += 1
+    if not _wanted(type_, opts, counts):
         return None
     label = (row.get("label") or "").strip()
     if not label:

@@ -194,7 +194,7 @@ def _rank_mapped(
             cs.append(contribution(weight, ftf, pf.length[units], pf.avglen, params))
         if not us:
             continue
-        units, c = (us[0], cs[0]) if len(us) == 1 else _best_per_unit(np, us, cs)
+        units, c = (us[0], cs[0]) if len(us) == 1 else _best_per_unit(us, cs)
         score[units] += grid(c)
         matched[units] += 1
     hit = np.flatnonzero(matched)
@@ -209,8 +209,10 @@ def _rank_mapped(
     return rows, int(np.count_nonzero(matched))
 
 
-def _best_per_unit(np, us: list, cs: list) -> tuple:
+def _best_per_unit(us: list, cs: list) -> tuple:
     """The best contribution of each unit among several forms' postings."""
+    import numpy as np
+
     units, c = np.concatenate(us), np.concatenate(cs)
     order = np.lexsort((-c, units))
     units, c = units[order], c[order]

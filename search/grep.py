@@ -86,7 +86,7 @@ def _survives(an: Analyzer, raw: str) -> bool:
 
 
 def phrase_terms(an: Analyzer, phrase: str) -> list[list[str]]:
-    """Term groups that every unit whose text holds ``phrase`` (as ``phrase_pattern`` finds
+    """Term groups that every unit whose text holds ``phrase`` (as ``search.phrase_parts`` finds
     it, any case) indexes, a form of each at least: the phrase's tokens, analyzed as the
     index analyzes them. Inside the phrase the text has the same characters, so the same
     tokens; the first and last token may run on into the text around it through a

@@ -146,16 +146,12 @@ def _by_meaning(con, index: Index, query: str, f: DocFilter, bm25: list, mode: s
     return fuse(bm25, dense)
 
 
-def phrase_pattern(query: str) -> str:
-    """The query as a literal phrase of whole words: ``BCP 14`` is not found in ``BCP 142``."""
-    start, rest = phrase_parts(query)
-    return (r"(?<!\w)" if start else "") + rest
-
-
 def phrase_parts(query: str) -> tuple[bool, str]:
-    """``phrase_pattern`` as (whether a match must not follow a word character, the rest):
-    grep checks the first itself (``word_start``), since a pattern opening with a
-    lookbehind makes ``re`` try it at every position (2.7x slower on Node.js units)."""
+    r"""The query as a literal phrase of whole words (``BCP 14`` is not found in ``BCP
+    142``): whether a match must not follow a word character, and the pattern of the rest.
+    grep checks the first itself (``word_start``), since a pattern opening with the
+    lookbehind ``(?<!\w)`` makes ``re`` try it at every position (2.7x slower on Node.js
+    units)."""
     text = " ".join(query.split())
     return bool(re.match(r"\w", text)), r"\s+".join(map(re.escape, text.split(" "))) + (
         r"(?!\w)" if re.search(r"\w$", text) else ""

@@ -17,9 +17,16 @@ from kbx.analysis import Analyzer
 from kbx.indexing.ingest import index
 from kbx.recognizers.registry import Registry
 from kbx.search.grep import _matches, grep, phrase_terms
-from kbx.search.search import phrase_parts, phrase_pattern
+from kbx.search.search import phrase_parts
 from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
+
+
+def phrase_pattern(query: str) -> str:
+    """The phrase as one pattern, its opening word boundary a lookbehind: the reference."""
+    start, rest = phrase_parts(query)
+    return (r"(?<!\w)" if start else "") + rest
+
 
 TEXTS = {  # one case a file, so that each is a unit of its own
     "a1.md": "Use x-foo bar here.",
@@ -77,7 +84,8 @@ def test_the_phrase_pass_finds_what_reading_every_unit_finds(corpus, phrase, tot
     with corpus.reader() as con:
         needs = phrase_terms(analyzer_of(con), phrase)
     asked = {"rank_query": phrase, "max_matches": 3, "ignore_case": True}
-    narrowed = grep(corpus, phrase_pattern(phrase), needs=needs, **asked)
+    start, rest = phrase_parts(phrase)  # as search runs it
+    narrowed = grep(corpus, rest, needs=needs, word_start=start, **asked)
     everything = grep(corpus, phrase_pattern(phrase), **asked)
     assert narrowed.total == everything.total == total
     assert [astuple(m) for m in narrowed.matches] == [astuple(m) for m in everything.matches]

@@ -3,18 +3,13 @@ port: what an agent or a script would call, with no part of it stood in for."""
 
 from __future__ import annotations
 
-import contextlib
-import threading
-import time
 from pathlib import Path
 
 import httpx
 import pytest
+from serving import serving
 
 from kbx import api
-from kbx.serve.http import bound_socket, server
-from kbx.serve.live import LiveIndex
-from kbx.serve.security import Policy
 
 RULES_ONLY = '[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n'
 CEDAR = """\
@@ -49,26 +44,6 @@ def write_docs(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory) -> Path:
     return write_docs(tmp_path_factory.mktemp("serve") / "docs")
-
-
-@contextlib.contextmanager
-def serving(root: Path, token: str | None = None):
-    """The server on ``root``'s index at a free port: yields its base URL."""
-    sock = bound_socket("127.0.0.1", 0)
-    policy = Policy("127.0.0.1", sock.getsockname()[1], token)
-    s = server(LiveIndex.of(api.Index.for_root(root)), policy)
-    thread = threading.Thread(target=s.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not s.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{policy.port}"
-    finally:
-        s.should_exit = True
-        thread.join(30)
-        sock.close()
 
 
 @pytest.fixture(scope="module")

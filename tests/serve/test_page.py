@@ -5,15 +5,12 @@ Documents are hostile input, so one of them tries to run script in every field i
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -21,13 +18,10 @@ import httpx
 import pytest
 from helpers import ctrl_c_reaches
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+from serving import serving
 
 from kbx import api
 from kbx.errors import BadArgument
-from kbx.serve.http import bound_socket, server
-from kbx.serve.live import LiveIndex
-from kbx.serve.page import page_routes
-from kbx.serve.security import Policy
 
 RULES_ONLY = '[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n'
 DOCS = {
@@ -102,27 +96,6 @@ def write_docs(root: Path) -> Path:
     return root
 
 
-@contextlib.contextmanager
-def serving(root: Path):
-    """The server with its page on ``root``'s index at a free loopback port."""
-    sock = bound_socket("127.0.0.1", 0)
-    policy = Policy("127.0.0.1", sock.getsockname()[1])
-    live = LiveIndex.of(api.Index.for_root(root))
-    s = server(live, policy, routes=page_routes(live))
-    thread = threading.Thread(target=s.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not s.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{policy.port}"
-    finally:
-        s.should_exit = True
-        thread.join(30)
-        sock.close()
-
-
 def chromium() -> str:
     """Debian's Chromium (or KBX_CHROMIUM); its absence fails the tests, never skips them."""
     found = os.environ.get("KBX_CHROMIUM") or shutil.which("chromium")
@@ -138,7 +111,7 @@ def docs(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def url(docs):
-    with serving(docs) as base:
+    with serving(docs, page=True) as base:
         yield base
 
 

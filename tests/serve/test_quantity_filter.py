@@ -5,11 +5,8 @@ the library answers."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-import threading
-import time
 from pathlib import Path
 
 import anyio
@@ -17,12 +14,9 @@ import httpx
 import pytest
 from inprocess import run_cli
 from mcp import Client
+from serving import serving
 
 from kbx import api
-from kbx.serve.http import bound_socket, server
-from kbx.serve.live import LiveIndex
-from kbx.serve.page import page_routes
-from kbx.serve.security import Policy
 
 RULES_ONLY = '[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n'
 DOCS = {
@@ -100,29 +94,8 @@ def test_http_and_mcp_pass_the_parameter(parcels, start):
     assert searched == json.loads(api.json_text(api.to_json("search", expect)))
 
 
-@contextlib.contextmanager
-def _with_page(root: Path):
-    """The server with its page (``page_routes``) on ``root`` at a free loopback port."""
-    sock = bound_socket("127.0.0.1", 0)
-    policy = Policy("127.0.0.1", sock.getsockname()[1])
-    live = LiveIndex.of(api.Index.for_root(root))
-    s = server(live, policy, routes=page_routes(live))
-    thread = threading.Thread(target=s.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not s.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{policy.port}"
-    finally:
-        s.should_exit = True
-        thread.join(30)
-        sock.close()
-
-
 def test_the_page_shows_the_histogram_whose_bins_narrow_to_their_filter(parcels):
-    with _with_page(parcels) as url, httpx.Client(base_url=url, timeout=60) as page:
+    with serving(parcels, page=True) as url, httpx.Client(base_url=url, timeout=60) as page:
         html = page.get("/", params={"q": "parcel"}).text
         link = re.search(r'<a class="name" href="([^"]+)"[^>]*>1 kg–1 t</a>', html)
         assert link and "<h3>Mass <span" in html
