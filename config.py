@@ -20,6 +20,7 @@ their options. Optional: without the file every installed recognizer runs with d
     kind = "dask"                     # "local" (the default: worker processes) or "dask"
     address = "tcp://scheduler:8786"  # the scheduler of a running Dask cluster
     timeout = 10                      # seconds to reach it
+    spool = "/shared/kbx-spool"       # batches as files there, not through the scheduler
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class EngineConfig:
     kind: str = "local"
     address: str | None = None  # the Dask scheduler, e.g. tcp://10.0.0.5:8786
     timeout: float = 10.0  # seconds to reach it before giving up
+    spool: str | None = None  # a folder every worker reads: batches go as files through it
 
     def override(self, kind: str | None, address: str | None) -> EngineConfig:
         """These settings with a command's ``--engine`` and ``--address`` applied, checked;
@@ -49,6 +51,8 @@ class EngineConfig:
             raise BadArgument("--address is the Dask scheduler's: give it with --engine dask")
         kind = kind or ("dask" if address else self.kind)
         section = {"kind": kind, "address": address or self.address, "timeout": self.timeout}
+        if self.spool:
+            section["spool"] = self.spool
         return engine_config(section, "--engine")
 
 
@@ -57,9 +61,11 @@ def engine_config(section: object, where: str) -> EngineConfig:
     ``where`` in the message)."""
     if not isinstance(section, dict):
         raise BadArgument(f"{where}: [engine] must be a table")
-    unknown = sorted(set(section) - {"kind", "address", "timeout"})
+    unknown = sorted(set(section) - {"kind", "address", "timeout", "spool"})
     if unknown:
-        raise BadArgument(f"{where}: [engine] takes kind, address and timeout, not {unknown[0]}")
+        raise BadArgument(
+            f"{where}: [engine] takes kind, address, timeout and spool, not {unknown[0]}"
+        )
     kind, address = section.get("kind", "local"), section.get("address")
     timeout = section.get("timeout", 10.0)
     if kind not in ENGINES:
@@ -73,7 +79,14 @@ def engine_config(section: object, where: str) -> EngineConfig:
         )
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         raise BadArgument(f"{where}: engine timeout must be a positive number of seconds")
-    return EngineConfig(kind, address if kind == "dask" else None, float(timeout))
+    spool = section.get("spool")
+    if spool is not None and (not isinstance(spool, str) or not Path(spool).is_absolute()):
+        raise BadArgument(
+            f"{where}: engine spool {spool!r}: give the absolute path of a folder every "
+            "worker mounts at the same path"
+        )
+    dask = kind == "dask"
+    return EngineConfig(kind, address if dask else None, float(timeout), spool if dask else None)
 
 
 @dataclass

@@ -3,8 +3,9 @@
 The plan, the batches and the commits are the local pass's (annotate/run.py). A pass
 registers its recognizers with the cluster as one worker plugin, pickled unloaded, so a
 worker loads a model once, on its first batch, and again only if it is restarted. Each
-batch's unit rows go in-band (``client.submit``) and come back as two Arrow tables, its
-mentions and runs, which this process commits as the local pass does. A batch whose worker
+batch's unit rows go in-band (``client.submit``), or, with ``[engine] spool``, as an Arrow
+file in a folder every worker reads (annotate/spool.py), and come back as two Arrow tables,
+its mentions and runs, which this process commits as the local pass does. A batch whose worker
 dies is recomputed elsewhere by the scheduler (which gives up after
 ``distributed.scheduler.allowed-failures`` deaths); one that raises is retried.
 """
@@ -15,10 +16,12 @@ import threading
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import CancelledError
+from pathlib import Path
 
 import pyarrow as pa
 from distributed import Client, KilledWorker, WorkerPlugin, get_worker
 
+from kbx.annotate import spool
 from kbx.annotate.run import recognize_batch
 from kbx.config import EngineConfig
 from kbx.errors import EngineUnavailable
@@ -32,8 +35,8 @@ PLUGIN = "kbx-pass-"  # a pass's plugin: this, its client's id, "-" and a random
 class DaskEngine:
     """A client of a running Dask cluster; the caller closes it (a context manager)."""
 
-    def __init__(self, client: Client, address: str):
-        self.client, self.address = client, address
+    def __init__(self, client: Client, address: str, spool_root: Path | None = None):
+        self.client, self.address, self.spool_root = client, address, spool_root
 
     @classmethod
     def connect(cls, spec: EngineConfig) -> DaskEngine:
@@ -54,7 +57,14 @@ class DaskEngine:
                 f"the Dask scheduler at {spec.address} has no workers; start some "
                 f"(dask worker {spec.address})"
             ) from None
-        return cls(client, spec.address)
+        root = Path(spec.spool) if spec.spool else None
+        if root:
+            try:
+                spool.check(root, client.run)
+            except EngineUnavailable:
+                client.close()
+                raise
+        return cls(client, spec.address, root)
 
     @property
     def workers(self) -> int:
@@ -73,7 +83,17 @@ class DaskEngine:
                 f"({type(e).__name__}: {_why(e)}); install kbx, with the recognizers' "
                 "packages and models, on every worker"
             ) from None
-        return DaskPass(self, name)
+        if not self.spool_root:
+            return DaskPass(self, name)
+        try:
+            files = spool.Spool(self.spool_root, name)
+        except OSError as e:
+            self.client.unregister_worker_plugin(name)
+            raise EngineUnavailable(
+                f"cannot write the spool folder {self.spool_root} ({_why(e)}); give [engine] "
+                "spool a folder this process can write and every worker reads"
+            ) from None
+        return DaskPass(self, name, files)
 
     def close(self) -> None:
         self.client.close()
@@ -108,35 +128,48 @@ def _forget_dead_passes(client: Client) -> None:
 class DaskPass:
     """One pass's batches on the cluster, in the shape of the local pool (annotate/run.py)."""
 
-    def __init__(self, engine: DaskEngine, plugin: str):
-        self.engine, self.plugin = engine, plugin
-        self.futures: list = []
+    def __init__(self, engine: DaskEngine, plugin: str, files: spool.Spool | None = None):
+        self.engine, self.plugin, self.files = engine, plugin, files
+        self.batches: list[Batch] = []
 
     def submit(self, r: Recognizer, batch: list[tuple]) -> Batch:
-        """Recognize a batch of unit rows on some worker."""
-        f = self.engine.client.submit(
-            recognize_on_worker, self.plugin, r.info.name, batch, pure=False, retries=RETRIES
+        """Recognize a batch of unit rows on some worker: the rows in the task, or the path
+        of the file they were written to."""
+        task, payload = (
+            (recognize_file_on_worker, self.files.write(batch))
+            if self.files
+            else (recognize_on_worker, batch)
         )
-        self.futures.append(f)
-        return Batch(f, self.engine.address)
+        f = self.engine.client.submit(
+            task, self.plugin, r.info.name, payload, pure=False, retries=RETRIES
+        )
+        self.batches.append(
+            Batch(f, self.engine.address, self.files, payload if self.files else None)
+        )
+        return self.batches[-1]
 
     def shutdown(self) -> None:
         """Cancel what is still in flight and let the workers drop the pass's models."""
         client = self.engine.client
         try:
-            client.cancel([f for f in self.futures if not f.done()])
+            client.cancel([b.future for b in self.batches if b.future and not b.future.done()])
             if client.status == "running":  # else the scheduler went, its plugins with it
                 client.unregister_worker_plugin(self.plugin)
         except LOST:  # it went away just now: the next pass forgets the plugin
             pass
-        self.futures.clear()
+        finally:
+            if self.files:
+                self.files.close()
+        self.batches.clear()
 
 
 class Batch:
-    """A batch in flight, with a local future's ``done()`` and ``result()``."""
+    """A batch in flight, with a local future's ``done()`` and ``result()``. Its result is
+    taken once: the future is let go then, so the scheduler keeps no copy, and a worker
+    that dies later holding one is not asked to recompute it."""
 
-    def __init__(self, future, address: str):
-        self.future, self.address = future, address
+    def __init__(self, future, address: str, files: spool.Spool | None, path: str | None):
+        self.future, self.address, self.files, self.path = future, address, files, path
 
     def done(self) -> bool:
         return self.future.done()
@@ -156,6 +189,14 @@ class Batch:
                 f"lost the Dask scheduler at {self.address} during the pass ({_why(e)}); what "
                 "was committed stays, and the next run resumes from it"
             ) from None
+        except spool.Unreadable as e:
+            raise EngineUnavailable(
+                f"a Dask worker could not read a batch's file ({_why(e)}); what was committed "
+                "stays: give [engine] spool a folder every worker mounts at the same path"
+            ) from None
+        self.future = None
+        if self.files and self.path:
+            self.files.done(self.path)
         return rows(mentions), rows(runs)
 
 
@@ -192,6 +233,11 @@ def recognize_on_worker(plugin: str, name: str, batch: list[tuple]) -> tuple:
     Arrow tables."""
     mentions, runs = recognize_batch(get_worker().plugins[plugin].get(name), batch)
     return _table(mentions, MENTIONS), _table(runs, RUNS)
+
+
+def recognize_file_on_worker(plugin: str, name: str, path: str) -> tuple:
+    """On a worker: as ``recognize_on_worker``, for the batch written to ``path``."""
+    return recognize_on_worker(plugin, name, spool.read(path))
 
 
 # The store's mention and run columns, in the order the local pass's rows hold them.

@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
 import duckdb
 import pytest
-from engine_recognizers import MARK, Dying, Where
+from engine_recognizers import MARK, Dying, Fussy, Where
 from helpers import unchanged
 from inprocess import run_cli
 from kbx_test_plugin import AcronymRecognizer
@@ -236,6 +237,115 @@ def test_kbx_index_with_an_unreachable_engine_says_the_files_are_in(tmp_path):
     assert counts == (N_DOCS, N_DOCS, 0)
 
 
+def _spooled(cluster, spool: Path) -> str:
+    return (
+        f'{RULES}\n[engine]\nkind = "dask"\naddress = "{cluster.scheduler_address}"\n'
+        f'spool = "{spool}"\n'
+    )
+
+
+def _passes(spool: Path) -> list[str]:
+    return sorted(p.name for p in spool.glob("kbx-pass-*"))
+
+
+RICH = {  # units with inline code spans and table cells, the columns a file must carry whole
+    "inline.md": "# Setup\n\nRun `make NASA` for doi:10.1145/1629575.1629596.\n",
+    "block.md": "# Build\n\n```\nNASA cedar 42\n```\n",
+    "table.md": "# Sizes\n\n| name | doi |\n| --- | --- |\n| NASA cedar | 10.1145/3132747.31 |\n",
+}
+
+
+def test_batches_through_spool_files_equal_the_local_pass_row_for_row(cluster, tmp_path):
+    flag, spool = tmp_path / "died", tmp_path / "spool"
+    built = _corpus(tmp_path / "built")
+    for name, text in RICH.items():
+        (built / name).write_text(text)
+    index(built, registry=Registry([IdentifierRecognizer()]))
+    con = duckdb.connect(str(Index.for_root(built).db), read_only=True)
+    layout = con.execute(
+        "SELECT count(code_spans), count(breaks), count(*) FILTER (kind = 'code') FROM units"
+    ).fetchone()
+    con.close()
+    assert layout == (1, 1, 1)  # each kind of layout rides in the files
+    a, b = _copies(built, tmp_path / "a", tmp_path / "b", toml=_spooled(cluster, spool))
+    seen: list[list[str]] = []
+
+    def look(name: str, done: int, total: int) -> None:
+        (folder,) = _passes(spool)  # this pass's own folder, locked while it runs
+        seen.append(sorted(p.name for p in (spool / folder).glob("batch-*")))
+
+    recognizers = lambda: Registry([*_rules(), Dying(flag), Fussy()])  # noqa: E731
+    remote = reprocess(Index.for_root(a), recognizers(), redo_all=True, progress=look)
+    assert flag.is_file(), "no worker met the marked unit"
+    local = reprocess(Index.for_root(b), recognizers(), redo_all=True, engine="local")
+    assert _tables(a) == _tables(b)
+    fussy = [m[6] for m in _tables(a)[0] if m[1] == "fussy"]
+    assert "NASA" in fussy and not any("42" in m for m in fussy)  # the rules held
+    assert [(d.name, d.units, d.mentions) for d in remote.done] == [
+        (d.name, d.units, d.mentions) for d in local.done
+    ]
+    assert "batch-000002.arrow" in seen[0]  # the batches went as files, each gone once back
+    assert "batch-000001.arrow" not in seen[0]
+    assert _passes(spool) == [] and _plugins(cluster) == []
+
+
+KILLED = """
+import sys
+import kbx.annotate.run as run
+from kbx.indexing.reprocess import reprocess
+from kbx.recognizers.registry import Registry
+from kbx.store.db import Index
+from kbx_test_plugin import AcronymRecognizer
+run.BATCH_UNITS = int(sys.argv[2])
+reprocess(Index.for_root(sys.argv[1]), Registry([AcronymRecognizer()]))
+"""
+
+
+def test_a_killed_passs_spool_files_are_never_read_by_the_next_and_are_removed(
+    cluster, built, tmp_path
+):
+    spool = tmp_path / "spool"
+    a, b = _copies(built, tmp_path / "a", tmp_path / "b", toml=_spooled(cluster, spool))
+    env = {**os.environ, "KBX_KILL_AT": "recognize.batch"}  # as kill -9 after the first commit
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env["PYTHONPATH"]])
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED, str(a), str(BATCH)],
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert child.returncode == 137, child.stderr.decode()[-2000:]
+    (left,) = _passes(spool)
+    assert sorted(p.name for p in (spool / left).glob("batch-*")) == [
+        f"batch-00000{i}.arrow"
+        for i in (2, 3, 4)  # in flight when it died
+    ]
+    assert _acronym_runs(a) == BATCH
+    seen: list[list[str]] = []
+    rest = reprocess(
+        Index.for_root(a),
+        Registry([AcronymRecognizer()]),
+        progress=lambda *_: seen.append(_passes(spool)),
+    )
+    assert rest.done[0].units == N_DOCS - BATCH
+    assert all(len(now) == 1 and left not in now for now in seen)  # swept before it began
+    assert _passes(spool) == []
+    reprocess(Index.for_root(b), Registry([AcronymRecognizer()]), engine="local")
+    assert _tables(a) == _tables(b)
+
+
+def test_a_spool_this_process_cannot_write_is_one_line_and_the_index_is_unchanged(
+    cluster, built, tmp_path
+):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    (root,) = _copies(built, tmp_path / "docs", toml=_spooled(cluster, blocked / "spool"))
+    with unchanged(Index.for_root(root)) as idx, pytest.raises(EngineUnavailable) as e:
+        reprocess(idx, Registry(_rules()), redo_all=True)
+    assert str(e.value).startswith(f"cannot write the spool folder {blocked / 'spool'} (")
+    assert str(e.value).endswith("a folder this process can write and every worker reads")
+
+
 def test_engine_settings_are_checked_where_they_are_read(tmp_path):
     (tmp_path / "kbx.toml").write_text('[engine]\nkind = "ray"\n')
     with pytest.raises(BadArgument, match="engine kind 'ray': choose from local, dask"):
@@ -250,6 +360,16 @@ def test_engine_settings_are_checked_where_they_are_read(tmp_path):
     assert EngineConfig().override(None, "tcp://h:1") == EngineConfig("dask", "tcp://h:1")
     dask = EngineConfig("dask", "tcp://h:1", 2.0)
     assert dask.override("local", None) == EngineConfig("local", None, 2.0)
+    (tmp_path / "kbx.toml").write_text(
+        '[engine]\nkind = "dask"\naddress = "tcp://h:1"\nspool = "spool"\n'
+    )
+    with pytest.raises(BadArgument, match="engine spool 'spool': give the absolute path"):
+        load_config(tmp_path)
+    spooled = EngineConfig("dask", "tcp://h:1", 2.0, "/shared/spool")
+    assert spooled.override(None, "tcp://g:2") == EngineConfig(
+        "dask", "tcp://g:2", 2.0, "/shared/spool"
+    )
+    assert spooled.override("local", None) == EngineConfig("local", None, 2.0)
 
 
 def test_a_missing_engine_package_is_one_line_naming_what_to_install(monkeypatch):
