@@ -18,7 +18,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import date, datetime
 from functools import lru_cache
 
+import ahocorasick
+
 from kbx.recognizers.base import Mention, RecognizerInfo
+from kbx.recognizers.units import ATOM
 from kbx.timex import resolve
 
 MONTHS = {
@@ -117,10 +120,10 @@ PARTS_OF_DAY = {"morning": "MO", "afternoon": "AF", "evening": "EV", "night": "N
 
 _MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-)
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?(?![a-z])"
+)  # not "3 decoders"
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_YEAR = r"(?:1[5-9]\d\d|20\d\d)"
+_YEAR = r"(?:1[5-9][0-9][0-9]|20[0-9][0-9])"  # ASCII digits, as the prefilter reads
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _NUM = (
     r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|"
@@ -129,6 +132,9 @@ _NUM = (
 )
 _UNIT = r"(?:year|month|week|day|decade|centur(?:y|ie)|hour|minute|quarter)s?"
 _ORD = r"(?:first|second|third|fourth|1st|2nd|3rd|4th)"
+_SPAN_UNIT = r"(?:year|month|week|day|decade|centur(?:y|ie)|hour|minute)"
+# after a day and month, no year ("4 March, 1999" is dmy's): a clock time may follow
+_NO_YEAR = r"(?!\s*,?\s*(?:\d{4}|'?\d\d)\b(?!\s*(?:[ap]\.?m\b|:)))"
 _CLOCK = r"(?:[01]?\d|2[0-3])(?::[0-5]\d)?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)"
 
 PATTERNS: list[tuple[str, str]] = [
@@ -137,8 +143,8 @@ PATTERNS: list[tuple[str, str]] = [
     ("dmy", rf"\b{_DAY}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}\b"),
     ("mdy", rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b"),
     ("weekday_md", rf"\b{_WEEKDAY},?\s+{_MONTH}\s+{_DAY}\b"),
-    ("md", rf"\b{_MONTH}\s+{_DAY}\b(?!\s*,?\s*\d)"),
-    ("dm", rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}(?!\s*,?\s*\d)"),
+    ("md", rf"\b{_MONTH}\s+{_DAY}\b{_NO_YEAR}"),
+    ("dm", rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}{_NO_YEAR}"),
     ("my", rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b"),
     ("month_rel_year", rf"\b{_MONTH},?\s+(?:of\s+)?(?:this|last|next)\s+year\b"),
     (
@@ -167,9 +173,10 @@ PATTERNS: list[tuple[str, str]] = [
         r"\b(?:last|this|next)\s+(?:spring|summer|fall|autumn|winter)\b"
         r"|\bthe\s+(?:spring|summer|winter)\b(?!\s+of\b)",
     ),
-    ("decade", r"\b(?:the\s+)?(?:1[5-9]|20)\d0'?s\b"),
+    ("decade", r"\b(?:the\s+)?(?:1[5-9]|20)[0-9]0'?s\b"),
     ("fiscal", rf"\bfiscal(?:\s+year)?\s+{_YEAR}\b"),
-    ("year", rf"\b{_YEAR}\b"),
+    # "2000 years" is a duration (below), not the year 2000
+    ("year", rf"\b{_YEAR}\b(?![\s-]+{_SPAN_UNIT}s?\b)"),
     ("rel_day", r"\b(?:today|yesterday|tomorrow|tonight)\b"),
     (
         "part_of_day",
@@ -356,8 +363,16 @@ _TRIGGER_WORDS = (
         "quarter",
     ],
 )
+# A number starts an expression only as a year, a slashed date, a clock time, or a count
+# before a word ("3 years", "4 March", "5 1/2 hours", "3-year"): a version's or a hash's
+# digits are not tried.
+_DIGIT = (
+    r"(?=(?:1[5-9]|20)\d\d|\d{1,2}/\d{1,2}/\d\d|\d{1,2}(?::\d\d)?[ap]"
+    r"|\d[\d,.:]*(?:st|nd|rd|th)?(?:[\s-]*\s[\s-]*[a-z\d]|-+(?:year|month|week|day|decade|"
+    r"centur|hour|minute|quarter)))\d"
+)
 _TRIGGERS = (
-    r"\b(?:\d|q[1-4]\b|" + _trie(_TRIGGER_WORDS) + r"\b"
+    r"\b(?:" + _DIGIT + r"|q[1-4]\b|" + _trie(_TRIGGER_WORDS) + r"\b"
     r"|an?\s+(?=(?:few\s+|couple\s+of\s+|additional\s+|extra\s+)?"
     r"(?:year|month|week|day|decade|hour|quarter))"
     r"|some\s+(?=\w+s\b)|at\s+(?=present)"
@@ -370,15 +385,82 @@ _TRIGGERS = (
 )
 _TRIGGER = re.compile(_TRIGGERS)
 _TRIGGER_ANY_CASE = re.compile(_TRIGGERS, re.IGNORECASE)
+
+# The prefilter. Every pattern needs one of these whole words (a month, a weekday, a unit
+# of time, a word of "now"), a year (\b1500 to \b2099), a slashed date or a clock time, so a
+# unit with none is not scanned: most units of technical text hold digits (versions,
+# hashes, sizes) and none of these. The words and years are found by one Aho-Corasick pass
+# over the text with every character but a-z and 0-9 made a space (so a space stands for
+# each \b, and more: never fewer), about ten times cheaper than a pattern tried everywhere.
+_KEY_WORDS = (
+    *MONTHS,
+    *WEEKDAYS,
+    *(f"{day}s" for day in WEEKDAYS),
+    *UNITS,
+    *(f"{unit}s" for unit in UNITS),
+    *SEASONS,
+    *PARTS_OF_DAY,
+    *[
+        "centuries",
+        "weekend",
+        "weekends",
+        "night",
+        "today",
+        "yesterday",
+        "tomorrow",
+        "noon",
+        "midnight",
+        "daily",
+        "weekly",
+        "monthly",
+        "annually",
+        "yearly",
+        "hourly",
+        "quarterly",
+        "thanksgiving",
+        "christmas",
+        "now",
+        "currently",
+        "current",
+        "past",
+        "future",
+        "recently",
+        "recent",
+        "nowadays",
+        "present",
+        "formerly",
+    ],
+)
+_KEY = ahocorasick.Automaton()
+for _key in {f" {w} " for w in _KEY_WORDS} | {f" {y}" for y in range(1500, 2100)}:
+    _KEY.add_word(_key, _key)
+_KEY.make_automaton()
+_SPACED = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
+_SLASHED = re.compile(r"/\d{1,2}/\d\d")  # "3/14/99" (a literal first: a fast scan)
+_AM_PM = re.compile(r"\d\s*[ap]m\b")  # "3pm"; "a.m." and "p.m." are looked for as they are
+
+
+def _has_key(low: str) -> bool:
+    """Whether lower-cased ``low`` may hold an expression (False: it holds none)."""
+    spaced = b" " + low.encode("ascii", "replace").translate(_SPACED) + b" "
+    return (
+        next(_KEY.iter(spaced.decode("ascii")), None) is not None
+        or "a.m." in low
+        or "p.m." in low
+        or _AM_PM.search(low) is not None
+        or _SLASHED.search(low) is not None
+    )
+
+
 _PARSE = ("%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y")
 
 
 def _month(word: str) -> int:
-    return MONTHS[word.lower().rstrip(".,")]
+    return MONTHS[word.casefold().rstrip(".,")]
 
 
 def _num(word: str) -> int | str:
-    w = word.lower().replace(",", "")
+    w = word.casefold().replace(",", "")
     if w in NUMBERS:
         return NUMBERS[w]
     try:
@@ -406,7 +488,7 @@ def _absolute_day(text: str) -> str | None:
 
 def _normalize(kind: str, text: str) -> tuple[str, str | None]:
     """The TIMEX3 type and (possibly relative) value of one candidate."""
-    low = " ".join(text.lower().split())
+    low = " ".join(text.casefold().split())
     words = low.replace("-", " ").split()
     if kind == "iso":
         return ("TIME" if "t" in low else "DATE"), text.upper()
@@ -654,8 +736,10 @@ class DateRecognizer:
     """TIMEX3 dates, times, durations and sets; relative ones resolved per document."""
 
     info = RecognizerInfo(
-        name="dates",  # 4: tense, days with times, sets of days; 3: not in inline code, not
-        version="4",  # across table cells; 2: not run on code
+        # 5: amounts in a unit are not years, months end at a word's end ("3 decoders");
+        # 4: tense, days with times, sets of days; 3: not in inline code, not across table
+        name="dates",  # cells; 2: not run on code
+        version="5",
         types=("DATE", "TIME", "DURATION", "SET"),
         needs_context=True,
         code=False,
@@ -671,15 +755,18 @@ class DateRecognizer:
         return [[m for _, m in candidates(text)] for text in texts]
 
 
-def candidates(text: str) -> Iterator[tuple[str, Mention]]:
+def candidates(text: str, prefilter: bool = True) -> Iterator[tuple[str, Mention]]:
     """Each mention of ``text`` with the name of the pattern that found it (the benchmark
-    scores and tunes by pattern)."""
+    scores and tunes by pattern, and proves the prefilter loses nothing with
+    ``prefilter=False``)."""
     pos = 0
     anchor = None  # the last date or time found: what "that day" refers to
     low = text.lower()
-    trigger, rx = (_TRIGGER, _RX) if len(low) == len(text) else (_TRIGGER_ANY_CASE, _RX_ANY_CASE)
-    if trigger is _TRIGGER_ANY_CASE:
-        low = text
+    trigger, rx = _TRIGGER, _RX
+    if len(low) != len(text):  # "İ" lowers to two characters: offsets would move
+        trigger, rx, low = _TRIGGER_ANY_CASE, _RX_ANY_CASE, text  # (no prefilter: rare)
+    elif prefilter and not _has_key(low):
+        return
     for t in trigger.finditer(low):
         if t.start() < pos:
             continue
@@ -734,12 +821,20 @@ _NOT_YEAR_BEFORE = re.compile(r"(?:[$€£#]|\bno\.?|\bnumber|\d[.,]|[.,:/-]\d*)
 _YEAR_RANGE_AFTER = re.compile(r"^[-–](?:1[5-9]|20)\d\d\b")
 _YEAR_PREFIX = re.compile(r"(?:\b(?:mid|pre|post|early|late)|\b(?:1[5-9]|20)\d\d)[-–]$", re.I)
 _NOT_YEAR_AFTER = re.compile(r"^(?:\s*(?:%|percent|[.,]\d|/|-\d|:\d|[a-z]*\d))", re.I)
+# "1500 g", "2048 MB", "1800 calories", "2000 dollars": an amount in a unit (as the quantity
+# recognizer reads units: symbols in their case, words in any)
+_UNIT_AFTER = re.compile(
+    rf"[\s\u00a0]?-?(?!(?i:{_SPAN_UNIT}|second))(?:{ATOM}|(?i:(?:dollar|euro|pound|franc|mark|yen|yuan|rupee|peso)s?\b))"
+    r"(?![.-]?[A-Za-z]|(?<=\b[A-Z])\.)"  # not "2000 B.C.", "2004 K-pop", "1999 W. Bush"
+)
 
 
 def _year_context(text: str, start: int, end: int) -> bool:
     """A four-digit number from 1500 to 2099 is a year unless it reads as an amount, a
     count, a version or part of another number ("$1999", "2019.5", "1999/2000")."""
-    before, after = text[max(0, start - 8) : start], text[end : end + 8]
+    before, after = text[max(0, start - 8) : start], text[end : end + 24]
     if _YEAR_RANGE_AFTER.match(after) or _YEAR_PREFIX.search(before):
         return True  # "2009-2011", "mid-2012", "post-1959"
-    return not (_NOT_YEAR_BEFORE.search(before) or _NOT_YEAR_AFTER.match(after))
+    return not (
+        _NOT_YEAR_BEFORE.search(before) or _NOT_YEAR_AFTER.match(after) or _UNIT_AFTER.match(after)
+    )

@@ -5,7 +5,10 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from kbx.recognizers import dates
 from kbx.recognizers.dates import DateRecognizer
 from kbx.timex import resolve
 
@@ -164,3 +167,105 @@ def test_years_in_ranges_and_with_prefixes(text, years):
 
 def test_the_documents_own_weekday_is_the_document_day():
     assert _one("The vote is on Wednesday.")[2] == "2021-03-10"
+
+
+# version 5: amounts in a unit are not years; months end at a word's end
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add 1500 g of flour.",
+        "The heap holds 2048 MB.",
+        "A day of 1800 kcal is enough for him.",
+        "It sold for 2000 dollars.",
+        "The 1500-m race was run.",
+        "The 3 decoders failed.",
+        "It is sold in the nation's top 10 markets.",
+    ],
+)
+def test_amounts_in_units_and_words_after_a_number_are_not_dates(text):
+    assert [m.text for m in DateRecognizer().recognize([text])[0] if m.type == "DATE"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Glass was made here for 2000 years.", ("2000 years", "DURATION", "P2000Y")),
+        ("It took a charge in the 1988 second quarter.", ("1988", "DATE", "1988")),
+        ("In 1999 W. Bush ran.", ("1999", "DATE", "1999")),
+        ("In 2004 K-pop rose.", ("2004", "DATE", "2004")),
+        ("It ends on the 1st of February, 11pm UTC.", ("1st of February", "DATE", "2021-02-01")),
+        ("[Fri Oct 15 11:46:46 2010] error", ("Oct 15", "DATE", "2020-10-15")),
+    ],
+)
+def test_a_year_or_a_day_before_a_word_that_is_no_unit(text, expected):
+    (ms,) = DateRecognizer().recognize([text])
+    assert expected in [(m.text, m.type, resolve(m.value, DOC)) for m in ms]
+
+
+# the prefilter: a unit it skips holds no expression
+
+_WORDS = [
+    *dates._TRIGGER_WORDS,
+    *[
+        "a",
+        "an",
+        "the",
+        "of",
+        "and",
+        "ago",
+        "later",
+        "earlier",
+        "old",
+        "long",
+        "ahead",
+        "times",
+        "half",
+        "same",
+        "that",
+        "following",
+        "end",
+    ],
+    *[
+        "st",
+        "th",
+        "s",
+        "morning",
+        "night",
+        "q3",
+        "est",
+        "time",
+        "ended",
+        "ending",
+        "period",
+        "year-ago",
+        "-long",
+        "a.m.",
+        "p.m.",
+        "am",
+        "pm",
+    ],
+    *["3", "24", "1999", "2021-03-04", "10:35", "3/4/99", "v18.2.0", "0x1f", "1,200", "4.5"],
+    *["é", "٣", "ſunday", "K", "İ", "—", "’"],
+]
+_GAPS = st.sampled_from([" ", " ", " ", "-", ", ", ". ", "\n", "/", "", "(", "'s "])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(_WORDS), _GAPS), max_size=5))
+def test_the_prefilter_loses_no_mention(parts):
+    text = "".join(w + gap for w, gap in parts)
+    assert list(dates.candidates(text)) == list(dates.candidates(text, prefilter=False))
+
+
+def test_the_prefilter_loses_no_mention_of_one_or_two_words():
+    for first in _WORDS:
+        for text in (first, *(f"{first} {second}" for second in _WORDS)):
+            assert list(dates.candidates(text)) == list(dates.candidates(text, prefilter=False))
+
+
+def test_the_prefilter_skips_versions_hashes_and_sizes():
+    assert not dates._has_key("v18.2.0 (8a7b6c5d) fixes 3 bugs in 64-bit builds, 512 MB #45123")
+    for text in ("in may", "at 3pm", "3/4/99", "the 1990s", "x 1999", "10 a.m.", "weekends"):
+        assert dates._has_key(text), text
