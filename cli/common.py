@@ -8,15 +8,44 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from kbx import api
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import Progress
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class _Console:
+    """A rich Console made on first use: rich costs tens of milliseconds at every start,
+    and ``kbx search`` and the JSON of every command print without it."""
+
+    def __init__(self, stderr: bool = False) -> None:
+        self._stderr = stderr
+        self._made: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        if self._made is None:
+            from rich.console import Console
+
+            self._made = Console(stderr=self._stderr, highlight=False, soft_wrap=True)
+        return self._made
+
+    def __getattr__(self, name: str):
+        return getattr(self.console, name)
+
+
+out = _Console()
+err = _Console(stderr=True)
+
+
+def escape(text: str) -> str:
+    """``text`` with rich markup escaped (rich.markup imported only when a line needs it)."""
+    from rich.markup import escape as escaped
+
+    return escaped(text)
+
 
 DbOption = Annotated[
     Path | None,
@@ -145,7 +174,7 @@ def progress_bar(title: str, quiet: bool, detail: bool = False) -> Progress:
         MofNCompleteColumn(),
         TimeRemainingColumn(),
         *([TextColumn("{task.description}")] if detail else []),
-        console=err,
+        console=err.console,
         transient=True,
         disable=quiet or not err.is_terminal,
     )

@@ -1,30 +1,71 @@
 """A command imports what it needs when it runs: the CLI and the search path never load the
-NER models, the HTTP clients, the quantity and date libraries or the format parsers."""
+NER models, the HTTP clients, the quantity and date libraries or the format parsers; a text
+search never loads rich; a process builds only the command it runs."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+import typer
+
+from kbx.cli.app import app, only
+from kbx.indexing.ingest import index
+from kbx.recognizers.registry import Registry
 
 HEAVY = (
     "spacy", "torch", "gliner", "requests", "httpx", "httpx2", "habanero", "pyalex",
     "pint", "dateparser", "markdown_it", "yaml", "pypdf", "pdfminer", "bs4", "lxml",
     "kbx.extract.document", "kbx.recognizers.dates", "kbx.linking.resolvers", "rich.progress",
     "kbx.recognizers.quantities",  # its patterns compile in a few tenths of a second
+    "rich",  # tens of milliseconds; only help, errors, bars and some commands' text need it
 )  # fmt: skip
 
 
-def _loaded(code: str) -> list[str]:
+def _modules(code: str, cwd: Path | None = None) -> set[str]:
+    """The modules a fresh Python holds after running ``code``."""
     probe = f"import sys, json\n{code}\nprint(json.dumps(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=cwd)
     assert out.returncode == 0, out.stderr
-    modules = set(json.loads(out.stdout.splitlines()[-1]))
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def _loaded(code: str, cwd: Path | None = None) -> list[str]:
+    modules = _modules(code, cwd)
     return sorted(m for m in HEAVY if m in modules)
 
 
 def test_importing_the_cli_loads_nothing_heavy():
-    assert _loaded("import kbx.cli.app") == []
+    modules = _modules("import kbx.cli.app")
+    assert sorted(m for m in HEAVY if m in modules) == []
+    assert not modules & {"duckdb", "numpy", "pydantic"}  # loaded when a command runs
+
+
+def test_a_text_search_loads_nothing_heavy(tmp_path):
+    (tmp_path / "kbx.toml").write_text('[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n')
+    (tmp_path / "a.md").write_text("# Pumps\n\nPrime the pump before the first run.\n")
+    index(tmp_path, registry=Registry([]))
+    run = (
+        "import contextlib, io\nfrom kbx.cli.app import main\n"
+        "sys.argv = ['kbx', 'search', 'the pump']\nwith contextlib.suppress(SystemExit), "
+        "contextlib.redirect_stdout(io.StringIO()) as out:\n    main()\n"
+        "assert 'a.md' in out.getvalue(), out.getvalue()"
+    )
+    assert _loaded(run, cwd=tmp_path) == []
+
+
+def test_a_process_builds_only_the_command_it_runs():
+    names = {
+        typer.main.get_command_name(c.name or c.callback.__name__) for c in app.registered_commands
+    }
+    names |= {g.name for g in app.registered_groups}
+    assert {"search", "read", "gazetteer", "index"} <= names
+    for name in names:  # each command reachable alone, under its own name
+        built = typer.main.get_command(only(name))
+        assert isinstance(built, typer.core.TyperGroup) and list(built.commands) == [name]
+    assert only("--help") is app and only("serch") is app and only("") is app
 
 
 def test_the_search_path_loads_nothing_heavy():

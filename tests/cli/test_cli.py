@@ -80,7 +80,7 @@ def test_version_prints_the_package_version():
 def test_search_and_grep_from_the_command_line(shared):
     r = run_cli("search", "supplier approval", "-k", "2", cwd=shared)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("notes/cedar.md  ")
+    assert r.stdout.splitlines()[1].startswith("notes/cedar.md ")  # after the legend
     assert "exact matches of 'supplier approval'" in r.stdout
     r = run_cli("search", "supplier approval", "--json", cwd=shared)
     data = json.loads(r.stdout)

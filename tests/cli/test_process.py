@@ -28,7 +28,7 @@ def test_index_then_search_end_to_end(tmp_path):
     assert (report["new"], report["failed"], report["skipped"]) == (5, 0, 0)
     r = run_kbx("search", "supplier approval", "-k", "2", cwd=corpus / "notes")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("notes/cedar.md  ")
+    assert r.stdout.splitlines()[1].startswith("notes/cedar.md ")  # after the legend
     assert "exact matches of 'supplier approval'" in r.stdout
     assert search(Index.for_root(corpus), "supplier approval").hits[0].path == "notes/cedar.md"
 

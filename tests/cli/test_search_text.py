@@ -1,0 +1,109 @@
+"""kbx search's lean text: each hit cites lines and a hash that `kbx read` takes as they are,
+headings are not repeated, snippets are cut around their matches, and --json keeps all."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from inprocess import run_cli
+
+from kbx.cli.search_text import EXACT_TEXT, K_TEXT, LEGEND, MARK, shorten
+
+FILLER = " ".join(f"word{i}" for i in range(250))  # a section a passage of its own
+GUIDE = f"""# Pump guide
+
+## Priming
+
+Priming the pump needs a full reservoir. {FILLER} The pump primes in a minute.
+
+## Storage
+
+Store the pump dry. {FILLER} A pump stored wet rusts.
+
+### Winter
+
+In winter drain the pump first. {FILLER} Frost cracks a pump casing.
+"""
+NOTES = "# Field notes\n\nThe pump at the north well failed twice in spring.\n"
+
+
+@pytest.fixture(scope="module")
+def pumps(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pumps")
+    (root / "kbx.toml").write_text('[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n')
+    (root / "guide.md").write_text(GUIDE)
+    (root / "notes.md").write_text(NOTES)
+    assert run_cli("index", str(root)).returncode == 0
+    return root
+
+
+def _hits(stdout: str) -> list[tuple[str, str, str, str]]:
+    """(path, hash, lines, heading) of each hit printed, read back from the text."""
+    out, path, sha = [], "", ""
+    for line in stdout.splitlines()[1:]:
+        if m := re.fullmatch(r"(\S+) ([0-9a-f]{12})", line):
+            path, sha = m.groups()
+        elif m := re.fullmatch(r"  (\d+-\d+) ?(.*)", line):
+            out.append((path, sha, *m.groups()))
+    return out
+
+
+def test_every_hit_cites_lines_and_a_hash_that_kbx_read_takes(pumps):
+    r = run_cli("search", "pump", cwd=pumps)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == LEGEND
+    hits = _hits(r.stdout)
+    assert len(hits) == K_TEXT and {p for p, *_ in hits} == {"guide.md", "notes.md"}
+    assert len(_hits(run_cli("search", "pump", "-k", "2", cwd=pumps).stdout)) == 2
+    for path, sha, lines, _ in hits:
+        read = run_cli("read", f"{path}:{lines}", "--hash", sha, cwd=pumps)
+        assert read.returncode == 0 and read.stderr == ""  # the hash is the file's: no warning
+        assert "pump" in read.stdout.lower()
+
+
+def test_a_heading_is_shown_once_per_file_and_a_sibling_by_its_own_name(pumps):
+    printed = _hits(run_cli("search", "pump", cwd=pumps).stdout)
+    shown = {lines: head for path, _, lines, head in printed if path == "guide.md"}
+    first, *rest = shown.values()
+    assert first.startswith("Pump guide")  # the document's title, once
+    assert rest and not any("Pump guide" in h for h in rest)
+    assert "Winter" in shown.values() or "Storage › Winter" in shown.values()
+
+
+def test_snippets_are_cut_around_their_matches_and_json_keeps_everything(pumps):
+    lean = run_cli("search", "reservoir", "--snippet", "40", cwd=pumps).stdout
+    (snippet,) = [line.strip() for line in lean.splitlines() if line.startswith("    ")]
+    assert "**reservoir**" in snippet and len(MARK.sub(r"\1", snippet)) <= 40 + 2
+    none = run_cli("search", "reservoir", "--snippet", "0", cwd=pumps).stdout
+    assert not [line for line in none.splitlines() if line.startswith("    ")]
+    data = json.loads(run_cli("search", "reservoir", "--json", cwd=pumps).stdout)
+    (hit,) = data["hits"]
+    assert {"score", "covered", "text", "snippet"} <= set(hit) and "word249" in hit["text"]
+    assert data["facets"] is not None
+
+
+def test_the_exact_phrase_block_shows_as_many_lines_as_asked(pumps):
+    def exact_lines(*args: str) -> list[str]:
+        out = run_cli("search", "the pump", *args, cwd=pumps).stdout.splitlines()
+        at = next((i for i, line in enumerate(out) if line.startswith("exact matches")), None)
+        return [] if at is None else out[at + 1 :]
+
+    assert len(exact_lines()) == EXACT_TEXT
+    assert len(exact_lines("--exact", "3")) == 3
+    assert exact_lines("--exact", "0") == []
+    data = json.loads(run_cli("search", "the pump", "--json", cwd=pumps).stdout)
+    assert len(data["exact"]) == 3 and data["exact_total"] >= 3
+
+
+def test_shorten_keeps_the_densest_matches_whole():
+    text = (
+        "…alpha beta **pump** gamma delta " + "filler " * 30 + "**pump** x **pump** y **pump** end…"
+    )
+    cut = shorten(text, 40)
+    assert cut.startswith("…") and cut.endswith("…")
+    assert cut.count("**pump**") == 3 and len(MARK.sub(r"\1", cut)) <= 42
+    assert shorten("short **pump** text", 40) == "short **pump** text"
+    no_marks = shorten("one two three four five six seven eight nine ten", 20)
+    assert no_marks.startswith("one two") and no_marks.endswith("…")
