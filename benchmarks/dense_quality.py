@@ -46,7 +46,8 @@ from kbx.search.hybrid import rrf
 from kbx.search.search import hits_for
 from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
-from kbx.vectors.model import Encoder, packaged, passage_text
+from kbx.vectors.matrix import best_per_unit
+from kbx.vectors.model import BATCH, Encoder, Windows, packaged, passage_text
 
 DEPTH = 1000  # of each list, as search_quality.py ranks BM25
 Rows = list[int]  # unit ids, best first
@@ -57,9 +58,21 @@ def log(msg: str) -> None:
 
 
 class UnitVectors:
-    """Every unit's vector, computed once and kept in an .npz keyed by unit hash."""
+    """Every window's vector of every unit, computed once and kept in an .npz keyed by unit
+    hash (a row per window, in order). ``--seed VERSION`` takes each unit's first window
+    from the cache of an older version whose vectors were the first window alone (the
+    same text, truncated the same way), and checks on a sample that they agree."""
 
-    def __init__(self, idx: Index, enc: Encoder, cache: Path, label: str, reverse: bool = False):
+    def __init__(
+        self,
+        idx: Index,
+        enc: Encoder,
+        cache: Path,
+        label: str,
+        reverse: bool = False,
+        seed: str | None = None,
+        pool: Callable[[dict[str, np.ndarray]], set[str]] | None = None,
+    ):
         stem = f"{label}-{enc.name}-{enc.version}"
         path = cache / f"{stem}{'-reverse' if reverse else ''}.npz"
         with idx.reader() as con:
@@ -70,36 +83,96 @@ class UnitVectors:
         for part in cache.glob(f"{stem}*.npz"):  # a second process may have run from the end
             if not part.name.endswith(".tmp.npz"):
                 z = np.load(part)
-                known.update(zip(z["hashes"].tolist(), z["vectors"], strict=True))
-        todo = [r for r in rows if r[1] not in known]
+                for h, v in zip(z["hashes"].tolist(), z["vectors"], strict=True):
+                    known.setdefault(h, []).append(v)
+        known = {h: np.stack(v) for h, v in known.items()}
+        firsts = self._seed(cache, label, enc, seed, rows) if seed else {}
+        only = pool(firsts) if pool else None  # windows for these; the rest's first alone
+        todo = [
+            r
+            for r in rows
+            if r[1] not in known and (only is None or r[1] in only or r[1] not in firsts)
+        ]
         if reverse:
             todo.reverse()
+        self.rate = None
         if todo:
-            t = time.perf_counter()
-            for s in range(0, len(todo), 256):
-                part = todo[s : s + 256]
-                vecs = enc.passages([passage_text(r[2], r[3]) for r in part])
-                known.update(zip((r[1] for r in part), vecs, strict=True))
-                done = s + len(part)
-                rate = done / (time.perf_counter() - t)
-                log(f"{label}: embedded {done}/{len(todo)} units ({rate:.1f}/s)")
-                tmp = path.with_suffix(".tmp.npz")
-                np.savez(tmp, hashes=np.array(list(known)), vectors=np.stack(list(known.values())))
-                os.replace(tmp, path)  # a killed run keeps what it had
-            self.rate = len(todo) / (time.perf_counter() - t)
-        else:
-            self.rate = None
-        self.ids = np.array([r[0] for r in rows])
-        self.matrix = np.stack([known[r[1]] for r in rows])
+            t, windows = time.perf_counter(), 0
+            for s in range(0, len(todo), 64):
+                part = todo[s : s + 64]
+                texts = [passage_text(r[2], r[3]) for r in part]
+                seeded = [r[1] in firsts for r in part]
+                w = later_windows(enc, texts, seeded)
+                for i, r in enumerate(part):
+                    rows_i = w.vectors[w.owner == i]
+                    known[r[1]] = np.vstack([firsts[r[1]][None], rows_i]) if seeded[i] else rows_i
+                windows += len(w.owner)
+                took = time.perf_counter() - t
+                log(
+                    f"{label}: embedded {s + len(part)}/{len(todo)} units, {windows} windows "
+                    f"({windows / took:.1f} windows/s, load {os.getloadavg()[0]:.1f})"
+                )
+                if s % 512 == 0 or s + 64 >= len(todo):
+                    self._save(path, known)
+            self.rate = (len(todo) / took, windows / took)
+        self.partial = sum(1 for r in rows if r[1] not in known)
+        known.update({r[1]: firsts[r[1]][None] for r in rows if r[1] not in known})
+        self.ids = np.concatenate([np.full(len(known[r[1]]), r[0]) for r in rows])
+        self.matrix = np.vstack([known[r[1]] for r in rows])
+        self.first_rows = np.concatenate(
+            [np.arange(len(known[r[1]])) == 0 for r in rows]
+        )  # the first window of each unit: what the model read before windows
+
+    @staticmethod
+    def _save(path: Path, known: dict[str, np.ndarray]) -> None:
+        tmp = path.with_suffix(".tmp.npz")
+        hashes = np.array([h for h, v in known.items() for _ in range(len(v))])
+        np.savez(tmp, hashes=hashes, vectors=np.vstack(list(known.values())))
+        os.replace(tmp, path)  # a killed run keeps what it had
+
+    @staticmethod
+    def _seed(cache: Path, label: str, enc: Encoder, seed: str, rows) -> dict[str, np.ndarray]:
+        firsts: dict[str, np.ndarray] = {}
+        for part in cache.glob(f"{label}-{enc.name}-{seed}*.npz"):
+            z = np.load(part)
+            firsts.update(zip(z["hashes"].tolist(), z["vectors"], strict=True))
+        sample = [r for r in rows if r[1] in firsts][:: max(1, len(rows) // 16)][:16]
+        if sample:
+            now = enc.passages([passage_text(r[2], r[3]) for r in sample]).first()
+            cos = (now * np.stack([firsts[r[1]] for r in sample])).sum(1)
+            log(f"{label}: seed {seed}: {len(firsts)} first windows, cosine min {cos.min():.6f}")
+            if cos.min() < 0.9999:
+                raise SystemExit(f"the seed's vectors are not today's first windows ({cos})")
+        return firsts
 
     def rank(self, q: np.ndarray, depth: int = DEPTH) -> Rows:
         return [u for u, _ in self.scored(q, depth)]
 
-    def scored(self, q: np.ndarray, depth: int = DEPTH) -> list[tuple[int, float]]:
-        s = self.matrix @ q
+    def scored(
+        self, q: np.ndarray, depth: int = DEPTH, first_only: bool = False
+    ) -> list[tuple[int, float]]:
+        """The units by their best window (or by their first, as before windows)."""
+        rows = self.first_rows if first_only else slice(None)
+        ids, s = best_per_unit(self.ids[rows], self.matrix[rows] @ q)
         top = np.argpartition(-s, min(depth, len(s) - 1))[:depth]
         top = top[np.argsort(-s[top], kind="stable")]
-        return [(int(self.ids[i]), float(s[i])) for i in top]
+        return [(int(ids[i]), float(s[i])) for i in top]
+
+
+def later_windows(enc: Encoder, texts: list[str], skip_first: list[bool]) -> Windows:
+    """``enc.passages(texts)``, less the first window of the texts marked (the seed has
+    them): the same tokenizer, batches and model call."""
+    encs, owner = [], []
+    for i, e in enumerate(enc._tok.encode_batch([enc.recipe.passage_prefix + t for t in texts])):
+        parts = [e, *e.overflowing][: enc.recipe.max_windows][1 if skip_first[i] else 0 :]
+        encs.extend(parts)
+        owner.extend([i] * len(parts))
+    out = np.zeros((len(encs), enc.dim), dtype=np.float32)
+    order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
+    for s in range(0, len(order), BATCH):
+        chunk = order[s : s + BATCH]
+        out[chunk] = enc._run([encs[i] for i in chunk])
+    return Windows(out, np.array(owner, dtype=np.int64))
 
 
 class QueryVectors:
@@ -163,7 +236,7 @@ def fusions(
     return out
 
 
-def scifact(eval_dir: Path, cache: Path, enc: Encoder) -> str:
+def scifact(eval_dir: Path, cache: Path, enc: Encoder, seed: str | None = None) -> str:
     data = load_scifact(eval_dir / "beir_scifact")
     root, db = cache / "scifact", cache / "scifact.duckdb"
     if not root.exists():
@@ -172,7 +245,7 @@ def scifact(eval_dir: Path, cache: Path, enc: Encoder) -> str:
             (root / f"{did}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
     log(f"scifact: kbx index {build_kbx(root, db, 'snowball'):.1f} s")  # none if unchanged
     idx = Index.for_root(root, db)
-    vecs = UnitVectors(idx, enc, cache, "scifact")
+    vecs = UnitVectors(idx, enc, cache, "scifact", seed=seed)
     qvecs = QueryVectors(enc, cache, "scifact")
     runs: dict[str, dict[str, list[str]]] = {}
     t_dense = 0.0
@@ -184,28 +257,67 @@ def scifact(eval_dir: Path, cache: Path, enc: Encoder) -> str:
             t = time.perf_counter()
             de = vecs.scored(qvecs(text))
             t_dense += time.perf_counter() - t
+            de0 = vecs.scored(qvecs(text), first_only=True)
             runs.setdefault("kbx BM25", {})[qid] = to_docs([r[0] for r in bm], docs_of)
-            runs.setdefault(f"dense {enc.name}", {})[qid] = to_docs([u for u, _ in de], docs_of)
+            runs.setdefault(f"dense {enc.name}, first window (before)", {})[qid] = to_docs(
+                [u for u, _ in de0], docs_of
+            )
+            runs.setdefault(f"dense {enc.name}, best window", {})[qid] = to_docs(
+                [u for u, _ in de], docs_of
+            )
+            before = rrf([[r[0] for r in bm], [u for u, _ in de0]], 20)
+            runs.setdefault("RRF k=20, passages, first window (before)", {})[qid] = to_docs(
+                [f.key for f in before], docs_of
+            )
             for name, ranked in fusions(bm, de, docs_of).items():
                 runs.setdefault(name, {})[qid] = ranked
     qvecs.save()
     rows = [(name, *scores(run, data.qrels)[:2]) for name, run in runs.items()]
-    rate = f"{vecs.rate:.1f} units/s" if vecs.rate else "vectors from the cache"
+    rate = (
+        f"{vecs.rate[0]:.1f} units/s, {vecs.rate[1]:.1f} windows/s"
+        if vecs.rate
+        else "vectors from the cache"
+    )
     head = (
         f"### SciFact train ({len(data.qrels)} queries, {len(data.corpus):,} documents, "
-        f"{len(vecs.ids):,} units; embedding {rate}; query embedding and exact cosine "
+        f"{len(set(vecs.ids.tolist())):,} units, {len(vecs.ids):,} windows; embedding {rate}; "
+        "query embedding and exact cosine "
         f"{t_dense / len(data.queries) * 1000:.0f} ms per query"
         f"{', query vectors from the cache' if not qvecs.added else ''})\n\n"
     )
     return head + table(["system", "nDCG@10", "Recall@100"], rows)
 
 
-def nodejs(eval_dir: Path, cache: Path, enc: Encoder, reverse: bool = False) -> str:
+def nodejs(
+    eval_dir: Path,
+    cache: Path,
+    enc: Encoder,
+    reverse: bool = False,
+    seed: str | None = None,
+    pool: int | None = None,
+) -> str:
     questions = load_questions(eval_dir)
     db = cache / "nodejs.duckdb"
     log(f"nodejs: kbx index {build_kbx(eval_dir / NODEJS, db, 'snowball'):.1f} s")
     idx = Index.for_root(eval_dir / NODEJS, db)
-    vecs = UnitVectors(idx, enc, cache, "nodejs", reverse)
+
+    def candidates(firsts: dict[str, np.ndarray]) -> set[str]:
+        """The units in the top ``pool`` of BM25 or of the first-window list for a question."""
+        with idx.reader() as con:
+            an = analyzer_of(con)
+            rows = [r for r in con.execute("SELECT unit_id, unit_hash FROM units").fetchall()]
+            hash_of = dict(rows)
+            have = [(u, h) for u, h in rows if h in firsts]
+            m = np.stack([firsts[h] for _, h in have])
+            out: set[str] = set()
+            for q in questions:
+                out.update(hash_of[r[0]] for r in rank(con, an.query(q.text), limit=pool)[0])
+                s = m @ enc.query(q.text)
+                out.update(have[i][1] for i in np.argsort(-s)[:pool])
+        log(f"nodejs: a pool of {len(out)} units (top {pool} of each list, each question)")
+        return out
+
+    vecs = UnitVectors(idx, enc, cache, "nodejs", reverse, seed, candidates if pool else None)
     ranks: dict[str, list[int | None]] = {}
     with idx.reader() as con:
         an = analyzer_of(con)
@@ -217,19 +329,34 @@ def nodejs(eval_dir: Path, cache: Path, enc: Encoder, reverse: bool = False) -> 
         for q in questions:
             groups = an.query(q.text)
             bm_rows = rank(con, groups, limit=DEPTH)[0]
-            de_rows = vecs.scored(enc.query(q.text))
+            qv = enc.query(q.text)
+            de_rows = vecs.scored(qv)
             bm, de = [r[0] for r in bm_rows], [u for u, _ in de_rows]
-            lists: dict[str, Rows] = {"kbx BM25": bm, f"dense {enc.name}": de}
+            de0 = [u for u, _ in vecs.scored(qv, first_only=True)]
+            lists: dict[str, Rows] = {
+                "kbx BM25": bm,
+                f"dense {enc.name}, first window (before)": de0,
+                f"dense {enc.name}, best window": de,
+                "RRF k=20, passages, first window (before)": [f.key for f in rrf([bm, de0], 20)],
+            }
             for k in (20, 60):
                 lists[f"RRF k={k}, passages"] = [f.key for f in rrf([bm, de], k)]
             lists["RRF k=20, dense weight 0.5"] = [f.key for f in rrf([bm, de], 20, [1.0, 0.5])]
             lists["min-max score sum (a comparison)"] = score_fusion(bm_rows, de_rows)
             for name, units in lists.items():
                 ranks.setdefault(name, []).append(first_hit(q, cite(units, groups)))
-    return nodejs_table(questions, ranks, len(vecs.ids))
+    table_ = nodejs_table(questions, ranks, len(set(vecs.ids.tolist())), len(vecs.ids))
+    if vecs.partial:
+        table_ += (
+            f"\n\n{vecs.partial:,} units outside the pool (top {pool} of BM25 and of the "
+            "first-window list, for each question) rank by their first window alone."
+        )
+    return table_
 
 
-def nodejs_table(questions: list[Question], ranks: dict[str, list[int | None]], n: int) -> str:
+def nodejs_table(
+    questions: list[Question], ranks: dict[str, list[int | None]], n: int, windows: int
+) -> str:
     heads = ["system"] + [
         f"{k} {m}" for k in ("lex", "para", "all") for m in ("hit@1", "hit@5", "MRR")
     ]
@@ -240,7 +367,9 @@ def nodejs_table(questions: list[Question], ranks: dict[str, list[int | None]], 
             sel = [r for q, r in zip(questions, rs, strict=True) if kind in (None, q.kind)]
             row.extend(f"{m:.2f}" for m in hit_metrics(sel))
         rows.append(row)
-    head = f"### Node.js dev questions ({len(questions)}, {n:,} units), top 5\n\n"
+    head = (
+        f"### Node.js dev questions ({len(questions)}, {n:,} units, {windows:,} windows), top 5\n\n"
+    )
     return head + table(heads, rows)
 
 
@@ -250,12 +379,21 @@ def main() -> None:
     p.add_argument("--skip-nodejs", action="store_true")
     p.add_argument("--skip-scifact", action="store_true")
     p.add_argument("--reverse", action="store_true", help="embed Node.js units from the end")
+    p.add_argument("--seed", metavar="VERSION", help="first windows from this version's cache")
+    p.add_argument(
+        "--pool",
+        type=int,
+        help="Node.js: every window only for the top N units of BM25 and of the seed's list",
+    )
     a = p.parse_args()
     a.cache.mkdir(parents=True, exist_ok=True)
     enc: Encoder = packaged()
-    parts: list[Callable[[Path, Path, Encoder], str]] = [] if a.skip_scifact else [scifact]
+    log(f"model {enc.name} version {enc.version}, stride {enc.stride}")
+    parts: list[Callable[[Path, Path, Encoder], str]] = []
+    if not a.skip_scifact:
+        parts.append(lambda e, c, m: scifact(e, c, m, a.seed))
     if not a.skip_nodejs:
-        parts.append(lambda e, c, m: nodejs(e, c, m, a.reverse))
+        parts.append(lambda e, c, m: nodejs(e, c, m, a.reverse, a.seed, a.pool))
     for part in parts:
         print(part(a.eval, a.cache, enc), flush=True)
         print(flush=True)

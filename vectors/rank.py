@@ -1,4 +1,6 @@
-"""The dense ranking: exact cosine of the query's vector with each allowed unit's.
+"""The dense ranking: exact cosine of the query's vector with each allowed unit's best
+window (a long unit has several vectors: model.py), so a passage whose answer lies past
+the model's first 256 tokens still ranks by it.
 
 Exact, not approximate: a folder's units fit one scan (docs/BENCHMARKS.md times it), and
 the filters narrow the scan itself, so a filtered query ranks only what the filter allows,
@@ -26,9 +28,10 @@ def dense_rank(
     limit: int = 100,
     db: Path | None = None,
 ) -> list[tuple[int, float]]:
-    """``(unit_id, cosine)`` of the ``limit`` units nearest ``query`` (text, or its vector),
-    best first, ties by unit id. ``allowed`` is SQL of the units to rank from (one column,
-    ``unit_id``, with ``params``: what ``DocFilter.units()`` gives); None ranks them all.
+    """``(unit_id, cosine)`` of the ``limit`` units nearest ``query`` (text, or its vector)
+    by their best window, best first, ties by unit id. ``allowed`` is SQL of the units to
+    rank from (one column, ``unit_id``, with ``params``: what ``DocFilter.units()``
+    gives); None ranks them all.
     Only vectors of ``enc``'s model and version count: a unit without one is not ranked.
     With ``db`` (the index file), the matrix exported beside it is scanned when it is
     current (matrix.py); the SQL scan otherwise. Both give the same ranking."""
@@ -40,10 +43,10 @@ def dense_rank(
     return [
         (int(u), float(s))
         for u, s in con.execute(
-            f"""SELECT u.unit_id, list_inner_product(v.vector, ?::FLOAT[]) AS s
+            f"""SELECT u.unit_id, max(list_inner_product(v.vector, ?::FLOAT[])) AS s
                 FROM vectors v JOIN units u USING (unit_hash)
                 WHERE v.model = ? AND v.version = ? {where}
-                ORDER BY s DESC, u.unit_id LIMIT {int(limit)}""",
+                GROUP BY u.unit_id ORDER BY s DESC, u.unit_id LIMIT {int(limit)}""",
             [q.tolist(), enc.name, enc.version, *params],
         ).fetchall()
     ]

@@ -1,10 +1,13 @@
-"""The vectors stage: a vector for every unit that lacks one of the current (model, version).
+"""The vectors stage: vectors for every unit that lacks them for the current (model, version).
 
-The recognizers' discipline (annotate/run.py): the cache key is the unit's hash with the
-model's name and version, so a unit moved to another file or placed in two keeps its
-vector, and a new model version redoes every unit. Each batch is one transaction that
-replaces the batch's vectors, so a pass killed at any point loses at most the batch in
-flight and the next pass resumes from what is missing. The model computes while the
+A unit has one vector per window of the model (one when it fits, more when it is longer:
+model.py), each a row of ``vectors`` under the unit's hash; the ranking scores a unit by
+its best row. The recognizers' discipline (annotate/run.py): the cache key is the unit's
+hash with the model's name and version, so a unit moved to another file or placed in two
+keeps its vectors, and a new model version redoes every unit. Each batch is one
+transaction that replaces the batch's units' rows, all their windows together, so a pass
+killed at any point loses at most the batch in flight, a unit never has part of its
+windows, and the next pass resumes from what is missing. The model computes while the
 file is let go (``WriterLease.release``), so readers get in between batches. A pass ends
 by exporting the matrix the ranking maps (matrix.py) if the table changed.
 
@@ -28,7 +31,7 @@ from kbx.vectors import matrix
 from kbx.vectors.model import Encoder, passage_text
 from kbx.vectors.setup import encoder_or_why
 
-BATCH_UNITS = 64  # a batch is seconds of model time on two cores: the most a kill loses
+BATCH_UNITS = 16  # about 64 windows of Node.js units (4 a unit): seconds of model time
 CHUNK_UNITS = 20_000  # read at a time, so memory stays bounded on a large corpus
 
 
@@ -39,6 +42,7 @@ class VectorReport:
     model: str | None = None
     version: str | None = None
     units: int = 0  # embedded in this pass
+    windows: int = 0  # their vectors: one per window
     removed: int = 0  # vectors of other versions replaced, and of units no longer stored
     seconds: float = 0.0
     off: str | None = None
@@ -115,21 +119,21 @@ def sweep(con: duckdb.DuckDBPyConnection) -> int:
 
 def embed_batch(enc: Encoder, batch: list[tuple]) -> list[tuple]:
     """Rows ``(unit_hash, model, version, vector, embedded_at)`` for ``(unit_hash,
-    heading_path, text)`` rows."""
-    vectors = enc.passages([passage_text(h, t) for _, h, t in batch])
+    heading_path, text)`` rows: one per window, a unit's in reading order."""
+    w = enc.passages([passage_text(h, t) for _, h, t in batch])
     now = datetime.now()
     return [
-        (row[0], enc.name, enc.version, v.tolist(), now)
-        for row, v in zip(batch, vectors, strict=True)
+        (batch[i][0], enc.name, enc.version, v.tolist(), now)
+        for i, v in zip(w.owner.tolist(), w.vectors, strict=True)
     ]
 
 
 def write(con: duckdb.DuckDBPyConnection, rows: list[tuple]) -> int:
     """Replace the units' vectors (any model or version) with ``rows`` in one transaction;
-    returns how many were replaced."""
+    returns how many rows were replaced."""
     if not rows:
         return 0
-    hashes = [r[0] for r in rows]
+    hashes = sorted({r[0] for r in rows})
     cols = ["unit_hash", "model", "version", "vector", "embedded_at"]
     select, params = rows_select(cols, rows, lists=frozenset({"vector"}))
     with transaction(con):
@@ -164,10 +168,12 @@ def embed(
             chunk = missing(lease.con(), enc, CHUNK_UNITS, redo_from)
             for s in range(0, len(chunk), BATCH_UNITS):
                 lease.release()  # seconds of model time: let readers in meanwhile
-                rows = embed_batch(enc, chunk[s : s + BATCH_UNITS])
+                batch = chunk[s : s + BATCH_UNITS]
+                rows = embed_batch(enc, batch)
                 report.removed += write(lease.con(), rows)
                 kill_point("vectors.batch")
-                report.units += len(rows)
+                report.units += len(batch)
+                report.windows += len(rows)
                 if progress:
                     progress(report.units, total)
             if len(chunk) < CHUNK_UNITS:

@@ -34,7 +34,7 @@ def test_the_packaged_model_matches_all_minilm_l6_v2_on_its_reference_sentences(
             "A man is eating a piece of bread.",
             "The girl is carrying a baby.",
         ]
-    )
+    ).vectors  # one window each
     q = enc.query("A man is eating pasta.")
     # sentence-transformers' own example gives 0.7035 and 0.5272 with the fp32 model
     assert float(q @ food) == pytest.approx(0.7035, abs=0.01)
@@ -55,13 +55,47 @@ def test_a_recipe_sets_prefixes_and_pooling_and_each_changes_the_version(tmp_pat
         Recipe.read(tmp_path / "c")
 
 
-def test_rows_come_back_in_the_order_given_whatever_their_lengths(tiny_model):
-    enc = from_folder(tiny_model)
+def test_rows_come_back_in_the_order_given_whatever_their_lengths(make_model, tmp_path):
+    enc = from_folder(make_model(tmp_path / "m", {"max_tokens": 8, "stride": 6}))
     texts = ["bread " * n + "car" for n in (9, 1, 30, 4)] * 10  # batches sorted by length
     together = enc.passages(texts)
-    one_by_one = np.stack([enc.passages([t])[0] for t in texts])
-    assert np.allclose(together, one_by_one, atol=1e-6)
-    assert enc.passages([]).shape == (0, enc.dim)
+    one_by_one = [enc.passages([t]) for t in texts]
+    assert np.allclose(together.vectors, np.concatenate([w.vectors for w in one_by_one]))
+    owners = np.concatenate([np.full(len(w.owner), i) for i, w in enumerate(one_by_one)])
+    assert together.owner.tolist() == owners.tolist()
+    assert together.number.tolist() == [n for w in one_by_one for n in w.number.tolist()]
+    empty = enc.passages([])
+    assert empty.vectors.shape == (0, enc.dim) and len(empty.owner) == 0
+
+
+def test_a_long_text_is_embedded_window_by_window_and_the_first_is_the_truncated_text(
+    make_model, tmp_path
+):
+    windowed = from_folder(make_model(tmp_path / "w", {"max_tokens": 8, "stride": 6}))
+    first_only = from_folder(make_model(tmp_path / "f", {"max_tokens": 8, "stride": 0}))
+    assert windowed.version != first_only.version
+    text = " ".join(["bread"] * 20 + ["car"])  # 21 tokens: windows at 0, 6, 12 and 18
+    w = windowed.passages([text])
+    assert w.number.tolist() == [0, 1, 2, 3] and w.owner.tolist() == [0, 0, 0, 0]
+    assert np.allclose(w.first(), first_only.passages([text]).vectors)
+    car = windowed.query("automobile")
+    assert float(w.vectors[-1] @ car) > 0.1 > float(w.vectors[0] @ car)  # only the last sees it
+    assert np.allclose(
+        windowed.passages(["car bread"]).vectors, first_only.passages(["car bread"]).vectors
+    )
+
+
+def test_windows_stop_at_max_windows_and_the_default_stride_is_three_quarters(make_model, tmp_path):
+    capped = from_folder(make_model(tmp_path / "c", {"max_tokens": 8, "max_windows": 2}))
+    assert capped.stride == 6
+    assert capped.passages(["bread " * 40]).number.tolist() == [0, 1]
+
+
+def test_a_stride_longer_than_a_window_or_no_window_is_refused(make_model, tmp_path):
+    with pytest.raises(BadArgument, match="stride 9: give 0 .the first window only. or at most 8"):
+        from_folder(make_model(tmp_path / "m", {"max_tokens": 8, "stride": 9}))
+    with pytest.raises(BadArgument, match="max_windows 0: give 1 or more"):
+        from_folder(make_model(tmp_path / "n", {"max_tokens": 8, "max_windows": 0}))
 
 
 def test_a_unit_is_embedded_with_its_headings_above_it():

@@ -13,7 +13,7 @@ from kbx.search.hybrid import dense_ranking, fuse
 from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
 from kbx.vectors import matrix
-from kbx.vectors.model import from_folder
+from kbx.vectors.model import from_folder, passage_text
 from kbx.vectors.rank import dense_rank
 from kbx.vectors.run import embed
 
@@ -126,3 +126,35 @@ def test_an_index_without_units_ranks_nothing(tmp_path, tiny_model):
     assert embed(idx, enc).units == 0
     with idx.reader() as con:
         assert dense_rank(con, enc, "car", db=idx.db) == dense_rank(con, enc, "car") == []
+
+
+def test_a_unit_ranks_by_its_best_window_in_the_matrix_and_the_sql_scan(tmp_path, make_model):
+    long = "# Notes\n\n" + "bread " * 30 + "and one automobile.\n"  # past the first window
+    docs = {"long.md": long, "kernel.md": "# Kernel\n\nThe microkernel notes.\n"}
+    for name, text in docs.items():
+        (tmp_path / name).write_text(text)
+    index(tmp_path, registry=Registry([]))
+    idx = Index.for_root(tmp_path)
+    first_only = from_folder(make_model(tmp_path / "m0", {"max_tokens": 8, "stride": 0}))
+    windowed = from_folder(make_model(tmp_path / "m1", {"max_tokens": 8, "max_windows": 9}))
+    embed(idx, first_only)
+    with idx.reader() as con:
+        unseen = dense_rank(con, first_only, "car", limit=2)
+        assert _paths(con, [unseen[0][0]]) == ["kernel.md"]  # "bread" is all it read
+    embed(idx, windowed)  # a new version: every unit redone, window by window
+    with idx.reader() as con:
+        n, heads, text = con.execute(
+            "SELECT count(*), any_value(heading_path), any_value(text) FROM vectors "
+            "JOIN units u USING (unit_hash) WHERE version = ? AND u.unit_id IN "
+            "(SELECT unit_id FROM placements JOIN documents USING (doc_id) "
+            "WHERE path = 'long.md')",
+            [windowed.version],
+        ).fetchone()
+        assert n == len(windowed.passages([passage_text(heads, text)]).owner) >= 5  # a row each
+        seen = dense_rank(con, windowed, "car", limit=2)
+        assert _paths(con, [seen[0][0]]) == ["long.md"] and seen[0][1] > 0.3
+        assert _same(dense_rank(con, windowed, "car", limit=2, db=idx.db), seen)
+        for filters in (Filters(path="long.md"), Filters(path="kernel.md")):
+            f = compile_filters(con, filters)
+            sql = dense_ranking(con, windowed, "car", f, limit=5)
+            assert len(sql) == 1 and _same(dense_ranking(con, windowed, "car", f, 5, idx.db), sql)

@@ -96,6 +96,20 @@ def test_an_edited_file_embeds_only_its_new_units_and_sweeps_the_old(tmp_path, t
     assert _rows(idx, "SELECT count(*) FROM vectors") == _rows(idx, "SELECT count(*) FROM units")
 
 
+def test_a_long_unit_gets_a_vector_per_window_and_counts_once(tmp_path, make_model):
+    docs = {"long.md": "# Long\n\n" + "bread " * 40 + "car.\n", **DOCS}
+    idx = Index.for_root(_corpus(tmp_path / "docs", docs))
+    enc = from_folder(make_model(tmp_path / "m", {"max_tokens": 8, "max_windows": 9}))
+    report = embed(idx, enc)
+    (units,) = _rows(idx, "SELECT count(*) FROM units")[0]
+    per_unit = dict(_rows(idx, "SELECT unit_hash, count(*) FROM vectors GROUP BY ALL"))
+    assert report.units == len(per_unit) == units
+    assert report.windows == sum(per_unit.values()) > units and max(per_unit.values()) >= 7
+    with idx.reader() as con:
+        assert coverage(con, enc) == (units, units) and standing(con, enc).todo == 0
+    assert embed(idx, enc).units == 0
+
+
 KILLED = """
 import sys
 from kbx.store.db import Index
