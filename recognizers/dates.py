@@ -135,6 +135,17 @@ _ORD = r"(?:first|second|third|fourth|1st|2nd|3rd|4th)"
 _SPAN_UNIT = r"(?:year|month|week|day|decade|centur(?:y|ie)|hour|minute)"
 # after a day and month, no year ("4 March, 1999" is dmy's): a clock time may follow
 _NO_YEAR = r"(?!\s*,?\s*(?:\d{4}|'?\d\d)\b(?!\s*(?:[ap]\.?m\b|:)))"
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_DECADES = "(?:" + "|".join(t[:-1] + "ies" for t in _TENS) + ")"
+_ONES = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+_TEENS = r"(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)"
+_SPOKEN_YEAR = (
+    rf"\b(?:the\s+year\s+)?(?:nineteen|eighteen)[\s-]+(?:{_TEENS}|(?:{'|'.join(_TENS)})"
+    rf"(?:[\s-]+{_ONES})?|hundred(?:\s+and)?(?:[\s-]+(?:{_ONES}|{_TEENS}))?)\b"
+    rf"|\bthe\s+year\s+two\s+thousand\b(?:(?:\s+and)?[\s-]+(?:{_ONES}|{_TEENS}))?"
+    rf"|\btwo\s+thousand(?:\s+and)?[\s-]+(?:{_ONES}|ten|eleven|twelve)\b(?![\s-]+\w+s\b)"
+)
+_HOUR = r"(?:1[0-2]|0?[1-9]|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _CLOCK = r"(?:[01]?\d|2[0-3])(?::[0-5]\d)?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)"
 
 PATTERNS: list[tuple[str, str]] = [
@@ -145,7 +156,7 @@ PATTERNS: list[tuple[str, str]] = [
     ("weekday_md", rf"\b{_WEEKDAY},?\s+{_MONTH}\s+{_DAY}\b"),
     ("md", rf"\b{_MONTH}\s+{_DAY}\b{_NO_YEAR}"),
     ("dm", rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}{_NO_YEAR}"),
-    ("my", rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b"),
+    ("my", rf"\b{_MONTH},?\s+(?:of\s+)?(?:{_YEAR}\b|{_SPOKEN_YEAR})"),
     ("month_rel_year", rf"\b{_MONTH},?\s+(?:of\s+)?(?:this|last|next)\s+year\b"),
     (
         "quarter_year",
@@ -173,7 +184,13 @@ PATTERNS: list[tuple[str, str]] = [
         r"\b(?:last|this|next)\s+(?:spring|summer|fall|autumn|winter)\b"
         r"|\bthe\s+(?:spring|summer|winter)\b(?!\s+of\b)",
     ),
-    ("decade", r"\b(?:the\s+)?(?:1[5-9]|20)[0-9]0'?s\b"),
+    # spoken, in broadcast transcripts: "nineteen ninety-six", "the year two thousand"
+    ("spoken_year", _SPOKEN_YEAR),
+    ("decade", r"\b(?:the\s+)?(?:1[5-9]|20)[0-9]0'?s\b|'[0-9]0s\b"),
+    (  # "the nineties"; not "in his forties"
+        "decade_word",
+        rf"\bthe\s+(?:(?:early|late|mid)[\s-]+)?(?:nineteen[\s-]+)?{_DECADES}\b",
+    ),
     ("fiscal", rf"\bfiscal(?:\s+year)?\s+{_YEAR}\b"),
     # "2000 years" is a duration (below), not the year 2000
     ("year", rf"\b{_YEAR}\b(?![\s-]+{_SPAN_UNIT}s?\b)"),
@@ -245,7 +262,9 @@ PATTERNS: list[tuple[str, str]] = [
         "duration",
         rf"\b(?:(?:the\s+)?(?:past|last|next|first|coming)\s+)?"
         rf"(?:{_NUM}(?:\s+1/2|\s+and\s+a\s+half)?|(?:an?\s+)?couple\s+of)"
-        rf"(?:\s+(?:more|additional|further|extra))?[\s-]+{_UNIT}(?:[\s-]+long)?\b"
+        rf"(?:\s+(?:more|additional|further|extra|straight|consecutive|successive))?"
+        rf"[\s-]+{_UNIT}(?:[\s-]+long)?\b"
+        rf"|\b(?!an?\b){_NUM}(?:\s+(?:more|additional|further|extra))?[\s-]+seconds?\b"
         r"|\b(?:day|week|month|year|decade)-long\b"
         r"|\brecent\s+(?:years|months|weeks|days|decades|quarters)\b",
     ),
@@ -259,11 +278,17 @@ PATTERNS: list[tuple[str, str]] = [
         rf"\b(?:{_CLOCK}|noon|midnight)(?:\s+(?:[ecmp][sd]t|gmt|local\s+time))?,?\s+(?:on\s+)?"
         rf"(?:{_WEEKDAY}|today|yesterday|tomorrow|{_MONTH}\s+{_DAY}\b(?!\s*,?\s*\d))",
     ),
+    (  # "eight o'clock", "4 in the morning"
+        "clock_word",
+        rf"\b{_HOUR}(?::[0-5]\d)?\s+(?:o'?clock(?:\s+in\s+the\s+(?:morning|afternoon|evening)"
+        r"|\s+at\s+night)?|in\s+the\s+(?:morning|afternoon|evening)|at\s+night)\b",
+    ),
     ("clock", rf"\b{_CLOCK}|\b(?:noon|midnight)\b"),
     (
         "ref",
         r"\b(?:now|currently|the\s+past|the\s+future|recently|nowadays|at\s+present|"
-        r"these\s+days|formerly"
+        r"these\s+days|formerly|(?:the\s+)?(?:near|foreseeable|immediate)\s+future"
+        r"|the\s+(?:near|short)\s+term"
         r"|current(?!\s+(?:year|quarter|month|week|fiscal|period|decade|season)))\b",
     ),
 ]
@@ -360,6 +385,9 @@ _TRIGGER_WORDS = (
         "nowadays",
         "these",
         "formerly",
+        "near",
+        "foreseeable",
+        "immediate",
         "quarter",
     ],
 )
@@ -378,10 +406,13 @@ _TRIGGERS = (
     r"|some\s+(?=\w+s\b)|at\s+(?=present)"
     r"|the\s+(?=past|last|next|coming|future|first|second|third|fourth|final|latest|"
     r"current|previous|year|quarter|weekend|days|weeks|months|years|full\s+year|"
+    r"(?:near|foreseeable|immediate)\s+future|(?:near|short)\s+term|"
     r"fiscal\s+year|calendar\s+year|nineteenth|twentieth|twenty|\d|spring|summer|winter|"
+    r"(?:(?:early|late|mid)[\s-]+)?(?:nineteen[\s-]+)?\w+ties\b|"
     r"(?:end|beginning|start|middle|rest|remainder)\s+of\s|same\s|following\s)"
     r"|(?:earlier\s+|later\s+)?that\s+(?=(?:same\s+)?(?:day|week|month|year)\b)"
     r"|(?:day|week|month|decade)s?(?=-long\b))"
+    r"|'(?=[0-9]0s\b)"  # "'90s"
 )
 _TRIGGER = re.compile(_TRIGGERS)
 _TRIGGER_ANY_CASE = re.compile(_TRIGGERS, re.IGNORECASE)
@@ -429,10 +460,17 @@ _KEY_WORDS = (
         "nowadays",
         "present",
         "formerly",
+        "thousand",
+        "clock",
+        "term",
+        "nineteen",
+        "eighteen",
+        *(t[:-1] + "ies" for t in _TENS),
     ],
 )
 _KEY = ahocorasick.Automaton()
-for _key in {f" {w} " for w in _KEY_WORDS} | {f" {y}" for y in range(1500, 2100)}:
+_KEY_FORMS = {f" {w} " for w in _KEY_WORDS} | {f" {y}" for y in range(1500, 2100)}
+for _key in _KEY_FORMS | {f" {d}0s " for d in range(10)}:  # "'90s"
     _KEY.add_word(_key, _key)
 _KEY.make_automaton()
 _SPACED = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
@@ -507,8 +545,8 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         return "DATE", f"REL:MD:{month:02d}-{day:02d}"
     if kind == "my":
         month = next(_month(w) for w in words if w.rstrip(".,") in MONTHS)
-        year = re.search(r"\d{4}", low).group()
-        return "DATE", f"{year}-{month:02d}"
+        year = re.search(r"\d{4}", low)
+        return "DATE", f"{year.group() if year else _spoken_year(words[1:])}-{month:02d}"
     if kind == "month_rel_year":
         month = _month(words[0])
         shift = {"last": -1, "next": 1}.get(words[-2], 0)
@@ -549,7 +587,13 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         year = re.search(r"\d{4}", low).group()
         return "DATE", f"{year}-{season}"
     if kind == "decade":
+        if low.startswith("'"):  # "'90s": of the last century, "'00s" and "'10s" of this
+            return "DATE", ("20" if low[1] in "01" else "19") + low[1]
         return "DATE", re.search(r"\d{3}", low).group()
+    if kind == "decade_word":
+        return "DATE", f"19{_TENS.index(words[-1][:-3] + 'y') + 2}"
+    if kind == "spoken_year":
+        return "DATE", _spoken_year(words)
     if kind == "fiscal":
         return "DATE", re.search(r"\d{4}", low).group()
     if kind == "year":
@@ -661,10 +705,14 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         return "DURATION", span
     if kind == "clock":
         return "TIME", f"REL:T:{_clock(low)}"
+    if kind == "clock_word":
+        hour, minute = _num(words[0].split(":")[0]), (words[0].split(":") + ["00"])[1]
+        later = words[-1] in ("afternoon", "evening", "night") and hour != 12
+        return "TIME", f"REL:T:{int(hour) % 12 + 12 * later if later else hour:02d}:{minute}"
     if kind == "ref":
         if low in ("now", "current", "currently", "nowadays", "at present", "these days"):
             return "DATE", "PRESENT_REF"
-        if low == "the future":
+        if low.endswith(("future", "term")):
             return "DATE", "FUTURE_REF"
         return "DATE", "PAST_REF"
     return "DATE", None
@@ -693,9 +741,19 @@ def _ahead(low: str, start: int) -> bool:
 
 
 _NOT_COUNTS = {"the", "past", "last", "next", "first", "coming", "long", "more", "additional"}
-_NOT_COUNTS |= {"further", "extra"}
+_NOT_COUNTS |= {"further", "extra", "straight", "consecutive", "successive"}
 _HALF = {"Y": "6M", "H": "30M", "D": "T12H", "M": "15D"}  # half of the last unit, added
 _YEAR_SHIFT = {"last": -1, "next": 1}
+
+
+def _spoken_year(words: list[str]) -> str:
+    """ "nineteen ninety six" 1996, "eighteen hundred and five" 1805, "two thousand one"."""
+    words = [w for w in words if w not in ("the", "year", "and", "of")]
+    century = 20 if words[0] == "two" else NUMBERS[words[0]]
+    rest = words[2:] if words[0] == "two" or words[1] == "hundred" else words[1:]
+    tens = {t: 10 * i for i, t in enumerate(_TENS, start=2)}
+    n = sum(tens.get(w) or NUMBERS.get(w, 0) for w in rest)
+    return f"{century * 100 + n:04d}"
 
 
 def _span(n: int | str, word: str) -> str:
@@ -736,10 +794,11 @@ class DateRecognizer:
     """TIMEX3 dates, times, durations and sets; relative ones resolved per document."""
 
     info = RecognizerInfo(
-        # 5: amounts in a unit are not years, months end at a word's end ("3 decoders");
+        # 6: spoken years and decades, clock times in words, seconds, runs of units, the
+        # near future; 5: amounts in a unit are not years, months end at a word's end;
         # 4: tense, days with times, sets of days; 3: not in inline code, not across table
         name="dates",  # cells; 2: not run on code
-        version="5",
+        version="6",
         types=("DATE", "TIME", "DURATION", "SET"),
         needs_context=True,
         code=False,
@@ -785,7 +844,9 @@ def candidates(text: str, prefilter: bool = True) -> Iterator[tuple[str, Mention
             if anchor is None:
                 continue
             value += anchor
-        if kind == "clock" and anchor is not None:  # "at 10:35 a.m.": on the day last named
+        if (
+            kind in ("clock", "clock_word") and anchor is not None
+        ):  # "at 10:35 a.m.": on the day last named
             value = f"REL:ANAT:{value[6:]}:{anchor}"
         if ":~" in value:  # a bare "Tuesday" or "March": which way, by the tense
             value = value.replace(":~", ":>" if _ahead(low, start) else ":<")

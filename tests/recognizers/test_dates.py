@@ -204,6 +204,49 @@ def test_a_year_or_a_day_before_a_word_that_is_no_unit(text, expected):
     assert expected in [(m.text, m.type, resolve(m.value, DOC)) for m in ms]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # spoken years and decades, as broadcast transcripts write them
+        ("It began in nineteen ninety-six.", ("nineteen ninety-six", "DATE", "1996")),
+        ("By the year two thousand, it grew.", ("the year two thousand", "DATE", "2000")),
+        ("It ended in two thousand one.", ("two thousand one", "DATE", "2001")),
+        ("It was built in eighteen twelve.", ("eighteen twelve", "DATE", "1812")),
+        ("Talks began January nineteen ninety.", ("January nineteen ninety", "DATE", "1990-01")),
+        ("Rents rose in the nineties.", ("the nineties", "DATE", "199")),
+        (
+            "It was a hit in the late nineteen sixties.",
+            ("the late nineteen sixties", "DATE", "196"),
+        ),
+        ("Grunge ruled the '90s.", ("'90s", "DATE", "199")),
+        # clock times in words, seconds, runs of units, the near future
+        ("He left at 4 in the morning.", ("4 in the morning", "TIME", "2021-03-10T04:00")),
+        ("We meet at eight o'clock.", ("eight o'clock", "TIME", "2021-03-10T08:00")),
+        ("It closes at 9 o'clock at night.", ("9 o'clock at night", "TIME", "2021-03-10T21:00")),
+        ("The blast lasted 10 seconds.", ("10 seconds", "DURATION", "PT10S")),
+        ("Sales fell for two straight years.", ("two straight years", "DURATION", "P2Y")),
+        ("Rates will hold in the near future.", ("the near future", "DATE", "FUTURE_REF")),
+        ("Rates will hold in the near term.", ("the near term", "DATE", "FUTURE_REF")),
+    ],
+)
+def test_spoken_years_decades_clock_words_and_seconds(text, expected):
+    assert _one(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Two thousand people came.",
+        "He is in his forties.",
+        "Nineteen people came.",
+        "Do it a second time.",
+        "Two thousand and five troops left.",
+    ],
+)
+def test_counts_ages_and_ordinals_are_not_spoken_years(text):
+    assert DateRecognizer().recognize([text]) == [[]]
+
+
 # the prefilter: a unit it skips holds no expression
 
 _WORDS = [
@@ -247,7 +290,8 @@ _WORDS = [
         "pm",
     ],
     *["3", "24", "1999", "2021-03-04", "10:35", "3/4/99", "v18.2.0", "0x1f", "1,200", "4.5"],
-    *["é", "٣", "ſunday", "K", "İ", "—", "’"],
+    *["é", "٣", "ſunday", "K", "İ", "—", "’", "'90s", "o'clock", "nineties", "near", "term"],
+    *["seventy", "eighty", "ninety", "hundred", "thousand", "seconds", "straight"],
 ]
 _GAPS = st.sampled_from([" ", " ", " ", "-", ", ", ". ", "\n", "/", "", "(", "'s "])
 
