@@ -28,6 +28,7 @@ import duckdb
 from kbx.annotate.context import NAMES
 from kbx.annotate.names import short_form
 from kbx.annotate.setup import pins
+from kbx.entities import facet_arrays
 from kbx.entities.lookup import FILTER_GRADE, owner_of
 from kbx.entities.positions import position_table
 from kbx.entities.vocabulary import code_words, words
@@ -182,6 +183,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         _quantities(con)
         con.execute("DROP TABLE doc_authors; DROP TABLE author_names; DROP TABLE author_slugs")
         con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
+        facet_arrays.touched(con)
 
 
 def _pinned(con: duckdb.DuckDBPyConnection) -> None:
@@ -464,8 +466,10 @@ def repair(con: duckdb.DuckDBPyConnection, index: Index) -> Repair:
 
 
 def settle(con: duckdb.DuckDBPyConnection) -> bool:
-    """Rebuild the entity layer if a write marked it stale; returns whether it did."""
+    """Rebuild the entity layer if a write marked it stale, and its facets' arrays with it;
+    returns whether it did."""
     if not is_dirty(con):
         return False
     refresh(con)
+    facet_arrays.refresh(con)
     return True

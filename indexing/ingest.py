@@ -28,6 +28,7 @@ from kbx.annotate.engine import Engine, connect
 from kbx.annotate.run import RecognizerReport, recognize, record_info
 from kbx.annotate.setup import registry_for
 from kbx.config import load_config
+from kbx.entities import facet_arrays
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument, EngineUnavailable, ExtractError, OverBudget
 from kbx.extract import extract
@@ -465,6 +466,7 @@ def index(
         registry = _index(
             idx, lease, report, max_size, workers, hidden, stemmer, registry, progress
         )
+        facet_arrays.refresh(lease.con(), idx.db)  # and counts facets over
         postings_file.refresh(lease.con(), idx.db)  # what a search maps, as of this run
         report.searchable_s = time.monotonic() - started
         slow = _pending(lease.con(), registry)

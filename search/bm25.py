@@ -99,19 +99,22 @@ def rank(
     params: BM25Params = DEFAULT_PARAMS,
     limit: int | None = None,
     db: Path | None = None,
+    generation: int | None = None,
+    ids: dict[str, int] | None = None,
 ) -> tuple[list[tuple[int, float, int]], int]:
     """Best units for the query term groups, best first: ``(unit_id, score, groups_matched)``
-    rows, and how many units matched at all. ``db``, the file ``con`` has open, saves
-    asking DuckDB for it (a statement costs about a millisecond)."""
+    rows, and how many units matched at all. ``db``, the file ``con`` has open, the
+    postings' ``generation`` and the forms' ``ids`` (``term_ids``), when the caller has
+    read them, each save a statement (about a millisecond)."""
     pairs = _pairs(groups)
     if not pairs:
         return [], 0
-    ids = term_ids(con, [form for form, _ in pairs])
+    ids = term_ids(con, [form for form, _ in pairs]) if ids is None else ids
     found = [(ids[form], g) for form, g in pairs if form in ids]
     if not found:
         return [], 0
     f = doc_filter or DocFilter()
-    pf = None if f.boosts else mapped(con, db)
+    pf = None if f.boosts else mapped(con, db, generation)
     if pf is not None:
         return _rank_mapped(con, pf, found, len(groups), f, params, limit)
     rows = con.execute(
@@ -131,16 +134,17 @@ def stay_warm() -> None:
     WARM = True
 
 
-def mapped(con: duckdb.DuckDBPyConnection, db: Path | None = None):
+def mapped(con: duckdb.DuckDBPyConnection, db: Path | None = None, gen: int | None = None):
     """The index's mapped postings (``PostingsFile``) when they are of the postings' current
-    generation and worth using (``MAPPED_MIN_BYTES``, ``WARM``); else None."""
+    generation (``gen`` when the caller read it) and worth using (``MAPPED_MIN_BYTES``,
+    ``WARM``); else None."""
     if db is None:
         db, gen = con.execute(
             """SELECT (SELECT path FROM duckdb_databases()
                        WHERE database_name = current_database()),
                       (SELECT value FROM kbx_meta WHERE key = 'postings_generation')"""
         ).fetchone()
-    else:
+    elif gen is None:
         row = con.execute("SELECT value FROM kbx_meta WHERE key = 'postings_generation'").fetchone()
         gen = row[0] if row else None
     if not db:  # an in-memory database: nothing beside it

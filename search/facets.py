@@ -10,14 +10,15 @@ and, as Elasticsearch's ``sum_other_doc_count`` does, the count behind the value
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 
 import duckdb
 
+from kbx.entities.facet_arrays import BINS, NO_YEAR, FacetArrays, bin_key
 from kbx.entities.lookup import FILTER_GRADE
 from kbx.recognizers.quantity_filter import EDGES, bin_filter, bin_label, edges_key
-from kbx.search.filters import DocFilter
+from kbx.search.filters import DocFilter, kept_quantity
 
 TOP = 10
 
@@ -45,21 +46,6 @@ class Facets:
 def _facet(values: list[dict] | None) -> Facet:
     values = values or []
     return Facet(values[:TOP], sum(v["count"] for v in values[TOP:]))
-
-
-# Each unit's histogram bins as rows (key, bin, lo, hi): bin i is [edge i-1, edge i), the
-# first from -inf and the last to +inf. Constants of this module only: safe to inline.
-def _bin_rows() -> str:
-    rows = []
-    for key, edges in EDGES.items():
-        ends = ["'-inf'", *(repr(e) for e, _ in edges), "'inf'"]
-        pairs = enumerate(itertools.pairwise(ends))
-        rows += [f"('{key}', {i}, {a}::DOUBLE, {b}::DOUBLE)" for i, (a, b) in pairs]
-    return "VALUES " + ", ".join(rows)
-
-
-_BINS = _bin_rows()
-_KEYS = ", ".join(f"'{k}'" for k in EDGES if k)
 
 
 def _quantities(rows: list[dict] | None) -> Facet:
@@ -90,13 +76,14 @@ def _quantities(rows: list[dict] | None) -> Facet:
     return _facet(values)
 
 
-def facet_counts(
+def sql_facets(
     con: duckdb.DuckDBPyConnection, term_ids: list[int], f: DocFilter | None = None
 ) -> Facets:
-    """Facets of the passages holding any of ``term_ids`` that pass ``f``, in one statement:
-    the matched passages are found once (each term's postings read by an equality) and
-    every facet is a list aggregated over them, values in their order (``by_*``: the
-    names of the tables stay free)."""
+    """Facets of the passages holding any of ``term_ids`` that pass ``f``, in one statement
+    (the reference, and what counts when the layer's arrays are stale): the matched
+    passages are found once (each term's postings read by an equality) and every facet is
+    a list aggregated over them, values in their order (``by_*``: the names of the tables
+    stay free)."""
     f = f or DocFilter()
     scans = " UNION ALL ".join(
         f"SELECT unit_id FROM postings WHERE term_id = {int(t)}" for t in sorted(set(term_ids))
@@ -149,10 +136,8 @@ def facet_counts(
         quantified AS (  -- under a quantity filter, only the quantities it kept count
             SELECT h.doc_id, h.unit_id, q.dimension, q.unit, b.bin
             FROM matched h JOIN passage_quantities q USING (unit_id)
-            JOIN ({_BINS}) b(key, bin, lo, hi)
-              ON b.key = CASE WHEN q.dimension = 'money' THEN 'money'
-                              WHEN q.unit IN ({_KEYS}) THEN q.unit ELSE '' END
-             AND q.lo < b.hi AND q.hi >= b.lo
+            JOIN ({BINS}) b(key, bin, lo, hi)
+              ON b.key = {bin_key("q")} AND q.lo < b.hi AND q.hi >= b.lo
             WHERE {kept_quantities}),
         by_bins AS (
             SELECT dimension, unit, bin, count(DISTINCT (doc_id, unit_id)) AS n
@@ -185,3 +170,178 @@ def facet_counts(
         _facet(cited),
         _quantities(quantities),
     )
+
+
+def facet_counts(
+    con: duckdb.DuckDBPyConnection,
+    term_ids: list[int],
+    f: DocFilter | None = None,
+    layer: FacetArrays | None = None,
+    postings=None,
+) -> Facets:
+    """Facets of the passages holding any of ``term_ids`` that pass ``f``: counted with
+    numpy over the ``layer``'s arrays when the caller found them current (``postings``,
+    the mapped postings when current, give the matched units), else ``sql_facets``. The
+    two give the same counts, ties and order (tests/search/test_facet_arrays.py)."""
+    f = f or DocFilter()
+    if layer is None or len(f.places) != len(f.clauses):
+        return sql_facets(con, term_ids, f)
+    import numpy as np
+
+    ids = sorted(set(term_ids))
+    if postings is not None:
+        parts = [postings.of(t)[0] for t in ids]
+        units = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+    elif ids:
+        units = con.execute(
+            f"SELECT DISTINCT unit_id FROM postings WHERE term_id IN ({', '.join(map(str, ids))})"
+        ).fetchnumpy()["unit_id"]
+    else:
+        units = np.zeros(0, np.int64)
+    allowed = None
+    if f.places:
+        sets = " INTERSECT ".join(f"SELECT doc_id, unit_id FROM ({p})" for p in f.places)
+        allowed = con.execute(f"SELECT doc_id, unit_id FROM ({sets})", f.params).fetchnumpy()
+    return counted(layer, np.asarray(units, dtype=np.int64), allowed, f)
+
+
+EPOCH = date(1970, 1, 1)
+
+
+def _spread(a, n):
+    """``arange(a[i], a[i] + n[i])`` for every ``i``, concatenated."""
+    import numpy as np
+
+    return np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n) + np.repeat(a, n)
+
+
+def _ranges(start, at):
+    """The rows ``start[i]:start[i + 1]`` of every ``i`` in ``at``, concatenated, and the
+    position in ``at`` each came from."""
+    import numpy as np
+
+    n = start[at + 1] - start[at]
+    return _spread(start[at], n), np.repeat(np.arange(len(at)), n)
+
+
+def _top(counts, order_keys) -> list[int]:
+    """Indexes with a count, most first, ties by ``order_keys`` (``lexsort``'s, last first)."""
+    import numpy as np
+
+    nz = np.flatnonzero(counts)
+    return [int(i) for i in nz[np.lexsort((*order_keys(nz), -counts[nz]))]]
+
+
+def counted(layer: FacetArrays, units, allowed, f: DocFilter) -> Facets:
+    """``sql_facets``' counts over the layer's arrays: the passages of the matched ``units``
+    (kept to the ``allowed`` ``doc_id, unit_id`` pairs of a filter), each facet a bincount
+    over their rows, the date and quantity filters' windows applied to the rows as the
+    SQL applies them."""
+    import numpy as np
+
+    units = units[units < len(layer.unit_start) - 1]
+    rows, _ = _ranges(layer.unit_start, units)
+    if allowed is not None:
+        key = layer.pl_unit[rows].astype(np.int64) << 32 | layer.pl_doc[rows]
+        ok = np.asarray(allowed["unit_id"], np.int64) << 32 | np.asarray(allowed["doc_id"])
+        rows = rows[np.isin(key, ok)]
+    ents = layer.ent[_ranges(layer.ent_start, rows)[0]]
+    ent_n = np.bincount(ents) if len(ents) else np.zeros(0, np.int64)
+    ids, labels, etypes = (layer.strings(x) for x in ("ent_id", "ent_label", "ent_type"))
+    entities = [
+        {"entity_id": ids[i], "type": etypes[i], "label": labels[i], "count": int(ent_n[i])}
+        for i in _top(ent_n, lambda nz: (nz,))[:TOP]
+    ]
+    types_n = np.bincount(layer.typ[_ranges(layer.typ_start, rows)[0]])
+    names = layer.strings("typ_name")
+    types = [{"type": names[i], "count": int(types_n[i])} for i in _top(types_n, lambda nz: (nz,))]
+    first, last, years = _dates(layer, rows, f.dates)
+    cited = _years(layer.cit_year[_ranges(layer.cit_start, rows)[0]])
+    return Facets(
+        len(rows),
+        Facet(entities, int(ent_n.sum()) - sum(e["count"] for e in entities)),
+        _facet(types),
+        _facet(years),
+        first,
+        last,
+        _facet(cited),
+        _quantities(_quantity_rows(layer, rows, f)),
+    )
+
+
+def _years(ys) -> list[dict]:
+    """``{year, count}`` most first, later years first on ties."""
+    import numpy as np
+
+    if not len(ys):
+        return []
+    lo = int(ys.min())
+    n = np.bincount(ys.astype(np.int64) - lo)
+    return [{"year": i + lo, "count": int(n[i])} for i in _top(n, lambda nz: (-nz,))]
+
+
+def _dates(layer: FacetArrays, rows, window) -> tuple[str | None, str | None, list[dict]]:
+    """First and last date and the years of the rows' dates that the date filter kept."""
+    import numpy as np
+
+    at, owner = _ranges(layer.dat_start, rows)
+    lo, hi = layer.dat_lo[at], layer.dat_hi[at]
+    keep = np.ones(len(at), dtype=bool)
+    if window:
+        after, before, source = window
+        if after is not None:
+            keep &= lo >= (after - EPOCH).days
+        if before is not None:
+            keep &= hi <= (before - EPOCH).days
+        if source != "any":
+            keep &= layer.dat_doc[at] == (source == "document")
+    if not keep.any():
+        return None, None, []
+    first = str(EPOCH + timedelta(days=int(lo[keep].min())))
+    last = str(EPOCH + timedelta(days=int(hi[keep].max()) - 1))
+    year = layer.dat_year[at]
+    keep &= year != NO_YEAR
+    owner, year = owner[keep], year[keep]  # a passage's rows are sorted by year: one each
+    once = np.r_[True, (owner[1:] != owner[:-1]) | (year[1:] != year[:-1])]
+    return first, last, _years(year[once[: len(year)]])
+
+
+def _quantity_rows(layer: FacetArrays, rows, f: DocFilter) -> list[dict]:
+    """Per dimension and unit, the passages with a quantity the filters kept and their
+    bins, as the SQL's ``by_quantities`` rows: a unit's quantities count once for each of
+    its matched passages."""
+    import numpy as np
+
+    units, weight = np.unique(layer.pl_unit[rows], return_counts=True)
+    at, owner = _ranges(layer.qty_start, units)
+    group, b0, b1 = layer.qty_group[at], layer.qty_b0[at], layer.qty_b1[at]
+    dims, sis = layer.strings("grp_dim"), layer.strings("grp_unit")
+    keep = np.ones(len(at), dtype=bool)
+    for asked in f.asked:
+        other = np.array([sis[g] != asked.unit for g in range(len(sis))], dtype=bool)
+        keep &= other[group] | kept_quantity(asked, layer.qty_lo[at], layer.qty_hi[at])
+    owner, group, b0, b1 = owner[keep], group[keep], b0[keep], b1[keep]
+    if not len(owner):
+        return []
+    once = np.r_[True, (owner[1:] != owner[:-1]) | (group[1:] != group[:-1])]
+    n_groups = len(sis)
+    per_group = np.bincount(group[once], weights=weight[owner[once]], minlength=n_groups)
+    span = b1 - b0 + 1  # a quantity counts in every bin it overlaps, a passage once a bin
+    bins = _spread(b0, span)
+    width = int(bins.max()) + 1
+    cell = np.unique((np.repeat(owner, span) * n_groups + np.repeat(group, span)) * width + bins)
+    g_of, b_of = (cell // width) % n_groups, cell % width
+    per_bin = np.bincount(
+        g_of * width + b_of, weights=weight[cell // width // n_groups], minlength=n_groups * width
+    ).reshape(n_groups, width)
+    return [
+        {
+            "dimension": dims[g],
+            "unit": sis[g],
+            "count": int(per_group[g]),
+            "bins": [
+                {"bin": int(b), "count": int(per_bin[g, b])} for b in np.flatnonzero(per_bin[g])
+            ],
+        }
+        for g in _top(per_group, lambda nz: (nz,))
+    ]

@@ -20,6 +20,7 @@ import duckdb
 
 from kbx.entities.lookup import FILTER_GRADE, check_type, resolve_entity
 from kbx.errors import BadArgument
+from kbx.recognizers.quantity_filter import Asked
 from kbx.recognizers.quantity_filter import parse as parse_quantity
 
 DATE_FROM = ("any", "mentioned", "document")
@@ -43,6 +44,7 @@ class DocFilter:
     places: list[str] = field(default_factory=list)  # per clause added with ``keep``
     # per quantity filter: its condition on a ``passage_quantities q`` row, for facets
     quantities: list[tuple[str, list]] = field(default_factory=list)
+    asked: list[Asked] = field(default_factory=list)  # the same, for the facets' arrays
 
     def keep(self, places: str, params: list) -> None:
         """Add the condition "the placement is among ``places``" (SQL of ``doc_id, unit_id``)."""
@@ -244,6 +246,21 @@ def _dates(filters: Filters, f: DocFilter) -> None:
 _OVERLAP = {">": "q.hi > ?", ">=": "q.hi >= ?", "<": "q.lo < ?", "<=": "q.lo <= ?"}
 
 
+_KEPT = {  # the same over numpy arrays of stored intervals (lo, hi) and the value asked
+    ">": lambda lo, hi, v: hi > v,
+    ">=": lambda lo, hi, v: hi >= v,
+    "<": lambda lo, hi, v: lo < v,
+    "<=": lambda lo, hi, v: lo <= v,
+}
+
+
+def kept_quantity(asked: Asked, lo, hi):
+    """What ``_quantity``'s condition keeps, over numpy arrays of stored intervals."""
+    if asked.op == "=":
+        return (lo <= asked.hi) & (hi >= asked.lo)
+    return _KEPT[asked.op](lo, hi, asked.lo)
+
+
 def _quantity(con: duckdb.DuckDBPyConnection, spec: str, f: DocFilter) -> None:
     asked = parse_quantity(spec)
     if not con.execute(
@@ -268,6 +285,7 @@ def _quantity(con: duckdb.DuckDBPyConnection, spec: str, f: DocFilter) -> None:
         [asked.unit, *values],
     )
     f.quantities.append((f"(q.unit <> ? OR ({condition}))", [asked.unit, *values]))
+    f.asked.append(asked)
 
 
 def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> DocFilter:

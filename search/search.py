@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 
 import duckdb
 
 from kbx.analysis import Analyzer
+from kbx.entities import facet_arrays
+from kbx.entities.facet_arrays import GENERATION as FACETS
+from kbx.entities.facet_arrays import FacetArrays
 from kbx.errors import BadArgument
 from kbx.extract.textmap import unpack
-from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, rank, term_ids
+from kbx.search import bm25
+from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, mapped, rank, term_ids
 from kbx.search.facets import Facets, facet_counts
 from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.grep import grep, phrase_terms
 from kbx.search.passages import each, line_span, mark, matches, snippet_window
-from kbx.store.db import Index, is_dirty
-from kbx.store.postings import analyzer_of
+from kbx.store.db import ENTITIES_DIRTY, Index
+from kbx.store.postings import ANALYZER_KEYS, analyzer_from
+from kbx.store.postings import GENERATION as POSTINGS
 
 
 @dataclass
@@ -66,11 +72,25 @@ def hits_for(
     doc_filter: DocFilter | None = None,
 ) -> list[Hit]:
     """Materialize ranked units as cited passages, each at its first allowed placement."""
+    return _hits(con, ranked, groups, an, doc_filter)[0]
+
+
+def _hits(
+    con: duckdb.DuckDBPyConnection,
+    ranked: list[tuple],
+    groups: list[list[str]],
+    an: Analyzer,
+    doc_filter: DocFilter | None = None,
+) -> tuple[list[Hit], dict[str, tuple[int, int]]]:
+    """``hits_for``, and the size and mtime each cited file had when it was indexed (for
+    ``file_states``, read with the placements). Two statements: one, joining the units to
+    the placements, cost as much (each key's lookup is the cost, about a millisecond)."""
     if not ranked:
-        return []
+        return [], {}
     f = doc_filter or DocFilter()
     first: dict[int, tuple] = {}
     paths: dict[int, list[str]] = {}
+    stats: dict[str, tuple[int, int]] = {}
     placed = each(  # the offset map with its row: read apart, it costs a lookup more
         "SELECT doc_id, ordinal, unit_id, start_line, end_line, page, offsets FROM placements "
         "WHERE unit_id = {}",
@@ -78,15 +98,16 @@ def hits_for(
     )
     for row in con.execute(
         f"""SELECT pl.unit_id, pl.doc_id, pl.ordinal, d.path, d.sha256, pl.start_line,
-                  pl.end_line, pl.page, pl.offsets
+                  pl.end_line, pl.page, pl.offsets, d.size, d.mtime_ns
            FROM ({placed}) pl JOIN documents d USING (doc_id)
            WHERE {f.where()} ORDER BY d.path, pl.ordinal""",
         f.params,
     ).fetchall():
         first.setdefault(row[0], row)
         paths.setdefault(row[0], []).append(row[3])
+        stats[row[3]] = (row[9], row[10])
     if not first:  # nothing placed: only a unit no document holds any more could be here
-        return []
+        return [], stats
     rows = {
         r[0]: r[1:]
         for r in con.execute(
@@ -101,7 +122,7 @@ def hits_for(
     for unit_id, score, matched, *ranks in ranked:
         if unit_id not in first:  # never cite a passage without a place in a file
             continue
-        _, _, _, path, sha, start, end, page, blob = first[unit_id]
+        _, _, _, path, sha, start, end, page, blob, _, _ = first[unit_id]
         text, heading, unit_hash, kind = rows[unit_id]
         spans = matches(text, forms, an, kind == "code")
         a, b = snippet_window(text, spans)
@@ -124,7 +145,7 @@ def hits_for(
                 ranks=ranks[0] if ranks else None,
             )
         )
-    return hits
+    return hits, stats
 
 
 MODES = ("bm25", "dense", "hybrid")
@@ -158,13 +179,19 @@ def phrase_parts(query: str) -> tuple[bool, str]:
     )
 
 
-def file_states(con: duckdb.DuckDBPyConnection, index: Index, hits: list[Hit]) -> list[str]:
+def file_states(
+    con: duckdb.DuckDBPyConnection,
+    index: Index,
+    hits: list[Hit],
+    indexed: dict[str, tuple[int, int]] | None = None,
+) -> list[str]:
     """Mark each hit whose file changed or vanished since it was indexed (a stat, no read),
-    and a note saying so: its cited lines may no longer be what the index holds."""
+    and a note saying so: its cited lines may no longer be what the index holds.
+    ``indexed``: each path's size and mtime as the index holds them, when read already."""
     paths = sorted({h.path for h in hits})
     if not paths:
         return []
-    stats = dict(
+    stats = indexed or dict(
         (p, (size, mtime))
         for p, size, mtime in con.execute(
             "SELECT path, size, mtime_ns FROM documents WHERE list_contains(?, path)", [paths]
@@ -195,11 +222,15 @@ STALE_LAYER = (
 )
 
 
-def pending_names(con: duckdb.DuckDBPyConnection) -> list[str]:
+def pending_names(con: duckdb.DuckDBPyConnection, known: bool = False) -> list[str]:
     """A line for each name recognizer (NER) that has not yet run on every unit: until it
     has, entity and type filters and facets see only part of the corpus. Without one (the
-    rule-based recognizers alone) the runs are not counted at all."""
-    if not con.execute("SELECT 1 FROM recognizer_info WHERE names LIMIT 1").fetchall():
+    rule-based recognizers alone) the runs are not counted at all. ``known``: the caller
+    has seen that one has run (``index_state``)."""
+    if (
+        not known
+        and not con.execute("SELECT 1 FROM recognizer_info WHERE names LIMIT 1").fetchall()
+    ):
         return []
     rows = con.execute(
         """SELECT r.name, (SELECT count(*) FROM runs x WHERE x.recognizer = r.name
@@ -237,14 +268,17 @@ def search(
     if mode not in MODES:
         raise BadArgument(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     with index.reader() as con:
-        an = analyzer_of(con)
+        state = index_state(con)
+        an = analyzer_from(state)
         groups = an.query(query)
         f = compile_filters(con, filters)
         depth = k if mode == "bm25" else max(k, FUSION_DEPTH)
-        ranked, total = rank(con, groups, f, params, limit=depth, db=index.db)
+        ids = term_ids(con, [t for g in groups for t in g])
+        gen = int(state.get(POSTINGS, 0))
+        ranked, total = rank(con, groups, f, params, depth, index.db, gen, ids)
         if mode != "bm25":
             ranked = _by_meaning(con, index, query, f, ranked, mode)[:k]
-        hits = hits_for(con, ranked, groups, an, f)
+        hits, indexed = _hits(con, ranked, groups, an, f)
         result = SearchResult(query, groups, hits, total, max(0, total - len(hits)), mode=mode)
         if exact and len(query.split()) > 1:
             start, rest = phrase_parts(query)
@@ -263,11 +297,49 @@ def search(
         asked = filters or Filters()
         layered = any((asked.entities, asked.types, asked.after, asked.before, asked.quantities))
         if facets or layered:
-            result.notes = pending_names(con)
-            if is_dirty(con):
+            result.notes = pending_names(con, known=True) if NAMES in state else []
+            if ENTITIES_DIRTY in state:
                 result.notes.append(STALE_LAYER)
-        result.notes += file_states(con, index, hits)
+        result.notes += file_states(con, index, hits, indexed)
         if facets:
-            ids = term_ids(con, [t for g in groups for t in g])
-            result.facets = facet_counts(con, list(ids.values()), f)
+            pf = None if f.boosts else mapped(con, index.db, gen)
+            layer = facet_layer(index, state)
+            result.facets = facet_counts(con, list(ids.values()), f, layer, pf)
     return result
+
+
+NAMES = "a name recognizer has run"  # a key of ``index_state`` that kbx_meta never has
+STATE_KEYS = (*ANALYZER_KEYS, POSTINGS, FACETS, ENTITIES_DIRTY)
+
+
+def index_state(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """What a search must know of the index besides its rows, in one statement (each costs
+    about a millisecond): the analysis chain, the generations of the mapped files, whether
+    the entity layer is stale and whether a name recognizer (NER) has run."""
+    marks = ", ".join("?" * len(STATE_KEYS))
+    return dict(
+        con.execute(
+            f"""SELECT key, value FROM kbx_meta WHERE key IN ({marks})
+                UNION ALL (SELECT ?, name FROM recognizer_info WHERE names LIMIT 1)""",
+            [*STATE_KEYS, NAMES],
+        ).fetchall()
+    )
+
+
+FACETS_MIN_BYTES = 1 << 19  # below this, in a cold process, the facets' SQL costs less
+# than importing numpy (about the Node.js index's file: 6,610 units, 0.6 MB)
+
+
+def facet_layer(index: Index, state: dict[str, str]) -> FacetArrays | None:
+    """The entity layer's arrays when the layer is settled and the file is of its
+    generation, and worth numpy's import (a warm process, numpy in already, or a file
+    large enough); else None, and the SQL counts."""
+    if ENTITIES_DIRTY in state:
+        return None
+    if not (bm25.WARM or "numpy" in sys.modules):
+        try:
+            if facet_arrays.mapped_path(index.db).stat().st_size < FACETS_MIN_BYTES:
+                return None
+        except OSError:
+            return None
+    return facet_arrays.cached(index.db, int(state.get(FACETS, 0)))

@@ -110,6 +110,9 @@ def resort_postings(con: duckdb.DuckDBPyConnection) -> bool:
     return True
 
 
+ANALYZER_KEYS = ("stemmer", "protected")  # the kbx_meta keys of the analysis chain
+
+
 def analyzer_of(con: duckdb.DuckDBPyConnection, stemmer: str | None = None) -> Analyzer:
     """The analysis chain the index was built with (or with another stemmer): its stemmer
     and the names ``kbx gazetteer check`` protected."""
@@ -118,5 +121,10 @@ def analyzer_of(con: duckdb.DuckDBPyConnection, stemmer: str | None = None) -> A
             "SELECT key, value FROM kbx_meta WHERE key IN ('stemmer', 'protected')"
         ).fetchall()
     )
+    return analyzer_from(meta, stemmer)
+
+
+def analyzer_from(meta: dict[str, str], stemmer: str | None = None) -> Analyzer:
+    """``analyzer_of`` from ``kbx_meta`` rows the caller read (``ANALYZER_KEYS`` among them)."""
     protected = frozenset(json.loads(meta.get("protected", "[]")))
     return Analyzer(stemmer or meta.get("stemmer", "snowball"), protected)
