@@ -466,7 +466,7 @@ def index(
         registry = _index(
             idx, lease, report, max_size, workers, hidden, stemmer, registry, progress
         )
-        facet_arrays.refresh(lease.con(), idx.db)  # and counts facets over
+        facet_arrays.refresh(lease.con(), idx.db)  # what facets count over (redone if killed)
         postings_file.refresh(lease.con(), idx.db)  # what a search maps, as of this run
         report.searchable_s = time.monotonic() - started
         slow = _pending(lease.con(), registry)
