@@ -61,6 +61,7 @@ def test_dates_and_quantities_stay_out_of_inline_code_and_table_cells(tmp_path):
     assert in_code == {
         ("identifiers", "10.1000/xyz123"),  # a DOI in backticks is a DOI
         ("quantities", "30 seconds"),  # only partly code: a real measure
+        ("dates", "30 seconds"),  # and a duration
     }
     table = "Timeout | 5\nseconds | March 3\n2021 | x"
     raw = {m.text for r in _registry() for m in r.recognize([table])[0]}
