@@ -1,14 +1,15 @@
-"""Markdown and MDX: markdown-it-py block tokens to blocks; front matter to metadata."""
+"""Markdown and MDX: markdown-it.rs block nodes to blocks; front matter to metadata."""
 
 from __future__ import annotations
 
 import html
 import re
+from bisect import bisect_right
+from collections.abc import Iterator
 from functools import cache
 
 import yaml
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from markdown_it_pyrs import MarkdownIt, Node
 
 from kbx.extract.model import CODE, PROSE, TABLE, Block, Metadata
 from kbx.extract.textmap import LineTable, TextBuilder
@@ -16,8 +17,8 @@ from kbx.extract.textmap import LineTable, TextBuilder
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 _TAG_OR_TEXT = re.compile(r"<[^>]*>|[^<]+")
 # Inline markup, stripped from the raw source so every kept character stays verbatim.
-# Block structure comes from markdown-it-py; its inline parser is 20x slower than this
-# and gives no columns. Groups: code span, escape, entity, autolink; the rest is dropped.
+# Block structure comes from markdown-it; its inline parser gives no columns.
+# Groups: code span, escape, entity, autolink; the rest is dropped.
 _INLINE = re.compile(
     r"(?P<tick>`+)(?P<code>.+?)(?P=tick)"
     r"|\\(?P<esc>[!-/:-@\[-`{-~])"
@@ -125,12 +126,67 @@ def split_front_matter(text: str) -> tuple[dict, str, list[str]]:
     return data, blank + text[m.end() :], warnings
 
 
+_BLOCK_RULES = [
+    "blockquote", "code", "fence", "heading", "hr", "html_block",
+    "lheading", "list", "paragraph", "reference", "table",
+]  # fmt: skip
+
+
 @cache
 def _parser() -> MarkdownIt:
-    """One parser per process, where each file built one and compiled its rule chains again
-    (0.2 ms a file, 4% of the block parse); ``parse`` keeps no state between calls."""
-    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
-    return md.disable("inline")
+    """markdown-it.rs (Rust) with CommonMark's block rules and tables, no inline rules: a
+    seventh of markdown-it-py's block-parse time on the Node.js corpus, with the same
+    blocks, lines and contents there (``benchmarks/extract_compare.py`` shows every unit
+    equal). One per process; ``tree`` keeps no state between calls."""
+    return MarkdownIt("zero").enable_many(_BLOCK_RULES)
+
+
+# One block as the walker needs it: kind, first line, end line (0-based, exclusive), and
+# its text as the parser gives it (container markers and indentation taken off), a
+# heading's level or a table row's cells.
+Event = tuple[str, int, int, object]
+
+
+def _events(body: str, line_starts: list[int]) -> Iterator[Event]:
+    """The blocks of ``body`` in reading order. Node source maps are byte offsets (the
+    character ``line_starts`` serve while the text is ASCII); a block's end is where its
+    last line's text ends, so a last line left empty (an unclosed fence over trailing
+    blank lines) still counts."""
+    data = body.encode("utf-8")
+    ascii_text = len(data) == len(body)
+    starts = line_starts if ascii_text else [0, *(m.end() for m in re.finditer(b"\n", data))]
+    nul = "\0" in body  # markdown-it-py read NUL as U+FFFD; keep its text
+
+    def lines(node: Node, end: int | None = None) -> tuple[int, int]:
+        a, b = node.srcmap or (0, len(data))
+        b = b if end is None else min(b, end)  # a tight item's text can overrun (tabs)
+        return bisect_right(starts, a) - 1, bisect_right(starts, b)
+
+    def text(node: Node) -> str:
+        t = node.children[0].meta["content"] if node.children else ""
+        return t.replace("\0", "\ufffd") if nul else t
+
+    stack = [(c, "root", 0) for c in reversed(_parser().tree(body).children)]
+    while stack:
+        node, parent, parent_end = stack.pop()
+        name = node.name
+        if name in ("heading", "lheading"):
+            yield ("heading", *lines(node), (text(node), node.meta["level"]))
+        elif name == "paragraph":
+            yield ("inline", *lines(node), text(node))
+        elif name == "trow":
+            yield ("row", *lines(node), [text(c) for c in node.children])
+        elif name in ("fence", "code_block"):
+            content = node.meta["content"]
+            yield (name, *lines(node), content.replace("\0", "\ufffd") if nul else content)
+        elif name == "html_block":
+            yield ("html", *lines(node), None)
+        elif name == "text" and parent == "list_item":  # a tight list's paragraph
+            t = node.meta["content"]
+            yield ("inline", *lines(node, parent_end), t.replace("\0", "\ufffd") if nul else t)
+        else:
+            end = node.srcmap[1] if node.srcmap else len(data)
+            stack.extend((c, name, end) for c in reversed(node.children))
 
 
 class _Walker:
@@ -140,9 +196,8 @@ class _Walker:
         self.headings: list[tuple[int, str]] = []
         self.blocks: list[Block] = []
 
-    def bounds(self, tok: Token) -> tuple[int, int]:
+    def bounds(self, a: int, b: int) -> tuple[int, int]:
         starts = self.table.starts
-        a, b = tok.map or (0, len(starts))
         return starts[min(a, len(starts) - 1)], starts[b] if b < len(starts) else len(
             self.table.text
         )
@@ -152,14 +207,17 @@ class _Walker:
         if text.strip():
             self.blocks.append(Block.built(b, kind, tuple(h for _, h in self.headings), text))
 
-    def inline(self, b: TextBuilder, tok: Token, cursor: int, limit: int) -> int:
-        """Add an inline token's text, markup stripped, each line found in the source.
-        Most matches are markup to drop: ``lastgroup`` names the kept kind in one look."""
+    def inline(self, b: TextBuilder, content: str, cursor: int, limit: int) -> int:
+        """Add a block's inline text, markup stripped, each line found in the source.
+        Most matches are markup to drop: ``lastgroup`` names the kept kind in one look.
+        A line's leading blanks only separate it from the last (markdown-it.rs writes a
+        continuation line's tab as spaces), so the line is looked up without them."""
         src = self.table.text
         flowing = b.flowing
-        for n, line in enumerate(tok.content.split("\n")):
+        for n, line in enumerate(content.split("\n")):
             if n:
                 b.space()
+                line = line.lstrip(" \t")
             pos = src.find(line, cursor, limit)
             if pos < 0:
                 cursor = b.aligned(line, cursor, limit)
@@ -183,65 +241,54 @@ class _Walker:
             cursor = pos + len(line)
         return cursor
 
-    def run(self, tokens: list[Token]) -> list[Block]:
-        i = 0
-        while i < len(tokens):
-            tok = tokens[i]
-            if tok.type == "heading_open":
+    def run(self, events: Iterator[Event]) -> list[Block]:
+        for kind, a, z, data in events:
+            if kind == "heading":
+                content, level = data
                 b = TextBuilder(self.table)
-                start, limit = self.bounds(tok)
-                self.inline(b, tokens[i + 1], start, limit)
-                level = int(tok.tag[1])
+                self.inline(b, content, *self.bounds(a, z))
                 self.headings = [h for h in self.headings if h[0] < level]
                 self.headings.append((level, b.text().strip()))
                 self.emit(b, PROSE)
-                i += 3
-                continue
-            if tok.type == "tr_open":
-                i = self.row(tokens, i)
-                continue
-            if tok.type == "inline":
+            elif kind == "row":
+                self.row(data, a, z)
+            elif kind == "inline":
                 b = TextBuilder(self.table)
-                start, limit = self.bounds(tok)
-                self.inline(b, tok, start, limit)
+                self.inline(b, data, *self.bounds(a, z))
                 if not (self.mdx and _MDX_STATEMENT.match(b.text())):
                     self.emit(b, PROSE)
-            elif tok.type in ("fence", "code_block"):
-                self.code(tok)
-            elif tok.type == "html_block":
-                self.html(tok)
-            i += 1
+            elif kind in ("fence", "code_block"):
+                self.code(data, a, z, kind == "fence")
+            else:
+                self.html(a, z)
         return self.blocks
 
-    def row(self, tokens: list[Token], i: int) -> int:
+    def row(self, cells: list[str], a: int, z: int) -> None:
         b = TextBuilder(self.table)
-        start, limit = self.bounds(tokens[i])
-        cursor = start
-        while tokens[i].type != "tr_close":
-            if tokens[i].type == "inline":
-                if b.length:
-                    b.cell(cursor)
-                cursor = self.inline(b, tokens[i], cursor, limit)
-            i += 1
+        cursor, limit = self.bounds(a, z)
+        for cell in cells:
+            if b.length:
+                b.cell(cursor)
+            cursor = self.inline(b, cell, cursor, limit)
         self.emit(b, TABLE)
-        return i + 1
 
-    def code(self, tok: Token) -> None:
+    def code(self, content: str, a: int, z: int, fenced: bool) -> None:
         b = TextBuilder(self.table)
-        cursor, limit = self.bounds(tok)
-        if tok.type == "fence":  # skip the opening fence line
-            cursor = self.table.text.find("\n", cursor, limit) + 1 or cursor
-        for n, line in enumerate(tok.content.rstrip("\n").split("\n")):
+        cursor, limit = self.bounds(a, z)
+        src = self.table.text
+        if fenced:  # skip the opening fence line
+            cursor = src.find("\n", cursor, limit) + 1 or cursor
+        for n, line in enumerate(content.rstrip("\n").split("\n")):
             if n:
                 b.synthetic("\n", cursor)
             cursor = b.aligned(line, cursor, limit)
-            nl = self.table.text.find("\n", cursor, limit)
+            nl = src.find("\n", cursor, limit)
             cursor = nl + 1 if nl >= 0 else cursor
         self.emit(b, CODE)
 
-    def html(self, tok: Token) -> None:
+    def html(self, a: int, z: int) -> None:
         b = TextBuilder(self.table)
-        start, limit = self.bounds(tok)
+        start, limit = self.bounds(a, z)
         src = self.table.text[start:limit]
         for m in _TAG_OR_TEXT.finditer(src):
             if not m.group().startswith("<"):
@@ -266,7 +313,7 @@ def parse(
     """Blocks and metadata of one Markdown (or MDX) text."""
     front, body, warnings = split_front_matter(text)
     table = LineTable(body, encoding, original)
-    blocks = _Walker(table, mdx).run(_parser().parse(body))
+    blocks = _Walker(table, mdx).run(_events(body, table.starts))
     title = front.get("title")
     date = front.get("date") or front.get("pubDate") or front.get("published")
     authors = _as_list(front.get("authors") or front.get("author"))

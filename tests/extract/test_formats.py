@@ -60,6 +60,49 @@ def test_markdown_code_and_tables_keep_their_kind():
     assert "key3 | 3" in doc.units[0].text
 
 
+def test_markdown_tab_indented_continuation_is_read_from_the_source():
+    """A list item's next line indented by a tab: the parser gives it as spaces, and the
+    line is still found in the source, so its markup is stripped and its place is exact."""
+    data = b"- first item\n\tgoes on `code` *here*\n- second\n"
+    doc = extract("a.md", data)
+    assert doc.units[0].text == "first item goes on code here\n\nsecond"
+    assert doc.units[0].code_spans == ((19, 23),)
+    assert _where(doc, data, "goes") == (2, "goes")
+    assert _where(doc, data, "here") == (2, "here")
+
+
+def test_markdown_nested_deeper_than_twenty_levels_keeps_its_text():
+    """markdown-it-py dropped what lay past 20 levels of nesting; nothing is dropped now."""
+    data = ">" * 25 + " deep words\n\n" + "".join("  " * i + f"- l{i}\n" for i in range(15))
+    doc = extract("deep.md", data.encode())
+    text = "\n".join(u.text for u in doc.units)
+    assert "deep words" in text and "l14" in text
+    assert _where(doc, data.encode(), "words") == (1, "words")
+    assert _where(doc, data.encode(), "l14") == (17, "l14")
+
+
+def test_markdown_lines_are_right_after_multibyte_text():
+    """The parser maps blocks by byte; lines must hold where bytes and characters part."""
+    data = (
+        "# Überschrift ünïcödé\n\n数据 und **fett** — «Anführung».\n\n"
+        "| Spalte | 值 |\n|---|---|\n| 日本 | ✓ |\n\n```py\nprint('日本語')\n```\n\n"
+        "- 項目\n  続き\n- endword\n"
+    ).encode()
+    doc = extract("u.md", data)
+    assert _where(doc, data, "fett") == (3, "fett")
+    assert _where(doc, data, "日本 | ✓") == (7, "日本 | ✓")
+    assert _where(doc, data, "print") == (10, "print")
+    assert _where(doc, data, "続き") == (14, "続き")
+    assert _where(doc, data, "endword") == (15, "endword")
+
+
+def test_markdown_nul_past_the_binary_check_reads_as_replacement_character():
+    """A NUL after the first 8 KiB reaches the parser; it reads as U+FFFD, as it always did."""
+    data = b"x" * 9000 + b"\n\npara with \0 nul\n"
+    text = "\n".join(u.text for u in extract("n.md", data).units)
+    assert "para with \ufffd nul" in text and "\0" not in text
+
+
 def test_html_skips_scripts_and_navigation_and_keeps_structure():
     data = HTML.encode()
     doc = extract("web.html", data)

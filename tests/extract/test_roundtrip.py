@@ -31,6 +31,12 @@ MD_BLOCK = st.one_of(
         lambda rows: "| a | b |\n|---|---|\n" + "\n".join(f"| {x} | {y} |" for x, y in rows)
     ),
     st.lists(WORDS, min_size=2, max_size=4).map(lambda ls: "> " + "\n> ".join(ls)),
+    # a list item's continuation indented by a tab, a nested quote, an ordered sub-list
+    st.tuples(WORDS, WORDS, st.sampled_from(["\t", "  \t", "    "])).map(
+        lambda t: f"- {t[0]}\n{t[2]}{t[1]}\n- {t[1]}"
+    ),
+    st.tuples(st.integers(1, 25), WORDS).map(lambda t: "> " * t[0] + t[1]),
+    st.tuples(WORDS, WORDS).map(lambda t: f"1. {t[0]}\n   1) {t[1]}\n\n   {t[0]}"),
 )
 HTML_BLOCK = st.one_of(
     st.tuples(st.integers(1, 3), WORDS).map(lambda t: f"<h{t[0]}>{t[1]}</h{t[0]}>"),
