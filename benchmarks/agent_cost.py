@@ -3,10 +3,13 @@
 What is compared, and why: an agent pays for every byte a tool prints into its context. For
 each of the 40 probe questions:
 
-* **route A (kbx)** - the stdout of the real CLI ``kbx search QUESTION -k 5``, then of
-  ``kbx read PATH:START-END`` for the best hit, widened by 10 lines on each side (START
-  clamped to 1). The route *found* the answer when that read overlaps the answer lines in
-  the answer file (or an alternative file), or when any of the 5 hits cites them.
+* **route A (kbx)** - the stdout of the real CLI ``kbx search QUESTION`` (its defaults),
+  then of ``kbx read PATH:START-END`` for the best hit, widened by 10 lines on each side
+  (START clamped to 1). The route *found* the answer when that read overlaps the answer
+  lines in the answer file (or an alternative file), or when any of the hits cites them.
+* **route A2 (kbx, stopping early)** - route A, except that the agent reads nothing more
+  when the search output already shows the answer (the probe's answer string, marks and
+  case aside, is in it); it found the answer then too.
 * **route B (grep and open)** - what an agent does without an index: ripgrep for up to four
   keywords of the question (its four longest words outside a 100-word stopword list),
   ``rg -i -c`` to count matching lines per file (its output lists the files, so it stands
@@ -17,15 +20,28 @@ each of the 40 probe questions:
   then the top three read whole. Route B rewards long changelogs (most matching lines);
   B' is the kinder baseline, so kbx's advantage is not an artefact of a naive grep.
 
-Bytes are UTF-8 bytes of what the commands print (and of the files opened). The table gives
+How kbx search should print (passages ``-k``, ``--snippet`` characters, ``--exact`` phrase
+lines) is measured in the same run: each question is searched once at the largest variant
+and printed by the CLI's own renderer as each variant would print it (the real command is
+checked to print exactly the default's text). The questions are sentences, which never
+occur verbatim, so the exact-phrase block is measured on the filter probes' keyword
+queries too.
+
+Bytes are UTF-8 bytes of what the commands print (and of the files opened). The tables give
 the median and interquartile range per question, the ratio of medians and how often each
 route read the answer. A script, not a test.
 
-    .venv/bin/python benchmarks/agent_cost.py [--eval ../shared/eval]
+``--compare DIR`` adds route A as the kbx at DIR/kbx prints ``kbx search QUESTION -k 5`` (an
+older commit, e.g. ``git archive OLD | tar -x -C DIR/kbx``), beside this one.
+
+    .venv/bin/python benchmarks/agent_cost.py [--eval ../shared/eval] [--work DIR] [--compare DIR]
 """
 
 from __future__ import annotations
 
+import csv
+import dataclasses
+import os
 import re
 import shutil
 import statistics
@@ -39,6 +55,7 @@ from pathlib import Path
 from common import (
     KBX_BIN,
     NODEJS,
+    QUESTIONS,
     Question,
     build_kbx,
     eval_arg,
@@ -48,9 +65,11 @@ from common import (
 )
 
 from kbx.analysis import QUERY_STOPWORDS
-from kbx.search.search import search
+from kbx.cli.search_text import EXACT_TEXT, K_TEXT, MARK, SNIPPET_TEXT, render
+from kbx.search.search import SearchResult, search
 from kbx.store.db import Index
 
+FILTERS = Path("probes") / "nodejs_filters.tsv"
 CONTEXT_LINES = 10
 KEYWORDS = 4
 OPEN_FILES = 3
@@ -70,9 +89,9 @@ class Route:
         return self.bytes_search + self.bytes_read
 
 
-def run(cmd: list[str], cwd: Path | None = None) -> bytes:
+def run(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> bytes:
     """A command's stdout; a non-zero exit other than grep's "no match" is an error."""
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, check=False)
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, check=False, env=env)
     if p.returncode not in (0, 1):
         raise RuntimeError(f"{cmd[:3]} failed ({p.returncode}): {p.stderr.decode()[:300]}")
     return p.stdout
@@ -81,23 +100,102 @@ def run(cmd: list[str], cwd: Path | None = None) -> bytes:
 # --- route A: kbx ----------------------------------------------------------------------------
 
 
-def route_kbx(q: Question, idx: Index, db: Path) -> Route:
-    """``kbx search -k 5`` then ``kbx read`` of the best hit with context."""
-    printed = run([str(KBX_BIN), "search", q.text, "-k", "5", "--db", str(db)])
-    hits = search(idx, q.text, k=5).hits  # the same call the CLI made, for the hit locations
-    if not hits:
-        return Route(len(printed), 0, False, "no hits")
-    best = hits[0]
-    first_cited = f"{best.start_line}-{best.end_line}"
-    if best.path not in printed.decode() or first_cited not in printed.decode():
-        raise RuntimeError(f"{q.id}: CLI output does not show the best hit {best.path}")
+@dataclass(frozen=True)
+class Variant:
+    """One way ``kbx search`` could print: passages, snippet characters, exact-match lines."""
+
+    k: int
+    snippet: int
+    exact: int
+
+
+DEFAULT = Variant(K_TEXT, SNIPPET_TEXT, EXACT_TEXT)
+VARIANTS = [Variant(k, n, DEFAULT.exact) for k in (3, 5, 8) for n in (0, 80, 120, 160, 200, 240)]
+EXACTS = (0, 1, 3)  # exact-match lines, measured on the keyword queries
+
+
+@dataclass
+class Searched:
+    """One query searched once at the largest variant, and the best hit read as cited."""
+
+    result: SearchResult
+    bytes_read: int = 0
+    found_read: bool = False
+
+
+def search_once(q: Question, idx: Index, root: Path) -> Searched:
+    """The library's answer at the largest k (each variant prints a prefix of it), and
+    ``kbx read`` of the best hit's cited lines widened by 10 on each side."""
+    r = search(idx, q.text, k=max(v.k for v in VARIANTS), exact=max(EXACTS))
+    if not r.hits:
+        return Searched(r)
+    best = r.hits[0]
     start, end = max(1, best.start_line - CONTEXT_LINES), best.end_line + CONTEXT_LINES
-    read = run([str(KBX_BIN), "read", f"{best.path}:{start}-{end}", "--db", str(db)])
+    read = run([str(KBX_BIN), "read", f"{best.path}:{start}-{end}"], root)
     n_read = len(read.decode().split("\n")) - 1
-    found_read = q.is_hit(best.path, start, start + n_read - 1)
-    found_hits = any(q.is_hit(h.path, h.start_line, h.end_line) for h in hits)
-    where = "read" if found_read else "hits" if found_hits else "-"
-    return Route(len(printed), len(read), found_read or found_hits, where)
+    return Searched(r, len(read), q.is_hit(best.path, start, start + n_read - 1))
+
+
+def printed(s: Searched, v: Variant) -> bytes:
+    """The text ``kbx search`` prints with ``v``: the CLI's own renderer over the first
+    ``v.k`` hits and ``v.exact`` exact matches, as the library returns for those."""
+    hits = s.result.hits[: v.k]
+    r = dataclasses.replace(
+        s.result,
+        hits=hits,
+        left_out=max(0, s.result.total - len(hits)),
+        exact=s.result.exact[: v.exact],
+    )
+    return "".join(f"{line}\n" for line in render(r, v.snippet, v.exact)).encode()
+
+
+def shows(text: bytes, answer: str) -> bool:
+    """Whether printed ``text`` holds ``answer`` (marks, case and spacing aside)."""
+
+    def flat(t: str) -> str:
+        return " ".join(MARK.sub(r"\1", t).lower().split())
+
+    return flat(answer) in flat(text.decode())
+
+
+def route_kbx(q: Question, s: Searched, v: Variant, answer: str = "") -> Route:
+    """``kbx search`` printed as ``v``, then ``kbx read`` of the best hit with context; with
+    ``answer``, no read when the output already shows it (route A2)."""
+    out = printed(s, v)
+    if answer and shows(out, answer):
+        return Route(len(out), 0, True, "shown")
+    found_hits = any(q.is_hit(h.path, h.start_line, h.end_line) for h in s.result.hits[: v.k])
+    where = "read" if s.found_read else "hits" if found_hits else "-"
+    return Route(len(out), s.bytes_read, s.found_read or found_hits, where)
+
+
+def check_cli(text: str, s: Searched, root: Path) -> None:
+    """The real ``kbx search TEXT`` prints exactly the default variant's text."""
+    if run([str(KBX_BIN), "search", text], root) != printed(s, DEFAULT):
+        raise RuntimeError(f"kbx search {text!r} printed other text than its default variant")
+
+
+def route_older(q: Question, s: Searched, root: Path, older: Path) -> Route:
+    """Route A with the ``kbx search QUESTION -k 5`` of the kbx at ``older``/kbx (the route
+    as this benchmark ran before the text was made lean)."""
+    env = os.environ | {"PYTHONPATH": str(older.resolve())}
+    out = run([str(KBX_BIN), "search", q.text, "-k", "5"], root, env)
+    found_hits = any(q.is_hit(h.path, h.start_line, h.end_line) for h in s.result.hits[:5])
+    return Route(len(out), s.bytes_read, s.found_read or found_hits, "")
+
+
+def answers(eval_dir: Path) -> dict[str, str]:
+    """Each question's answer string, by id."""
+    with open(eval_dir / QUESTIONS, newline="", encoding="utf-8") as f:
+        rows = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        return {row["id"]: row["answer"] for row in rows}
+
+
+def keyword_queries(eval_dir: Path) -> list[str]:
+    """The filter probes' query terms: short keyword queries, as agents also type."""
+    with open(eval_dir / FILTERS, newline="", encoding="utf-8") as f:
+        rows = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        return [row["query_terms"] for row in rows]
 
 
 # --- route B: ripgrep and open ---------------------------------------------------------------
@@ -168,58 +266,105 @@ def summary(name: str, routes: list[Route]) -> list:
     ]
 
 
-def report(questions: list[Question], a: list[Route], b: list[Route], c: list[Route]) -> str:
-    med_a = statistics.median(r.total for r in a)
-    ratio_b = statistics.median(r.total for r in b) / med_a
-    ratio_c = statistics.median(r.total for r in c) / med_a
+def report(
+    questions: list[Question],
+    said: dict[str, str],
+    runs: list[Searched],
+    b: list[Route],
+    c: list[Route],
+    keyword_runs: list[Searched],
+    older: tuple[str, list[Route]] | None = None,
+) -> str:
+    pairs = list(zip(questions, runs, strict=True))
+    a = [route_kbx(q, s, DEFAULT) for q, s in pairs]
+    a2 = [route_kbx(q, s, DEFAULT, said[q.id]) for q, s in pairs]
+    med_a, med_a2 = (statistics.median(r.total for r in x) for x in (a, a2))
+    med_b, med_c = (statistics.median(r.total for r in x) for x in (b, c))
     heads = ["route", "median KB", "IQR KB", "search KB", "read KB", "total KB", "found answer"]
     rows = [
-        summary("A: kbx search -k 5 + kbx read ±10", a),
+        summary("A: kbx search + kbx read ±10", a),
+        summary("A2: the same, no read when the output shows the answer", a2),
+        *([summary(f"A with {older[0]}'s kbx search -k 5", older[1])] if older else []),
         summary("B: rg -c, open 3 with most matching lines", b),
         summary("B': rg -c per keyword, open 3 with most keywords", c),
     ]
     kinds = []
     for kind in ("lexical", "paraphrase"):
         sel = [i for i, q in enumerate(questions) if q.kind == kind]
-        kinds.append(
-            [
-                kind,
-                f"{sum(a[i].found for i in sel)}/{len(sel)}",
-                f"{sum(b[i].found for i in sel)}/{len(sel)}",
-                f"{sum(c[i].found for i in sel)}/{len(sel)}",
-            ]
-        )
+        kinds.append([kind, *(f"{sum(x[i].found for i in sel)}/{len(sel)}" for x in (a, a2, b, c))])
     per_q = [
-        [q.id, q.kind, kb(x), x.detail, kb(y), yes(y), kb(z), yes(z), " ".join(keywords(q.text))]
-        for q, x, y, z in zip(questions, a, b, c, strict=True)
+        [q.id, q.kind, kb(x), x.detail, kb(x2), kb(y), yes(y), kb(z), yes(z)]
+        + [" ".join(keywords(q.text))]
+        for q, x, x2, y, z in zip(questions, a, a2, b, c, strict=True)
     ]
     return "\n".join(
         [
-            f"### Agent cost, Node.js questions ({len(questions)})\n",
+            f"### Agent cost, Node.js questions ({len(questions)}), kbx search's defaults "
+            f"(-k {DEFAULT.k} --snippet {DEFAULT.snippet} --exact {DEFAULT.exact})\n",
             table(heads, rows),
             "",
-            f"Ratio of medians: B / A {ratio_b:.1f}x, B' / A {ratio_c:.1f}x.",
+            f"Ratio of medians: B / A {med_b / med_a:.1f}x, B' / A {med_c / med_a:.1f}x; "
+            f"B / A2 {med_b / med_a2:.1f}x, B' / A2 {med_c / med_a2:.1f}x.",
             "",
-            table(["kind", "A found", "B found", "B' found"], kinds),
+            table(["kind", "A found", "A2 found", "B found", "B' found"], kinds),
             "",
-            "Per question (A found: where kbx reached the answer lines, - if not):\n",
+            "Route A and A2 as each variant would print (median KB per question; shown: the "
+            "output itself holds the answer string):\n",
+            variants_table(questions, said, runs),
+            "",
+            f"The exact-phrase block, on the {len(keyword_runs)} keyword queries of the filter "
+            f"probes (-k {DEFAULT.k} --snippet {DEFAULT.snippet}; none of the 40 questions "
+            "occurs verbatim, so there it never shows):\n",
+            exact_table(keyword_runs),
+            "",
+            "Per question, the defaults (A found: where kbx reached the answer lines, - if not):\n",
             table(
-                [
-                    "id",
-                    "kind",
-                    "A KB",
-                    "A found",
-                    "B KB",
-                    "B found",
-                    "B' KB",
-                    "B' found",
-                    "rg keywords",
-                ],
+                ["id", "kind", "A KB", "A found", "A2 KB", "B KB", "B found", "B' KB", "B' found"]
+                + ["rg keywords"],
                 per_q,
                 right=2,
             ),
         ]
     )
+
+
+def variants_table(questions: list[Question], said: dict[str, str], runs: list[Searched]) -> str:
+    """One row per variant: search KB, route A's and A2's KB and finds, answers shown."""
+    rows = []
+    for v in VARIANTS:
+        pairs = list(zip(questions, runs, strict=True))
+        a = [route_kbx(q, s, v) for q, s in pairs]
+        a2 = [route_kbx(q, s, v, said[q.id]) for q, s in pairs]
+        rows.append(
+            [
+                f"{v.k}{' (default)' if v == DEFAULT else ''}",
+                v.snippet,
+                f"{statistics.median(r.bytes_search for r in a) / 1024:.2f}",
+                f"{statistics.median(r.total for r in a) / 1024:.2f}",
+                f"{sum(r.found for r in a)}/{len(a)}",
+                f"{sum(r.detail == 'shown' for r in a2)}/{len(a2)}",
+                f"{statistics.median(r.total for r in a2) / 1024:.2f}",
+                f"{sum(r.found for r in a2)}/{len(a2)}",
+            ]
+        )
+    heads = ["k", "snippet", "search KB", "A KB", "A found", "shown", "A2 KB", "A2 found"]
+    return table(heads, rows)
+
+
+def exact_table(runs: list[Searched]) -> str:
+    """Search KB of the keyword queries for each number of exact-match lines."""
+    rows = []
+    for e in EXACTS:
+        out = [printed(s, Variant(DEFAULT.k, DEFAULT.snippet, e)) for s in runs]
+        rows.append(
+            [
+                f"{e}{' (default)' if e == DEFAULT.exact else ''}",
+                f"{statistics.median(map(len, out)) / 1024:.2f}",
+                f"{sum(map(len, out)) / 1024:.1f}",
+                f"{sum(bool(s.result.exact) for s in runs)}/{len(runs)}",
+            ]
+        )
+    return table(["exact lines", "median search KB", "total KB", "queries with a block"], rows)
 
 
 def kb(r: Route) -> str:
@@ -232,20 +377,37 @@ def yes(r: Route) -> str:
 
 def main() -> None:
     p = eval_arg(__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--work",
+        type=Path,
+        help="keep the corpus copy and its index here between runs (refreshed incrementally)",
+    )
+    p.add_argument("--compare", type=Path, help="also print route A with the kbx at DIR/kbx")
     args = p.parse_args()
     if not shutil.which("rg"):
         sys.exit("ripgrep (rg) is needed: apt-get install -y ripgrep")
-    root = args.eval.resolve() / NODEJS
-    questions = load_questions(args.eval.resolve())
+    eval_dir = args.eval.resolve()
+    questions, said = load_questions(eval_dir), answers(eval_dir)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kbx-agent-") as tmp:
-        db = Path(tmp) / "nodejs.duckdb"
-        print(f"kbx index {build_kbx(root, db, 'snowball'):.1f} s", file=sys.stderr)
-        idx = Index.find(db)
-        a = [route_kbx(q, idx, db) for q in questions]
+        root = (args.work or Path(tmp)) / "nodejs"  # kbx reads only under its index's root
+        shutil.copytree(eval_dir / NODEJS, root, dirs_exist_ok=True)
+        seconds = build_kbx(root, root / ".kbx" / "index.duckdb", "snowball")
+        print(f"kbx index {seconds:.1f} s", file=sys.stderr)
+        idx = Index.for_root(root)
+        runs = [search_once(q, idx, root) for q in questions]
+        queries = keyword_queries(eval_dir)
+        keyword_runs = [Searched(search(idx, t, k=DEFAULT.k, exact=max(EXACTS))) for t in queries]
+        texts = [q.text for q in questions] + queries
+        for text, s in zip(texts, runs + keyword_runs, strict=True):
+            check_cli(text, s, root)
+        older = None
+        if args.compare:
+            pairs = zip(questions, runs, strict=True)
+            older = (args.compare.name, [route_older(q, s, root, args.compare) for q, s in pairs])
         b = [route_rg(q, root) for q in questions]
         c = [route_rg_keywords(q, root) for q in questions]
-    print(report(questions, a, b, c))
+    print(report(questions, said, runs, b, c, keyword_runs, older))
     print(f"\nTotal run time: {time.perf_counter() - started:.0f} s")
 
 
