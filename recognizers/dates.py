@@ -263,7 +263,7 @@ PATTERNS: list[tuple[str, str]] = [
         rf"\b(?:(?:the\s+)?(?:past|last|next|first|coming)\s+)?"
         rf"(?:{_NUM}(?:\s+1/2|\s+and\s+a\s+half)?|(?:an?\s+)?couple\s+of)"
         rf"(?:\s+(?:more|additional|further|extra|straight|consecutive|successive))?"
-        rf"[\s-]+{_UNIT}(?:[\s-]+long)?\b"
+        rf"[\s-]+{_UNIT}(?:[\s-]+long)?\b(?!-(?:earlier|ago))"  # "a year-earlier loss"
         rf"|\b(?!an?\b){_NUM}(?:\s+(?:more|additional|further|extra))?[\s-]+seconds?\b"
         r"|\b(?:day|week|month|year|decade)-long\b"
         r"|\brecent\s+(?:years|months|weeks|days|decades|quarters)\b",
@@ -794,11 +794,12 @@ class DateRecognizer:
     """TIMEX3 dates, times, durations and sets; relative ones resolved per document."""
 
     info = RecognizerInfo(
-        # 6: spoken years and decades, clock times in words, seconds, runs of units, the
-        # near future; 5: amounts in a unit are not years, months end at a word's end;
-        # 4: tense, days with times, sets of days; 3: not in inline code, not across table
-        name="dates",  # cells; 2: not run on code
-        version="6",
+        # 7: "a year-earlier loss" is the year before, not "a year"; 6: spoken years and
+        # decades, clock times in words, seconds, runs of units, the near future; 5:
+        # amounts in a unit are not years, months end at a word's end; 4: tense, days with
+        # times, sets of days; 3: not in inline code, not across table cells; 2: not code
+        name="dates",
+        version="7",
         types=("DATE", "TIME", "DURATION", "SET"),
         needs_context=True,
         code=False,

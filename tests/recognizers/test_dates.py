@@ -227,6 +227,7 @@ def test_a_year_or_a_day_before_a_word_that_is_no_unit(text, expected):
         ("Sales fell for two straight years.", ("two straight years", "DURATION", "P2Y")),
         ("Rates will hold in the near future.", ("the near future", "DATE", "FUTURE_REF")),
         ("Rates will hold in the near term.", ("the near term", "DATE", "FUTURE_REF")),
+        ("It compares with a year-earlier loss.", ("year-earlier", "DATE", "2020")),
     ],
 )
 def test_spoken_years_decades_clock_words_and_seconds(text, expected):
