@@ -2,11 +2,11 @@
 a filter, the extra index size per 1,000 units, the model's cold start, and (with
 ``--throughput ROOT``) how fast the model embeds an index's units.
 
-An index of ``--units`` synthetic units (random 384-dimension vectors, as the packaged
-model writes them: FLOAT[] lists in the ``vectors`` table) is built in a temporary
-folder through kbx's own schema; ``kbx.vectors.rank.dense_rank`` then ranks the top 100
-for ``--queries`` random query vectors, over every unit and over a 1% allowed set (a
-filter's ``unit_id IN (…)``). The cold start is a fresh process loading the packaged
+An index of ``--units`` synthetic units (random 384-dimension vectors, ``--windows`` a
+unit, as the packaged model writes them: FLOAT[] lists in the ``vectors`` table) is built
+in a temporary folder through kbx's own schema; ``kbx.vectors.rank.dense_rank`` then
+ranks the top 100 for ``--queries`` random query vectors, over every unit and over a 1%
+allowed set (a filter's ``unit_id IN (…)``). The cold start is a fresh process loading the packaged
 model and embedding one query, as a ``kbx search`` process would.
 
 The throughput run embeds the first ``--n`` units of the kbx index of ROOT in one
@@ -17,8 +17,9 @@ on one. It reports passages (256-token windows) per second of wall time and of C
 (the process's, its threads included), and the least cosine between the vectors before
 and after on the same texts.
 
-    .venv/bin/python benchmarks/dense_cost.py [--units 200000] [--queries 10]
-    .venv/bin/python benchmarks/dense_cost.py --throughput ROOT [--n 200] [--rounds 3]
+    .venv/bin/python benchmarks/dense_cost.py [--units 200000] [--windows 1] [--queries 10]
+    .venv/bin/python benchmarks/dense_cost.py --throughput ROOT [--db FILE] [--n 200]
+        [--rounds 3]
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Synthetic:
     name, version, dim = "synthetic", "1", DIM
 
 
-def build(root: Path, n: int) -> Index:
+def build(root: Path, n: int, windows: int = 1) -> Index:
     idx = Index.for_root(root)
     with idx.writer() as con:
         size_before = idx.db.stat().st_size
@@ -67,16 +68,17 @@ def build(root: Path, n: int) -> Index:
         con.execute(
             "INSERT INTO vectors SELECT md5(i::VARCHAR), 'synthetic', '1', "
             f"list_transform(range({DIM}), lambda x: (random() - 0.5)::FLOAT), now() "
-            f"FROM range({n}) t(i)"
+            f"FROM range({n}) t(i), range({windows}) w(j)"
         )
         con.execute("CHECKPOINT")
         size_vectors = idx.db.stat().st_size
         t = time.perf_counter()
         path = matrix.export(con, idx.db, Synthetic.name, Synthetic.version)
         took = time.perf_counter() - t
-    per_1000 = (size_vectors - size_units) / n * 1000 / 1e6
+    per_1000 = (size_vectors - size_units) / n * 1000 / 1e6  # per 1,000 units
     print(
-        f"index file: {size_before / 1e6:.1f} MB empty, +{per_1000:.2f} MB per 1,000 vectors; "
+        f"index file: {size_before / 1e6:.1f} MB empty, +{per_1000:.2f} MB per 1,000 units "
+        f"of {windows} window(s); "
         f"matrix file +{path.stat().st_size / n * 1000 / 1e6:.2f} MB per 1,000 "
         f"(exported in {took:.1f} s)"
     )
@@ -122,8 +124,8 @@ def packaged_with(threads: str | None, recipe: model.Recipe, mod=model):
     return mod.packaged()
 
 
-def throughput(root: Path, n: int, rounds: int, before: str) -> None:
-    idx = Index.for_root(root)
+def throughput(root: Path, db: Path | None, n: int, rounds: int, before: str) -> None:
+    idx = Index.for_root(root, db)
     with idx.reader() as con:
         rows = con.execute(
             f"SELECT heading_path, text FROM units ORDER BY unit_id LIMIT {int(n)}"
@@ -169,20 +171,22 @@ def main() -> None:
     p.add_argument("--units", type=int, default=200_000)
     p.add_argument("--queries", type=int, default=10)
     p.add_argument("--skip-cold", action="store_true")
+    p.add_argument("--windows", type=int, default=1, help="vectors per unit")
     p.add_argument("--throughput", type=Path, metavar="ROOT", help="embed this index's units")
+    p.add_argument("--db", type=Path, help="the index file of ROOT, if not ROOT/.kbx")
     p.add_argument("--n", type=int, default=200, help="units for --throughput")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--before", default=BEFORE, help="git revision to compare with")
     a = p.parse_args()
     if a.throughput:
-        throughput(a.throughput, a.n, a.rounds, a.before)
+        throughput(a.throughput, a.db, a.n, a.rounds, a.before)
         return
     rng = np.random.default_rng(0)
     queries = rng.normal(size=(a.queries, DIM)).astype(np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
-        idx = build(Path(tmp), a.units)
+        idx = build(Path(tmp), a.units, a.windows)
         print(f"built {a.units:,} units in {time.perf_counter() - t:.1f} s")
         for name, allowed in (
             ("every unit", None),

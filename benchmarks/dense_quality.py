@@ -83,9 +83,11 @@ class UnitVectors:
         for part in cache.glob(f"{stem}*.npz"):  # a second process may have run from the end
             if not part.name.endswith(".tmp.npz"):
                 z = np.load(part)
+                rows_of: dict[str, list[np.ndarray]] = {}
                 for h, v in zip(z["hashes"].tolist(), z["vectors"], strict=True):
-                    known.setdefault(h, []).append(v)
-        known = {h: np.stack(v) for h, v in known.items()}
+                    rows_of.setdefault(h, []).append(v)
+                for h, v in rows_of.items():  # a unit both files hold: its rows once
+                    known.setdefault(h, np.stack(v))
         firsts = self._seed(cache, label, enc, seed, rows) if seed else {}
         only = pool(firsts) if pool else None  # windows for these; the rest's first alone
         todo = [
@@ -112,8 +114,7 @@ class UnitVectors:
                     f"{label}: embedded {s + len(part)}/{len(todo)} units, {windows} windows "
                     f"({windows / took:.1f} windows/s, load {os.getloadavg()[0]:.1f})"
                 )
-                if s % 512 == 0 or s + 64 >= len(todo):
-                    self._save(path, known)
+                self._save(path, known)
             self.rate = (len(todo) / took, windows / took)
         self.partial = sum(1 for r in rows if r[1] not in known)
         known.update({r[1]: firsts[r[1]][None] for r in rows if r[1] not in known})
@@ -236,7 +237,9 @@ def fusions(
     return out
 
 
-def scifact(eval_dir: Path, cache: Path, enc: Encoder, seed: str | None = None) -> str:
+def scifact(
+    eval_dir: Path, cache: Path, enc: Encoder, reverse: bool = False, seed: str | None = None
+) -> str:
     data = load_scifact(eval_dir / "beir_scifact")
     root, db = cache / "scifact", cache / "scifact.duckdb"
     if not root.exists():
@@ -245,7 +248,7 @@ def scifact(eval_dir: Path, cache: Path, enc: Encoder, seed: str | None = None) 
             (root / f"{did}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
     log(f"scifact: kbx index {build_kbx(root, db, 'snowball'):.1f} s")  # none if unchanged
     idx = Index.for_root(root, db)
-    vecs = UnitVectors(idx, enc, cache, "scifact", seed=seed)
+    vecs = UnitVectors(idx, enc, cache, "scifact", reverse, seed)
     qvecs = QueryVectors(enc, cache, "scifact")
     runs: dict[str, dict[str, list[str]]] = {}
     t_dense = 0.0
@@ -378,7 +381,7 @@ def main() -> None:
     p.add_argument("--cache", type=Path, default=Path("/tmp/kbx-dense"))
     p.add_argument("--skip-nodejs", action="store_true")
     p.add_argument("--skip-scifact", action="store_true")
-    p.add_argument("--reverse", action="store_true", help="embed Node.js units from the end")
+    p.add_argument("--reverse", action="store_true", help="embed units from the end")
     p.add_argument("--seed", metavar="VERSION", help="first windows from this version's cache")
     p.add_argument(
         "--pool",
@@ -391,7 +394,7 @@ def main() -> None:
     log(f"model {enc.name} version {enc.version}, stride {enc.stride}")
     parts: list[Callable[[Path, Path, Encoder], str]] = []
     if not a.skip_scifact:
-        parts.append(lambda e, c, m: scifact(e, c, m, a.seed))
+        parts.append(lambda e, c, m: scifact(e, c, m, a.reverse, a.seed))
     if not a.skip_nodejs:
         parts.append(lambda e, c, m: nodejs(e, c, m, a.reverse, a.seed, a.pool))
     for part in parts:
