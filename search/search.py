@@ -302,8 +302,8 @@ def search(
                 result.notes.append(STALE_LAYER)
         result.notes += file_states(con, index, hits, indexed)
         if facets:
-            pf = None if f.boosts else mapped(con, index.db, gen)
             layer = facet_layer(index, state)
+            pf = mapped(con, index.db, gen) if layer is not None else None
             result.facets = facet_counts(con, list(ids.values()), f, layer, pf)
     return result
 
@@ -326,20 +326,11 @@ def index_state(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     )
 
 
-FACETS_MIN_BYTES = 1 << 19  # below this, in a cold process, the facets' SQL costs less
-# than importing numpy (about the Node.js index's file: 6,610 units, 0.6 MB)
-
-
 def facet_layer(index: Index, state: dict[str, str]) -> FacetArrays | None:
     """The entity layer's arrays when the layer is settled and the file is of its
-    generation, and worth numpy's import (a warm process, numpy in already, or a file
-    large enough); else None, and the SQL counts."""
-    if ENTITIES_DIRTY in state:
+    generation, and numpy is worth it: in a warm process, or once the ranking imported it
+    (a cold one ranking over mapped postings: ``bm25.MAPPED_MIN_BYTES``); else None, and
+    the SQL counts (a small index's facets cost less than importing numpy)."""
+    if ENTITIES_DIRTY in state or not (bm25.WARM or "numpy" in sys.modules):
         return None
-    if not (bm25.WARM or "numpy" in sys.modules):
-        try:
-            if facet_arrays.mapped_path(index.db).stat().st_size < FACETS_MIN_BYTES:
-                return None
-        except OSError:
-            return None
     return facet_arrays.cached(index.db, int(state.get(FACETS, 0)))
