@@ -50,6 +50,7 @@ from common import KBX_BIN, NODEJS, REPO, build_kbx, eval_arg, fts5_or_query, pe
 from common import write_section as write_doc_section
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from serve_parts import parts
 
 from kbx import api
 from kbx.serve import commands
@@ -294,6 +295,7 @@ def run(root: Path, args) -> str:
         time.sleep(2)
         rss = {"started, idle": server.rss_mb()}
         lat = anyio.run(latency, server, root, live, fts5, sets, args.repeat, args.cli_every)
+        where = parts(live, sets[next(iter(sets))], args.repeat + 1)
         live.close()
         rss["after the latency runs"] = server.rss_mb()
         for label in ("after", "after another"):
@@ -305,10 +307,10 @@ def run(root: Path, args) -> str:
     finally:
         server.stop()
     load = (load_start, os.getloadavg()[0])
-    return report(args, sets, lat, tp, rss, len(texts), load)
+    return report(args, sets, lat, tp, rss, len(texts), load, where)
 
 
-def report(args, sets, lat, tp, rss, units, load) -> str:
+def report(args, sets, lat, tp, rss, units, load, where) -> str:
     rows = []
     for name, by_set in lat.items():
         row: list = [name]
@@ -352,6 +354,8 @@ def report(args, sets, lat, tp, rss, units, load) -> str:
             right=0,
         )
         + ("\n\nErrors seen: " + "; ".join(errors) if errors else "")
+        + "\n\n### Where a warm one-word search's time goes (in process, parts timed apart)\n\n"
+        + where
         + "\n\n### Server memory (resident set)\n\n"
         + table(["when", "MB"], [(k, f"{v:.0f}") for k, v in rss.items()])
         + "\n\n"
