@@ -197,7 +197,7 @@ def load(con: duckdb.DuckDBPyConnection, store: dict) -> None:
     facet_arrays.touched(con)  # the layer changed: the file of the last example is stale
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(store=stores(), data=st.data())
 def test_the_arrays_count_what_the_sql_counts(store_and_file, store, data):
     con, db = store_and_file
