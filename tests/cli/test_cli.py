@@ -287,4 +287,7 @@ def test_validation_agrees_across_commands(shared):
         r = run_cli(*args, cwd=shared)
         assert r.returncode == 2 and "unknown mention type" in r.stderr, args
     r = run_cli("index", str(shared), "--workers", "-5")
-    assert r.returncode == 2 and "greater than or equal to 0" in r.stderr
+    assert (
+        r.returncode == 2
+        and "Invalid value for '--workers': -5 is not in the range x>=0" in r.stderr
+    )
