@@ -223,7 +223,8 @@ def _results(
     n = batch_units(r)
     batches = [chunk[i : i + n] for i in range(0, len(chunk), n)]
     if pool is None:
-        took = float("inf")  # unknown yet: let readers in before the first batch too
+        # a model's first batch takes seconds: let readers in before it; a rule's is quick
+        took = float("inf") if r.info.slow else 0.0
         for b in batches:
             if lease.expired or took > QUICK_BATCH:  # a model's batch takes seconds
                 lease.release()

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -63,35 +64,33 @@ def _done(con) -> set[tuple[str, str]]:
     )
 
 
-def pending_references(index: Index, refresh: bool = False) -> tuple[list[tuple[str, str]], int]:
+def pending_references(con, refresh: bool = False) -> tuple[list[tuple[str, str]], int]:
     """(resolution key, text) of reference strings with no DOI yet, and how many are cached."""
-    with index.reader() as con:
-        texts = [
-            t
-            for (t,) in con.execute(
-                "SELECT DISTINCT value FROM mentions WHERE type = 'REFERENCE' AND key IS NULL "
-                "ORDER BY 1"
-            ).fetchall()
-        ]
-        done = _done(con)
+    texts = [
+        t
+        for (t,) in con.execute(
+            "SELECT DISTINCT value FROM mentions WHERE type = 'REFERENCE' AND key IS NULL "
+            "ORDER BY 1"
+        ).fetchall()
+    ]
+    done = _done(con)
     todo = [(reference_id(t), t) for t in texts]
     fresh = [(k, t) for k, t in todo if refresh or (k, MATCH) not in done]
     return fresh, len(todo) - len(fresh)
 
 
 def pending(
-    index: Index, only: list[str] | None = None, refresh: bool = False
+    con, only: list[str] | None = None, refresh: bool = False
 ) -> tuple[list[tuple[str, str, str]], int]:
     """(entity ID, value, service) still to ask, and how many answers are cached."""
     kinds = [k for k in _kinds(only) if k != "reference"]
-    with index.reader() as con:
-        rows = con.execute(
-            """SELECT e.entity_id, lower(e.type) FROM entities e
-               WHERE e.source = 'identifier' AND list_contains(?, lower(e.type))
-               ORDER BY e.entity_id""",
-            [kinds],
-        ).fetchall()
-        done = _done(con)
+    rows = con.execute(
+        """SELECT e.entity_id, lower(e.type) FROM entities e
+           WHERE e.source = 'identifier' AND list_contains(?, lower(e.type))
+           ORDER BY e.entity_id""",
+        [kinds],
+    ).fetchall()
+    done = _done(con)
     todo, cached = [], 0
     for entity_id, kind in rows:
         for service in SERVICES[kind]:
@@ -100,6 +99,9 @@ def pending(
             else:
                 todo.append((entity_id, entity_id.split(":", 1)[1], service))
     return todo, cached
+
+
+QUICK_ANSWER = 0.25  # seconds: after an answer this quick the writer keeps the file
 
 
 def _record(lease: WriterLease, entity_id, service, status, data=None, error=None) -> None:
@@ -117,7 +119,16 @@ def _record(lease: WriterLease, entity_id, service, status, data=None, error=Non
         if status != "failed":  # an answer can change the entity layer; a failure cannot
             mark_dirty(con)
     kill_point("resolve.answer")
-    lease.release()  # the next answer may be seconds away: readers get the file meanwhile
+
+
+@contextmanager
+def _closing(clients: dict) -> Iterator[None]:
+    """Close the service clients a run opened (their pooled connections), however it ends."""
+    try:
+        yield
+    finally:
+        for c in clients.values():
+            c.close()
 
 
 def _match(crossref: Crossref, text: str, settings: Settings) -> tuple[str, dict]:
@@ -161,7 +172,6 @@ def resolve(
     started = time.monotonic()
     settings = settings or Settings.load(load_config(index.root).resolve)
     kinds = _kinds(only)
-    refs, refs_cached = pending_references(index, refresh) if "reference" in kinds else ([], 0)
     report = ResolveReport()
     polite = Polite(settings, sleep)
     clients: dict = {}
@@ -179,6 +189,7 @@ def resolve(
         host = "crossref" if service == MATCH else service
         if host in offline:
             return
+        asked = time.monotonic()
         try:
             status, data = fetch()
             _record(lease, entity_id, service, status, data)
@@ -196,12 +207,16 @@ def resolve(
             offline[host] = f"{host} cannot be reached ({e})"
             return
         written += 1
+        if time.monotonic() - asked > QUICK_ANSWER or lease.expired:
+            lease.release()  # the next answer may be as slow: readers get the file meanwhile
 
     def work(service: str, entity_id: str, value: str) -> tuple[str, dict]:
         c = client(service)
         return "ok", c.work(value) if entity_id.startswith("doi:") else c.author(value)
 
-    with WriterLease(index) as lease:
+    with WriterLease(index) as lease, _closing(clients):
+        wanted = "reference" in kinds
+        refs, refs_cached = pending_references(lease.con(), refresh) if wanted else ([], 0)
         refs = refs[:limit] if limit else refs
         for n, (ref, text) in enumerate(refs, start=1):
             ask(lease, ref, MATCH, lambda t=text: _match(client("crossref"), t, settings))
@@ -209,8 +224,7 @@ def resolve(
                 progress(n, len(refs))
         if written:
             settle(lease.con())  # matched DOIs become entities, resolved below
-            lease.release()
-        todo, cached = pending(index, only, refresh)
+        todo, cached = pending(lease.con(), only, refresh)
         room = None if limit is None else max(limit - len(refs), 0)
         todo = todo[:room] if room is not None else todo
         report.todo, report.cached = len(refs) + len(todo), cached + refs_cached

@@ -58,7 +58,6 @@ BATCH_DOCS = 400
 BATCH_SECONDS = 8.0
 PARALLEL_THRESHOLD = 32
 AHEAD_BYTES = 64 * 1024 * 1024  # files read ahead of the writer, at most (two per worker)
-HOLD = 30.0  # seconds the writer keeps the file between commits when no reader asks for it
 
 
 @dataclass
@@ -462,7 +461,7 @@ def index(
     report = IndexReport(str(idx.root), str(idx.db))
     # background work: it waits out another writer's run (a server's re-index) for up to a
     # minute, and says so, where an interactive edit gives up sooner
-    with idx.writing("index", wait=WRITER_WAIT), WriterLease(idx, hold=HOLD) as lease:
+    with idx.writing("index", wait=WRITER_WAIT), WriterLease(idx) as lease:
         registry = _index(
             idx, lease, report, max_size, workers, hidden, stemmer, registry, progress
         )

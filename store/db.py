@@ -242,14 +242,15 @@ def is_dirty(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 class WriterLease:
-    """The writer connection, kept across short writes: opening the file costs ~10 ms,
-    and closing it checkpoints. Readers need it free now and then, so callers let it go
-    before slow work and whenever ``expired``: held ``hold`` seconds, or a reader is
-    waiting for the file (it says so in a marker, see ``connect``). Each write still
-    commits on its own; this only spares the reopening. Reopened after letting a reader
-    in, it first gives the reader a moment to open the file."""
+    """The writer connection, kept across short writes: opening the file costs 20-30 ms
+    of CPU (a new DuckDB instance), and closing it checkpoints. Other processes need it
+    free now and then, so callers let it go before slow work and whenever ``expired``: a
+    reader or another writer is waiting for the file (each says so in a marker, see
+    ``connect``), or it was held ``hold`` seconds (which bounds the log a crash leaves).
+    Each write still commits on its own; this only spares the reopening. Reopened after
+    letting a reader in, it first gives the reader a moment to open the file."""
 
-    def __init__(self, index: Index, hold: float = 1.0):
+    def __init__(self, index: Index, hold: float = 30.0):
         self.index, self.hold = index, hold
         self._cm = None
         self._con: duckdb.DuckDBPyConnection | None = None
@@ -273,7 +274,8 @@ class WriterLease:
         if _fresh(_marker(self.index.db, READER_MARK)):
             self._yielded = True
             return True
-        return time.monotonic() - self._opened > self.hold
+        waiting_writer = _fresh(_marker(self.index.db, WRITER_MARK))
+        return waiting_writer or time.monotonic() - self._opened > self.hold
 
     def release(self) -> None:
         if self._cm is not None:
