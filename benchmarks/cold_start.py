@@ -8,9 +8,9 @@ search WORD`` (text) and ``kbx search WORD --json`` (which adds the facets) on t
 corpus, and the same two queries in process on a warm connection. It reports medians of
 wall time and of CPU time (user + system, the child's own: on a shared machine the wall
 time grows with the load, the CPU time much less), and what kbx adds over bare Python and
-the query. ``--compare DIR`` also times the kbx found at DIR/kbx (an older commit, e.g.
-``git archive OLD | tar -x -C DIR/kbx``) beside this one, in the same loop; its rows are
-named after DIR.
+the query. ``--compare DIR`` also times kbx search with PYTHONPATH=DIR: an older commit
+unpacked as DIR/kbx (``git archive OLD | tar -x -C DIR/kbx``), or another typer installed
+there (``pip install --target DIR``), in the same loop; its rows are named after DIR.
 
     .venv/bin/python benchmarks/cold_start.py [--eval ../shared/eval] [--runs 15] [--compare DIR]
 """
@@ -50,8 +50,6 @@ import typer, typer.main
 stage("import typer")
 import kbx.cli.app
 stage("import kbx.cli.app (the rest)")
-import typer._adapters
-stage("pydantic, which typer loads to coerce the first parameter")
 import duckdb
 stage("import duckdb")
 import numpy
@@ -97,7 +95,14 @@ def _warm(fn) -> tuple[float, float]:
 def main() -> None:
     ap = eval_arg(__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--compare", type=Path, help="also time the kbx package at DIR/kbx")
+    ap.add_argument(
+        "--compare",
+        type=Path,
+        action="append",
+        default=[],
+        help="also time kbx search with PYTHONPATH=DIR (an older kbx as DIR/kbx, or another "
+        "typer); repeatable",
+    )
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "BENCHMARKS.md")
     args = ap.parse_args()
     corpus = args.eval / NODEJS
@@ -120,13 +125,10 @@ def main() -> None:
             text: ([str(KBX), "search", QUERY], None),
             as_json: ([str(KBX), "search", QUERY, "--json"], None),
         }
-        if args.compare:
-            older = os.environ | {"PYTHONPATH": str(args.compare.resolve())}
-            cases[f"{text} ({args.compare.name})"] = ([str(KBX), "search", QUERY], older)
-            cases[f"{as_json} ({args.compare.name})"] = (
-                [str(KBX), "search", QUERY, "--json"],
-                older,
-            )
+        for other in args.compare:
+            env = os.environ | {"PYTHONPATH": str(other.resolve())}
+            cases[f"{text} ({other.name})"] = ([str(KBX), "search", QUERY], env)
+            cases[f"{as_json} ({other.name})"] = ([str(KBX), "search", QUERY, "--json"], env)
         times: dict[str, list[tuple[float, float]]] = {n: [] for n in [*cases, *queries]}
         staged: dict[str, list[float]] = {}
         for _ in range(args.runs):
@@ -142,7 +144,7 @@ def main() -> None:
     bare = "python -c pass"
     for name, query in ((text, "the text query in process (warm)"),
                         (as_json, "the --json query in process (warm)")):  # fmt: skip
-        for shown in (name, f"{name} ({args.compare.name})" if args.compare else ""):
+        for shown in (name, *(f"{name} ({other.name})" for other in args.compare)):
             if shown in times:
                 over = [m[shown] - m[bare] - m[query] for m in (wall, cpu)]
                 rows.append(
@@ -151,7 +153,7 @@ def main() -> None:
     section = (
         "## Cold start\n\n"
         f"`.venv/bin/python benchmarks/cold_start.py --runs {args.runs}"
-        + (f" --compare {args.compare.name}" if args.compare else "")
+        + "".join(f" --compare {other.name}" for other in args.compare)
         + f"` on the Node.js corpus, {time.strftime('%Y-%m-%d')} ({os.cpu_count()} cores, "
         f"load average {load_before:.1f} before and {os.getloadavg()[0]:.1f} after; medians "
         f"of {args.runs} alternating runs; CPU is the process's user + system time):\n\n"
