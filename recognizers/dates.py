@@ -21,7 +21,7 @@ from functools import lru_cache
 import ahocorasick
 
 from kbx.recognizers.base import Mention, RecognizerInfo
-from kbx.recognizers.units import ATOM
+from kbx.recognizers.units import ATOM, trie
 from kbx.timex import resolve
 
 MONTHS = {
@@ -127,7 +127,7 @@ _YEAR = r"(?:1[5-9][0-9][0-9]|20[0-9][0-9])"  # ASCII digits, as the prefilter r
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _NUM = (
     r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|"
-    + "|".join(sorted(NUMBERS, key=len, reverse=True))
+    + trie(NUMBERS)  # a tree: tried where the letters lead, not word by word
     + r")"
 )
 _UNIT = r"(?:year|month|week|day|decade|centur(?:y|ie)|hour|minute|quarter)s?"
@@ -186,7 +186,7 @@ PATTERNS: list[tuple[str, str]] = [
     ),
     # spoken, in broadcast transcripts: "nineteen ninety-six", "the year two thousand"
     ("spoken_year", _SPOKEN_YEAR),
-    ("decade", r"\b(?:the\s+)?(?:1[5-9]|20)[0-9]0'?s\b|'[0-9]0s\b"),
+    ("decade", r"\b(?:the\s+)?(?:1[5-9]|20)[0-9]0'?s\b|(?<=['’])[0-9]0s\b"),  # "'90s": "90s"
     (  # "the nineties"; not "in his forties"
         "decade_word",
         rf"\bthe\s+(?:(?:early|late|mid)[\s-]+)?(?:nineteen[\s-]+)?{_DECADES}\b",
@@ -263,8 +263,8 @@ PATTERNS: list[tuple[str, str]] = [
         rf"\b(?:(?:the\s+)?(?:past|last|next|first|coming)\s+)?"
         rf"(?:{_NUM}(?:\s+1/2|\s+and\s+a\s+half)?|(?:an?\s+)?couple\s+of)"
         rf"(?:\s+(?:more|additional|further|extra|straight|consecutive|successive))?"
-        rf"[\s-]+{_UNIT}(?:[\s-]+long)?\b(?!-(?:earlier|ago))"  # "a year-earlier loss"
-        rf"|\b(?!an?\b){_NUM}(?:\s+(?:more|additional|further|extra))?[\s-]+seconds?\b"
+        rf"[\s-]+(?:{_UNIT}|(?<!\ba\s)(?<!\ban\s)seconds?)(?:[\s-]+long)?\b"
+        r"(?!-(?:earlier|ago))"  # not "a second", "a year-earlier loss"
         r"|\b(?:day|week|month|year|decade)-long\b"
         r"|\brecent\s+(?:years|months|weeks|days|decades|quarters)\b",
     ),
@@ -394,8 +394,8 @@ _TRIGGER_WORDS = (
 # A number starts an expression only as a year, a slashed date, a clock time, or a count
 # before a word ("3 years", "4 March", "5 1/2 hours", "3-year"): a version's or a hash's
 # digits are not tried.
-_DIGIT = (
-    r"(?=(?:1[5-9]|20)\d\d|\d{1,2}/\d{1,2}/\d\d|\d{1,2}(?::\d\d)?[ap]"
+_DIGIT = (  # (?=\d) first: at a word's first letter the rest is not tried at all
+    r"(?=\d)(?=(?:1[5-9]|20)\d\d|\d{1,2}/\d{1,2}/\d\d|\d{1,2}(?::\d\d)?[ap]|[0-9]0s\b"
     r"|\d[\d,.:]*(?:st|nd|rd|th)?(?:[\s-]*\s[\s-]*[a-z\d]|-+(?:year|month|week|day|decade|"
     r"centur|hour|minute|quarter)))\d"
 )
@@ -408,11 +408,10 @@ _TRIGGERS = (
     r"current|previous|year|quarter|weekend|days|weeks|months|years|full\s+year|"
     r"(?:near|foreseeable|immediate)\s+future|(?:near|short)\s+term|"
     r"fiscal\s+year|calendar\s+year|nineteenth|twentieth|twenty|\d|spring|summer|winter|"
-    r"(?:(?:early|late|mid)[\s-]+)?(?:nineteen[\s-]+)?\w+ties\b|"
+    rf"(?:(?:early|late|mid)[\s-]+)?(?:nineteen[\s-]+)?{_DECADES}\b|"
     r"(?:end|beginning|start|middle|rest|remainder)\s+of\s|same\s|following\s)"
     r"|(?:earlier\s+|later\s+)?that\s+(?=(?:same\s+)?(?:day|week|month|year)\b)"
     r"|(?:day|week|month|decade)s?(?=-long\b))"
-    r"|'(?=[0-9]0s\b)"  # "'90s"
 )
 _TRIGGER = re.compile(_TRIGGERS)
 _TRIGGER_ANY_CASE = re.compile(_TRIGGERS, re.IGNORECASE)
@@ -587,8 +586,8 @@ def _normalize(kind: str, text: str) -> tuple[str, str | None]:
         year = re.search(r"\d{4}", low).group()
         return "DATE", f"{year}-{season}"
     if kind == "decade":
-        if low.startswith("'"):  # "'90s": of the last century, "'00s" and "'10s" of this
-            return "DATE", ("20" if low[1] in "01" else "19") + low[1]
+        if len(low) == 3:  # "'90s": of the last century, "'00s" and "'10s" of this
+            return "DATE", ("20" if low[0] in "01" else "19") + low[0]
         return "DATE", re.search(r"\d{3}", low).group()
     if kind == "decade_word":
         return "DATE", f"19{_TENS.index(words[-1][:-3] + 'y') + 2}"
@@ -794,12 +793,13 @@ class DateRecognizer:
     """TIMEX3 dates, times, durations and sets; relative ones resolved per document."""
 
     info = RecognizerInfo(
-        # 7: "a year-earlier loss" is the year before, not "a year"; 6: spoken years and
+        # 8: "'90s" is the mention "90s" (the scan opens at a digit, faster); 7: "a
+        # year-earlier loss" is the year before, not "a year"; 6: spoken years and
         # decades, clock times in words, seconds, runs of units, the near future; 5:
         # amounts in a unit are not years, months end at a word's end; 4: tense, days with
         # times, sets of days; 3: not in inline code, not across table cells; 2: not code
         name="dates",
-        version="7",
+        version="8",
         types=("DATE", "TIME", "DURATION", "SET"),
         needs_context=True,
         code=False,

@@ -218,7 +218,8 @@ def test_a_year_or_a_day_before_a_word_that_is_no_unit(text, expected):
             "It was a hit in the late nineteen sixties.",
             ("the late nineteen sixties", "DATE", "196"),
         ),
-        ("Grunge ruled the '90s.", ("'90s", "DATE", "199")),
+        ("Grunge ruled the '90s.", ("90s", "DATE", "199")),
+        ("Grunge ruled the ’90s.", ("90s", "DATE", "199")),
         # clock times in words, seconds, runs of units, the near future
         ("He left at 4 in the morning.", ("4 in the morning", "TIME", "2021-03-10T04:00")),
         ("We meet at eight o'clock.", ("eight o'clock", "TIME", "2021-03-10T08:00")),
