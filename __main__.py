@@ -1,5 +1,5 @@
 """``python -m kbx`` runs the command line."""
 
-from kbx.cli.app import main
+from kbx.cli.app import run
 
-main()
+run()

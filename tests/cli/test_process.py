@@ -53,6 +53,18 @@ def test_an_error_is_one_line_or_one_object_and_its_exit_code(tmp_path):
     assert r.returncode == 2 and "Missing argument 'query'" in r.stderr
 
 
+def test_a_command_that_only_reads_flushes_all_its_output_before_its_quick_exit(tmp_path):
+    """A command that only reads ends without Python's teardown (``cli.app.run``), so
+    nothing flushes its output for it: it must, to the last line, into a pipe."""
+    corpus = write_corpus(tmp_path / "docs")
+    index(corpus, registry=Registry([IdentifierRecognizer()]))
+    r = run_kbx("search", "supplier approval", cwd=corpus)
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.stdout.splitlines()[-1].startswith("  notes/cedar.md:9 ")  # the exact block, last
+    r = run_kbx("read", "notes/cedar.md:1-3", "--json", cwd=corpus)
+    assert r.returncode == 0 and json.loads(r.stdout)["path"] == "notes/cedar.md"
+
+
 def test_ctrl_c_exits_130_without_a_traceback_and_keeps_the_index(tmp_path):
     root = tmp_path / "docs"
     root.mkdir()
