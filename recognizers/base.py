@@ -42,6 +42,12 @@ class RecognizerInfo:
             raise BadArgument(f"recognizer name {self.name!r}: use lower case, digits and _")
         if not self.version or not self.types:
             raise BadArgument(f"recognizer {self.name!r} must declare a version and its types")
+        odd = [t for t in (*self.types, *self.boost_types) if t != t.strip().upper() or not t]
+        if odd:  # `--type` reads a type upper-cased: one in lower case would never filter
+            raise BadArgument(
+                f"recognizer {self.name!r}: mention types are in upper case (e.g. DATASET), "
+                f"not {', '.join(map(repr, odd))}"
+            )
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,12 @@ def test_metadata_is_checked_and_names_are_unique():
         RecognizerInfo(name="Bad Name", version="1", types=("X",))
     with pytest.raises(BadArgument, match="version and its types"):
         RecognizerInfo(name="ok", version="", types=("X",))
+    with pytest.raises(BadArgument, match="in upper case.*'dataset'"):  # --type could not reach it
+        RecognizerInfo(name="ok", version="1", types=("DATASET", "dataset"))
+    with pytest.raises(BadArgument, match="in upper case.*'Work of art'"):
+        RecognizerInfo(name="ok", version="1", types=("WORK",), boost_types=("Work of art",))
+    assert RecognizerInfo(name="ok", version="1", types=("WORK_OF_ART", "3D")).types[1] == "3D"
+    assert RecognizerInfo(name="ok", version="1", types=("PROGRAMMING LANGUAGE",)).types
     with pytest.raises(BadArgument, match="two recognizers are named 'words'"):
         Registry([Words(), Words()])
     with pytest.raises(BadArgument, match="choose from words"):
