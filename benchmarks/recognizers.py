@@ -28,7 +28,7 @@ from kbx.store.db import Index
 def units(eval_dir: Path, tmp: Path) -> list[str]:
     db = tmp / "nodejs.duckdb"
     build_kbx(eval_dir / "corpora" / "nodejs", db, "snowball")
-    with Index.find(db).reader() as con:
+    with Index.for_root(eval_dir / "corpora" / "nodejs", db).reader() as con:
         return [t for (t,) in con.execute("SELECT text FROM units ORDER BY unit_id").fetchall()]
 
 
