@@ -13,8 +13,9 @@ valid while it is open.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import duckdb
 
@@ -114,3 +115,30 @@ def _mapped(path: Path, start: int, shape: tuple, dtype: np.dtype) -> np.ndarray
     if not int(np.prod(shape, dtype=np.int64)):
         return np.zeros(shape, dtype=dtype)
     return np.memmap(path, dtype=dtype, mode="r", offset=start, shape=shape, order="C")
+
+
+T = TypeVar("T")
+
+
+class Maps(Generic[T]):
+    """A process's maps of one kind of file, one per index, each kept while its generation
+    holds (a server maps once); ``load(db, gen)`` maps a file, None when it is not of
+    ``gen``."""
+
+    def __init__(self, load: Callable[[Path, int], T | None]):
+        self._load = load
+        self._held: dict[Path, tuple[int, T]] = {}
+
+    def get(self, db: Path, gen: int) -> T | None:
+        hit = self._held.get(db)
+        if hit is not None and hit[0] == gen:
+            return hit[1]
+        found = self._load(db, gen)
+        if found is None:
+            self._held.pop(db, None)
+        else:
+            self._held[db] = (gen, found)
+        return found
+
+    def clear(self) -> None:
+        self._held.clear()

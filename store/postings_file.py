@@ -110,20 +110,12 @@ def load(db: Path, gen: int) -> PostingsFile | None:
     return PostingsFile(int(n[0]), float(avglen[0]), *rest)
 
 
-_CACHE: dict[Path, tuple[int, PostingsFile]] = {}  # a process's maps, one per index
+MAPS = arrays.Maps(load)
 
 
 def cached(db: Path, gen: int) -> PostingsFile | None:
     """``load``, kept for the process while the generation holds: a server maps once."""
-    hit = _CACHE.get(db)
-    if hit is not None and hit[0] == gen:
-        return hit[1]
-    pf = load(db, gen)
-    if pf is None:
-        _CACHE.pop(db, None)
-    else:
-        _CACHE[db] = (gen, pf)
-    return pf
+    return MAPS.get(db, gen)
 
 
 def refresh(con: duckdb.DuckDBPyConnection, db: Path) -> bool:

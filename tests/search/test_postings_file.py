@@ -47,7 +47,7 @@ def test_a_cut_short_file_is_not_mapped(tmp_path):
     idx = Index.for_root(root)
     path = mapped_path(idx.db)
     path.write_bytes(path.read_bytes()[:-16])
-    postings_file._CACHE.clear()
+    postings_file.MAPS.clear()
     with idx.reader() as con:
         assert bm25.mapped(con) is None
         assert rank(con, [["supplier"]])[1] > 0  # SQL still answers
