@@ -319,6 +319,8 @@ def _trie(words: Iterable[str]) -> str:
     return walk(tree)
 
 
+EVERY = ("daily", "weekly", "monthly", "annually", "yearly", "hourly")  # a SET's words
+
 _TRIGGER_WORDS = (
     *MONTHS,
     *WEEKDAYS,
@@ -328,12 +330,7 @@ _TRIGGER_WORDS = (
         "second",
         "third",
         "fourth",
-        "daily",
-        "weekly",
-        "monthly",
-        "annually",
-        "yearly",
-        "hourly",
+        *EVERY,
         "noon",
         "midnight",
         "once",
@@ -440,12 +437,7 @@ _KEY_WORDS = (
         "tomorrow",
         "noon",
         "midnight",
-        "daily",
-        "weekly",
-        "monthly",
-        "annually",
-        "yearly",
-        "hourly",
+        *EVERY,
         "quarterly",
         "thanksgiving",
         "christmas",
