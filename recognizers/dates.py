@@ -115,6 +115,7 @@ ORDINALS = {
     "4th": 4,
 }
 CENTURIES = {"nineteenth": 19, "twentieth": 20, "twenty-first": 21}
+EVERY = ("daily", "weekly", "monthly", "annually", "yearly", "hourly")  # a SET's words
 SEASONS = {"spring": "SP", "summer": "SU", "fall": "FA", "autumn": "FA", "winter": "WI"}
 PARTS_OF_DAY = {"morning": "MO", "afternoon": "AF", "evening": "EV", "night": "NI", "tonight": "NI"}
 
@@ -243,7 +244,7 @@ PATTERNS: list[tuple[str, str]] = [
     (
         "set",
         rf"\b(?:every|each|per)\s+(?:(?:{_NUM}\s+|other\s+)?{_UNIT}|{_WEEKDAY}|{_MONTH})\b"
-        r"|\b(?:daily|weekly|monthly|annually|yearly|hourly)\b"
+        rf"|\b(?:{'|'.join(EVERY)})\b"
         rf"|\b{_WEEKDAY}s\b|\bweekends\b"
         rf"|\b(?:once|twice|{_NUM}\s+times)\s+(?:an?|per|each|every)\s+{_UNIT}\b",
     ),
@@ -318,8 +319,6 @@ def _trie(words: Iterable[str]) -> str:
 
     return walk(tree)
 
-
-EVERY = ("daily", "weekly", "monthly", "annually", "yearly", "hourly")  # a SET's words
 
 _TRIGGER_WORDS = (
     *MONTHS,
