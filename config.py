@@ -44,15 +44,18 @@ class EngineConfig:
     timeout: float = 10.0  # seconds to reach it before giving up
     spool: str | None = None  # a folder every worker reads: batches go as files through it
 
-    def override(self, kind: str | None, address: str | None) -> EngineConfig:
-        """These settings with a command's ``--engine`` and ``--address`` applied, checked;
-        an address alone means the dask engine."""
-        if kind == "local" and address:
-            raise BadArgument("--address is the Dask scheduler's: give it with --engine dask")
+    def override(
+        self, kind: str | None, address: str | None, spool: str | None = None
+    ) -> EngineConfig:
+        """These settings with a command's ``--engine``, ``--address`` and ``--spool``
+        applied, checked; an address alone means the dask engine."""
+        for option, given in (("--address", address), ("--spool", spool)):
+            if kind == "local" and given:
+                raise BadArgument(f"{option} is for a Dask cluster: give it with --engine dask")
         kind = kind or ("dask" if address else self.kind)
         section = {"kind": kind, "address": address or self.address, "timeout": self.timeout}
-        if self.spool:
-            section["spool"] = self.spool
+        if spool or self.spool:
+            section["spool"] = spool or self.spool
         return engine_config(section, "--engine")
 
 

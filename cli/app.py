@@ -711,6 +711,13 @@ def reprocess(
         str | None,
         typer.Option(help="The Dask scheduler, tcp://HOST:PORT (implies --engine dask)."),
     ] = None,
+    spool: Annotated[
+        str | None,
+        typer.Option(
+            help="With dask: send batches as files through this folder (an absolute path "
+            "every worker mounts), not through the scheduler. Default: kbx.toml's spool."
+        ),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -734,6 +741,8 @@ def reprocess(
       kbx reprocess -r dates --workers 2 --json
 
       kbx reprocess -r spacy --engine dask --address tcp://10.0.0.5:8786
+
+      kbx reprocess -r spacy --address tcp://10.0.0.5:8786 --spool /shared/kbx
     """
     idx = api.Index.find(db)
     registry = api.registry_for(idx)
@@ -749,7 +758,7 @@ def reprocess(
             bar.update(tasks[name], completed=done)
 
         report = api.reprocess(
-            idx, registry, recognizer, redo_all, workers, dry_run, tick, engine, address
+            idx, registry, recognizer, redo_all, workers, dry_run, tick, engine, address, spool
         )
     if as_json:
         emit_json(

@@ -52,16 +52,18 @@ def reprocess(
     progress: Callable[[str, int, int], None] | None = None,
     engine: str | None = None,
     address: str | None = None,
+    spool: str | None = None,
 ) -> ReprocessReport:
     """Redo the stale, missing and failed runs of the chosen recognizers (with
     ``redo_all``, every run); other recognizers' runs and mentions are not touched.
-    ``engine`` and ``address`` override kbx.toml's ``[engine]``: with a Dask cluster, its
-    workers recognize the batches and this process commits them as it does its own."""
+    ``engine``, ``address`` and ``spool`` override kbx.toml's ``[engine]``: with a Dask
+    cluster, its workers recognize the batches and this process commits them as it does
+    its own."""
     started = time.monotonic()
     if dry_run:
         rows = plan(index, registry, names, redo_all, workers, sample=True)
         return ReprocessReport(rows, dry_run=True)
-    spec = load_config(index.root).engine.override(engine, address)
+    spec = load_config(index.root).engine.override(engine, address, spool)
     remote = connect(spec)  # first: an engine that cannot run changes nothing
     with remote or nullcontext(), index.writing("reprocess", wait=WRITER_WAIT):
         with index.writer() as con:

@@ -216,6 +216,8 @@ def test_an_unreachable_scheduler_is_one_line_and_the_index_is_unchanged(built, 
         r = run_cli("reprocess", "--all", cwd=root)
         assert r.returncode == 1
         assert r.stderr.split() == f"error: {e.value}".split()  # one line, as wide as it is
+        r = run_cli("reprocess", "--all", "--engine", "local", "--spool", "/shared", cwd=root)
+        assert r.returncode == 2 and "--spool is for a Dask cluster" in r.stderr
 
 
 def test_kbx_index_with_an_unreachable_engine_says_the_files_are_in(tmp_path):
@@ -370,6 +372,11 @@ def test_engine_settings_are_checked_where_they_are_read(tmp_path):
         "dask", "tcp://g:2", 2.0, "/shared/spool"
     )
     assert spooled.override("local", None) == EngineConfig("local", None, 2.0)
+    assert dask.override(None, None, "/other") == EngineConfig("dask", "tcp://h:1", 2.0, "/other")
+    with pytest.raises(BadArgument, match="--spool is for a Dask cluster"):
+        dask.override("local", None, "/other")
+    with pytest.raises(BadArgument, match="engine spool 'rel': give the absolute path"):
+        dask.override(None, None, "rel")
 
 
 def test_a_missing_engine_package_is_one_line_naming_what_to_install(monkeypatch):
