@@ -66,6 +66,7 @@ STAGES = [
         (
             "extract/formats/",
             "markdown_it/",
+            "markdown_it_pyrs",
             "html/parser",
             "pylatexenc",
             "pypdfium2",
@@ -83,7 +84,7 @@ STAGES = [
     ("store writes", ("store/", "annotate/run.py", "indexing/")),
     ("ipc", ("multiprocessing/", "concurrent/futures/", "pickle", "copyreg")),
 ]
-COLUMNS = ["wait", *[s for s, _ in STAGES], "other"]
+COLUMNS = ["wait", "read+hash", *[s for s, _ in STAGES], "other"]  # read+hash: READING below
 # indexing/ingest.py frames that are the worker's own reading, not a store write
 READING = re.compile(r"^(_?read_one|_read_inside|_opened_path|timed) ")
 
