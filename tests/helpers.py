@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import itertools
 import multiprocessing
 import os
 import re
@@ -145,6 +146,32 @@ def unchanged(idx: Index):
         assert contents(con) == before, f"a test wrote to the shared index {idx.db}"
 
 
+_SCRATCH: list[duckdb.DuckDBPyConnection] = []  # one in-memory instance per run
+_NAMES = itertools.count()
+
+
+@contextmanager
+def attached(db: Path, read_only: bool = True):
+    """A connection to the database file ``db``, for a test's own queries: the file is
+    attached to one in-memory instance kept for the run, and detached after, so nothing holds
+    it. A new instance (``duckdb.connect(db)``) costs 20-30 ms of CPU for its catalog, an
+    ATTACH about 3."""
+    if not _SCRATCH:
+        _SCRATCH.append(duckdb.connect(":memory:"))
+    con = _SCRATCH[0].cursor()
+    name = f"db{next(_NAMES)}"
+    mode = " (READ_ONLY)" if read_only else ""
+    path = str(db).replace("'", "''")
+    con.execute(f"ATTACH '{path}' AS {name}{mode}")
+    try:
+        con.execute(f"USE {name}")
+        yield con
+    finally:
+        con.execute("USE memory")
+        con.execute(f"DETACH {name}")
+        con.close()
+
+
 def copy_index(template: Path, root: Path) -> Index:
     """A copy of the folder ``template`` and the index built in it, at ``root``: what
     building there would leave, for a copy (milliseconds) where a build takes a second. The
@@ -152,11 +179,8 @@ def copy_index(template: Path, root: Path) -> Index:
     would; the index records its root, which the copy is told."""
     shutil.copytree(template, root)
     idx = Index.for_root(root)
-    con = duckdb.connect(str(idx.db))
-    try:
+    with attached(idx.db, read_only=False) as con:
         con.execute("UPDATE kbx_meta SET value = ? WHERE key = 'root'", [str(idx.root)])
-    finally:
-        con.close()
     return idx
 
 

@@ -10,7 +10,6 @@ import contextlib
 import json
 import math
 import re
-import shutil
 import socket
 import socketserver
 import struct
@@ -20,9 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
-import duckdb
 import pytest
-from helpers import Loopback, crossref_work
+from helpers import Loopback, attached, copy_index, crossref_work
 from inprocess import run_cli
 
 from kbx.entities.lookup import entity
@@ -75,16 +73,9 @@ def template(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def idx(template, tmp_path) -> Index:
-    """A copy of the template, for the tests that only resolve (the index knows its root, so
-    one that indexes again builds its own: ``fresh``)."""
-    root = tmp_path / "docs"
-    shutil.copytree(template, root)
-    return Index.for_root(root)
-
-
-@pytest.fixture
-def fresh(tmp_path) -> Index:
-    return _corpus(tmp_path / "docs")
+    """A copy of the template, told its new root (so that indexing it again works as on the
+    template): a build is half a second, a copy milliseconds."""
+    return copy_index(template, tmp_path / "docs")
 
 
 def _settings(url: str, **kw) -> Settings:
@@ -94,14 +85,11 @@ def _settings(url: str, **kw) -> Settings:
 
 def _rows(idx: Index) -> dict[tuple[str, str], tuple[str, object, str | None]]:
     """(entity, service): (status, data, error) of every answer recorded."""
-    con = duckdb.connect(str(idx.db), read_only=True)
-    try:
+    with attached(idx.db) as con:
         rows = con.execute("SELECT entity_id, service, status, data, error FROM resolutions")
         return {
             (e, s): (st, data and json.loads(data), err) for e, s, st, data, err in rows.fetchall()
         }
-    finally:
-        con.close()
 
 
 def _ref(rows) -> tuple[str, str]:
@@ -405,18 +393,16 @@ BAD_CACHE = {  # ok answers an older kbx cached without checking them
 
 
 @pytest.mark.parametrize("bad", BAD_CACHE)
-def test_a_bad_cached_answer_does_not_break_the_rebuild(fresh, bad):
-    idx = fresh
-    con = duckdb.connect(str(idx.db))
+def test_a_bad_cached_answer_does_not_break_the_rebuild(idx, bad):
     rows = [
         (f"doi:{DOI}", "crossref", BAD_CACHE[bad]),
         (f"doi:{DOI}", "openalex", OPENALEX_WORK),
         (f"orcid:{ORCID}", "openalex", BAD_CACHE[bad]),
     ]
-    for e, s, data in rows:
-        data = None if data is None else json.dumps(data)
-        con.execute("INSERT INTO resolutions VALUES (?, ?, 'ok', now(), ?, NULL)", [e, s, data])
-    con.close()
+    with attached(idx.db, read_only=False) as con:
+        for e, s, data in rows:
+            data = None if data is None else json.dumps(data)
+            con.execute("INSERT INTO resolutions VALUES (?, ?, 'ok', now(), ?, NULL)", [e, s, data])
     paper = idx.root / "paper.md"
     paper.write_text(paper.read_text() + "\nMore about the kernel.\n")
     report = index(idx.root, registry=REGISTRY)
@@ -457,8 +443,7 @@ def test_the_command_offline_says_one_line(idx, args, monkeypatch):
     assert _rows(idx) == {}
 
 
-def test_index_then_resolve_offline_keeps_the_index_summary(fresh, monkeypatch):
-    idx = fresh
+def test_index_then_resolve_offline_keeps_the_index_summary(idx, monkeypatch):
     url = _closed_port()
     monkeypatch.setenv("KBX_CROSSREF_URL", url)
     monkeypatch.setenv("KBX_OPENALEX_URL", url)
