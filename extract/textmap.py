@@ -237,25 +237,6 @@ class TextBuilder:
         return "".join(self.parts)
 
 
-def merge(segments: list[Segment], text: str) -> list[Segment]:
-    """Join verbatim segments that continue each other on the same line."""
-    out: list[Segment] = []
-    for seg in segments:
-        if out:
-            cs, line, col, byte, verb = out[-1]
-            n = seg[0] - cs
-            if (
-                verb
-                and seg[4]
-                and seg[1] == line
-                and seg[2] == col + n
-                and "\n" not in text[cs : seg[0]]
-            ):
-                continue
-        out.append(seg)
-    return out
-
-
 def shift(segments: list[Segment], delta: int) -> list[Segment]:
     """Move segments ``delta`` characters along the clean text."""
     if not delta:

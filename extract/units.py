@@ -13,7 +13,7 @@ import re
 from collections import Counter
 
 from kbx.extract.model import TABLE, Block, Span, Unit
-from kbx.extract.textmap import Segment, merge, shift, slice_segments
+from kbx.extract.textmap import Segment, shift, slice_segments
 
 TOKEN = re.compile(r"\w+")
 CHUNK = re.compile(r"\S+")
@@ -51,7 +51,7 @@ def _join(blocks: list[Block], encoding: str) -> Unit:
     text = "".join(parts)
     return Unit(
         text=text,
-        segments=merge(segments, text),
+        segments=segments,
         kind=kinds.most_common(1)[0][0],
         heading_path=blocks[0].heading_path,
         n_tokens=sum(b.n_tokens for b in blocks),
@@ -109,7 +109,7 @@ def _window(block: Block, encoding: str, size: int, overlap: int) -> list[Unit]:
         units.append(
             Unit(
                 piece,
-                merge(segs, piece),
+                segs,
                 block.kind,
                 block.heading_path,
                 end - start,

@@ -53,6 +53,13 @@ def _check(path: str, data: bytes) -> None:
     doc = extract(path, data)
     lines = source_text(path, data)[0].replace("\r\n", "\n").split("\n")
     for u in doc.units:
+        for (cs, line, col, _, verb), (nxt, line2, col2, _, verb2) in zip(
+            u.segments, u.segments[1:], strict=False
+        ):  # the builder extends a run that goes on, so a map is never longer than needed
+            assert (
+                not (verb and verb2 and line == line2 and col2 == col + nxt - cs)
+                or "\n" in u.text[cs:nxt]
+            ), (cs, nxt)
         start, end = u.lines
         window = "\n".join(lines[start - 1 : end])
         for m in re.finditer(r"\w+", u.text):
