@@ -10,7 +10,7 @@ import sys
 
 import duckdb
 import pytest
-from helpers import unchanged, write_corpus
+from helpers import copy_index, unchanged
 from inprocess import run_cli
 
 from kbx import __version__
@@ -22,11 +22,10 @@ RULES_ONLY = '[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n'
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory):
-    """The corpus indexed once by ``kbx index``, for the tests that only read it (checked)."""
-    root = write_corpus(tmp_path_factory.mktemp("cli") / "docs")
-    r = run_cli("index", str(root))
-    assert r.returncode == 0, r.stderr
+def shared(tmp_path_factory, indexed_corpus_template):
+    """The corpus as ``kbx index`` leaves it (a copy of the run's build; the command itself is
+    tested by the round trip below), for the tests that only read it (checked)."""
+    root = copy_index(indexed_corpus_template, tmp_path_factory.mktemp("cli") / "docs").root
     with unchanged(Index.for_root(root)):
         yield root
 
@@ -113,8 +112,8 @@ def test_mentions_are_listed_at_their_lines(shared):
     assert r.returncode == 0 and r.stdout == "no mentions\n"
 
 
-def test_gazetteer_entities_and_facets_from_the_command_line(corpus):
-    run_cli("index", str(corpus))
+def test_gazetteer_entities_and_facets_from_the_command_line(indexed_corpus):
+    corpus = indexed_corpus  # as `kbx index` leaves it (that run is tested above)
     r = run_cli(
         "gazetteer", "add", "Project Cedar", "-t", "PROJECT", "-a", "Cedar",
         "--by", "agent:planner", "--source", "notes/cedar.md", "--json", cwd=corpus,

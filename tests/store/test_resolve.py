@@ -10,9 +10,8 @@ import signal
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
-from helpers import Loopback, crossref_work
+from helpers import Loopback, attached, crossref_work
 from inprocess import run_cli
 
 from kbx.entities.lookup import entity
@@ -53,13 +52,10 @@ def _settings(server: Loopback, **kw) -> Settings:
 
 
 def _rows(idx: Index) -> list[tuple]:
-    con = duckdb.connect(str(idx.db), read_only=True)
-    try:
+    with attached(idx.db) as con:
         return con.execute(
             "SELECT entity_id, service, status, error FROM resolutions ORDER BY 1, 2"
         ).fetchall()
-    finally:
-        con.close()
 
 
 @pytest.fixture
@@ -199,9 +195,8 @@ def test_a_kill_during_resolve_loses_only_the_answer_in_flight(tmp_path):
             (f"doi:{dois[0]}", "crossref", "ok"),
             (f"doi:{dois[0]}", "openalex", "not_found"),
         ]
-        con = duckdb.connect(str(idx.db), read_only=True)
-        assert json.loads(con.execute("SELECT data FROM resolutions LIMIT 1").fetchone()[0])
-        con.close()
+        with attached(idx.db) as con:
+            assert json.loads(con.execute("SELECT data FROM resolutions LIMIT 1").fetchone()[0])
         server.routes[f"/works/{dois[1]}"] = records[f"/works/{dois[0]}"]
         r = resolve(idx, settings=_settings(server))
         assert r.cached == 2 and r.found == 3 and len(_rows(idx)) == 8
@@ -268,14 +263,14 @@ def test_reference_strings_link_to_a_doi_only_when_title_and_year_agree(tmp_path
             "not_found",
             "ok",
         ]
-        con = duckdb.connect(str(idx.db), read_only=True)
-        why = dict(
-            con.execute(
-                "SELECT json_extract_string(data, '$.title'), json_extract_string(data, '$.why') "
-                "FROM resolutions WHERE service = 'crossref-bibliographic'"
-            ).fetchall()
-        )
-        con.close()
+        with attached(idx.db) as con:
+            why = dict(
+                con.execute(
+                    "SELECT json_extract_string(data, '$.title'), "
+                    "json_extract_string(data, '$.why') "
+                    "FROM resolutions WHERE service = 'crossref-bibliographic'"
+                ).fetchall()
+            )
         assert why["A study of small things"] == "the year does not agree"
         assert why["Attention in networks"] == "the title does not agree"
         # the matched DOI is an entity, was resolved in the same run, and filters search
