@@ -24,6 +24,8 @@ from pathlib import Path
 
 import duckdb
 
+from kbx.search.allowed import Allowed
+from kbx.search.allowed import allowed as placements
 from kbx.search.filters import DocFilter
 from kbx.search.scoring import (
     DEFAULT_PARAMS,
@@ -101,11 +103,13 @@ def rank(
     db: Path | None = None,
     generation: int | None = None,
     ids: dict[str, int] | None = None,
+    allowed: Allowed | None = None,
 ) -> tuple[list[tuple[int, float, int]], int]:
     """Best units for the query term groups, best first: ``(unit_id, score, groups_matched)``
     rows, and how many units matched at all. ``db``, the file ``con`` has open, the
     postings' ``generation`` and the forms' ``ids`` (``term_ids``), when the caller has
-    read them, each save a statement (about a millisecond)."""
+    read them, each save a statement (about a millisecond); so does ``allowed``, the
+    placements the filter keeps (search/allowed.py), over the mapped postings."""
     pairs = _pairs(groups)
     if not pairs:
         return [], 0
@@ -116,7 +120,7 @@ def rank(
     f = doc_filter or DocFilter()
     pf = None if f.boosts else mapped(con, db, generation)
     if pf is not None:
-        return _rank_mapped(con, pf, found, len(groups), f, params, limit)
+        return _rank_mapped(con, pf, found, len(groups), f, params, limit, allowed)
     rows = con.execute(
         rank_sql(found, f, params, limit),
         [*f.params, *(p for _, ps in f.boosts for p in ps)],
@@ -167,6 +171,7 @@ def _rank_mapped(
     f: DocFilter,
     params: BM25Params,
     limit: int | None,
+    keep: Allowed | None = None,
 ) -> tuple[list[tuple[int, float, int]], int]:
     """``rank`` over the mapped postings: each word's best form per unit on the grid,
     summed over words (exact in any order, see scoring.grid), ties by unit id."""
@@ -174,9 +179,10 @@ def _rank_mapped(
 
     size = len(pf.length)
     allowed = None
-    units_sql = f.units()
-    if units_sql:
-        ids = np.asarray(con.execute(units_sql, f.params).fetchnumpy()["unit_id"], dtype=np.int64)
+    if keep is None and f.places:
+        keep = placements(con, f)
+    if keep is not None:
+        ids = keep.units
         allowed = np.zeros(size, dtype=bool)
         allowed[ids[ids < size]] = True
     score = np.zeros(size, dtype=np.float64)

@@ -18,6 +18,7 @@ import duckdb
 from kbx.entities.facet_arrays import BINS, NO_YEAR, FacetArrays, bin_key
 from kbx.entities.lookup import FILTER_GRADE
 from kbx.recognizers.quantity_filter import EDGES, bin_filter, bin_label, edges_key
+from kbx.search.allowed import Allowed, allowed
 from kbx.search.filters import DocFilter, kept_quantity
 
 TOP = 10
@@ -178,11 +179,13 @@ def facet_counts(
     f: DocFilter | None = None,
     layer: FacetArrays | None = None,
     postings=None,
+    keep: Allowed | None = None,
 ) -> Facets:
     """Facets of the passages holding any of ``term_ids`` that pass ``f``: counted with
     numpy over the ``layer``'s arrays when the caller found them current (``postings``,
-    the mapped postings when current, give the matched units), else ``sql_facets``. The
-    two give the same counts, ties and order (tests/search/test_facet_arrays.py)."""
+    the mapped postings when current, give the matched units; ``keep``, the placements
+    ``f`` allows when the search found them), else ``sql_facets``. The two give the same
+    counts, ties and order (tests/search/test_facet_arrays.py)."""
     f = f or DocFilter()
     if layer is None or len(f.places) != len(f.clauses):
         return sql_facets(con, term_ids, f)
@@ -198,11 +201,9 @@ def facet_counts(
         ).fetchnumpy()["unit_id"]
     else:
         units = np.zeros(0, np.int64)
-    allowed = None
-    if f.places:
-        sets = " INTERSECT ".join(f"SELECT doc_id, unit_id FROM ({p})" for p in f.places)
-        allowed = con.execute(f"SELECT doc_id, unit_id FROM ({sets})", f.params).fetchnumpy()
-    return counted(layer, np.asarray(units, dtype=np.int64), allowed, f)
+    if keep is None and f.places:
+        keep = allowed(con, f, layer)
+    return counted(layer, np.asarray(units, dtype=np.int64), keep, f)
 
 
 EPOCH = date(1970, 1, 1)
@@ -232,19 +233,18 @@ def _top(counts, order_keys) -> list[int]:
     return [int(i) for i in nz[np.lexsort((*order_keys(nz), -counts[nz]))]]
 
 
-def counted(layer: FacetArrays, units, allowed, f: DocFilter) -> Facets:
+def counted(layer: FacetArrays, units, keep: Allowed | None, f: DocFilter) -> Facets:
     """``sql_facets``' counts over the layer's arrays: the passages of the matched ``units``
-    (kept to the ``allowed`` ``doc_id, unit_id`` pairs of a filter), each facet a bincount
+    (kept to the placements ``keep`` a filter allows), each facet a bincount
     over their rows, the date and quantity filters' windows applied to the rows as the
     SQL applies them."""
     import numpy as np
 
     units = units[units < len(layer.unit_start) - 1]
     rows, _ = _ranges(layer.unit_start, units)
-    if allowed is not None:
+    if keep is not None:
         key = layer.pl_unit[rows].astype(np.int64) << 32 | layer.pl_doc[rows]
-        ok = np.asarray(allowed["unit_id"], np.int64) << 32 | np.asarray(allowed["doc_id"])
-        rows = rows[np.isin(key, ok)]
+        rows = rows[np.isin(key, keep.keys)]
     ents = layer.ent[_ranges(layer.ent_start, rows)[0]]
     ent_n = np.bincount(ents) if len(ents) else np.zeros(0, np.int64)
     ids, labels, etypes = (layer.strings(x) for x in ("ent_id", "ent_label", "ent_type"))

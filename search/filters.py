@@ -45,10 +45,17 @@ class DocFilter:
     # per quantity filter: its condition on a ``passage_quantities q`` row, for facets
     quantities: list[tuple[str, list]] = field(default_factory=list)
     asked: list[Asked] = field(default_factory=list)  # the same, for the facets' arrays
+    # per clause added with ``keep``: its parameters, and what the entity layer's arrays
+    # answer it by (search/allowed.py: ("entity", id), ("type", T), ("dates", after,
+    # before, date_from)), or None where only the SQL can
+    place_params: list[list] = field(default_factory=list)
+    kinds: list[tuple | None] = field(default_factory=list)
 
-    def keep(self, places: str, params: list) -> None:
+    def keep(self, places: str, params: list, kind: tuple | None = None) -> None:
         """Add the condition "the placement is among ``places``" (SQL of ``doc_id, unit_id``)."""
         self.places.append(places)
+        self.place_params.append(list(params))
+        self.kinds.append(kind)
         self.clauses.append(
             f"EXISTS (SELECT 1 FROM ({places}) z "
             "WHERE z.doc_id = pl.doc_id AND z.unit_id = pl.unit_id)"
@@ -132,6 +139,7 @@ def _entity(con: duckdb.DuckDBPyConnection, name: str, f: DocFilter) -> None:
             "JOIN placements pl USING (doc_id) WHERE l.entity_id = ? AND l.filter "
             "AND l.unit_id IS NULL",
             [entity_id, entity_id],
+            ("entity", entity_id),
         )
     else:  # only boost-only recognizers name it
         f.boosts.append(  # a document's own link (unit_id NULL) would make IN unknown
@@ -167,6 +175,7 @@ def _type(con: duckdb.DuckDBPyConnection, type_: str, f: DocFilter) -> None:
                 JOIN placements pl ON {_passage_or_document("l")}
                 WHERE l.filter AND e.type = ?""",
             [t, t],
+            ("type", t),
         )
     else:
         f.boosts.append(
@@ -237,6 +246,7 @@ def _dates(filters: Filters, f: DocFilter) -> None:
         f"SELECT pl.doc_id, pl.unit_id FROM passage_dates x JOIN placements pl ON {source} "
         "WHERE x.lo >= coalesce(?::DATE, x.lo) AND x.hi <= coalesce(?::DATE, x.hi)",
         [after, before],
+        ("dates", after, before, filters.date_from),
     )
     f.dates = (after, before, filters.date_from)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -150,7 +151,7 @@ def _file_ranks(
     (only their units are ranked: scores do not depend on which units are, so their order
     is the same as in the ranking of all); one past the last for a file with none ranked."""
     ids = ", ".join(str(int(d)) for d in docs)
-    narrowed = DocFilter(list(f.clauses), list(f.params), list(f.boosts), f.dates, list(f.places))
+    narrowed = copy.deepcopy(f)
     narrowed.keep(f"SELECT doc_id, unit_id FROM placements WHERE doc_id IN ({ids})", [])
     ranked, _ = rank(con, an.query(query), narrowed, db=db)
     unit_rank = {unit_id: i for i, (unit_id, _, _) in enumerate(ranked)}

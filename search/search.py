@@ -16,6 +16,7 @@ from kbx.entities.facet_arrays import FacetArrays
 from kbx.errors import BadArgument
 from kbx.extract.textmap import unpack
 from kbx.search import bm25
+from kbx.search.allowed import Allowed, allowed
 from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, mapped, rank, term_ids
 from kbx.search.facets import Facets, facet_counts
 from kbx.search.filters import DocFilter, Filters, compile_filters
@@ -81,13 +82,17 @@ def _hits(
     groups: list[list[str]],
     an: Analyzer,
     doc_filter: DocFilter | None = None,
+    keep: Allowed | None = None,
 ) -> tuple[list[Hit], dict[str, tuple[int, int]]]:
     """``hits_for``, and the size and mtime each cited file had when it was indexed (for
     ``file_states``, read with the placements). Two statements: one, joining the units to
-    the placements, cost as much (each key's lookup is the cost, about a millisecond)."""
+    the placements, cost as much (each key's lookup is the cost, about a millisecond).
+    ``keep``: the placements the filter allows, when the search found them already; the
+    statement then reads the hits' placements unfiltered and keeps those."""
     if not ranked:
         return [], {}
-    f = doc_filter or DocFilter()
+    f = DocFilter() if keep is not None else doc_filter or DocFilter()
+    pairs = keep.pairs_of([int(r[0]) for r in ranked]) if keep is not None else None
     first: dict[int, tuple] = {}
     paths: dict[int, list[str]] = {}
     stats: dict[str, tuple[int, int]] = {}
@@ -103,6 +108,8 @@ def _hits(
            WHERE {f.where()} ORDER BY d.path, pl.ordinal""",
         f.params,
     ).fetchall():
+        if pairs is not None and (row[0], row[1]) not in pairs:
+            continue
         first.setdefault(row[0], row)
         paths.setdefault(row[0], []).append(row[3])
         stats[row[3]] = (row[9], row[10])
@@ -275,10 +282,13 @@ def search(
         depth = k if mode == "bm25" else max(k, FUSION_DEPTH)
         ids = term_ids(con, [t for g in groups for t in g])
         gen = int(state.get(POSTINGS, 0))
-        ranked, total = rank(con, groups, f, params, depth, index.db, gen, ids)
+        pf = mapped(con, index.db, gen)
+        layer = facet_layer(index, state) if facets or f.places else None
+        keep = allowed(con, f, layer) if pf is not None or layer is not None else None
+        ranked, total = rank(con, groups, f, params, depth, index.db, gen, ids, keep)
         if mode != "bm25":
             ranked = _by_meaning(con, index, query, f, ranked, mode)[:k]
-        hits, indexed = _hits(con, ranked, groups, an, f)
+        hits, indexed = _hits(con, ranked, groups, an, f, keep)
         result = SearchResult(query, groups, hits, total, max(0, total - len(hits)), mode=mode)
         if exact and len(query.split()) > 1:
             start, rest = phrase_parts(query)
@@ -302,9 +312,7 @@ def search(
                 result.notes.append(STALE_LAYER)
         result.notes += file_states(con, index, hits, indexed)
         if facets:
-            layer = facet_layer(index, state)
-            pf = mapped(con, index.db, gen) if layer is not None else None
-            result.facets = facet_counts(con, list(ids.values()), f, layer, pf)
+            result.facets = facet_counts(con, list(ids.values()), f, layer, pf, keep)
     return result
 
 
