@@ -65,7 +65,7 @@ _WHERE = {  # name -> (module, attribute)
     "status": ("kbx.search.status", "status"),
     "Index": ("kbx.store.db", "Index"),
     "VectorReport": ("kbx.vectors.run", "VectorReport"),
-    "embed": ("kbx.vectors.run", "embed"),
+    "embed": ("kbx.indexing.embedding", "embed"),
     "CONFIG_FILE": ("kbx.config", "FILE"),
     "Found": ("kbx.source.walk", "Found"),
     "walk": ("kbx.source.walk", "walk"),

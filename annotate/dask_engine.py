@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError
 from pathlib import Path
 
@@ -94,6 +94,12 @@ class DaskEngine:
                 "spool a folder this process can write and every worker reads"
             ) from None
         return DaskPass(self, name, files)
+
+    def submit(self, fn: Callable[..., object], *args: object) -> Task:
+        """Run ``fn(*args)`` on some worker (``fn`` importable there, as kbx is): a stage
+        other than the recognizers' (the vectors) sends its batches so, and keeps its own
+        model per worker process."""
+        return Task(self.client.submit(fn, *args, pure=False, retries=RETRIES), self.address)
 
     def close(self) -> None:
         self.client.close()
@@ -177,18 +183,7 @@ class Batch:
     def result(self) -> tuple[list, list]:
         """The batch's mentions and runs, as the rows the local pass commits."""
         try:
-            mentions, runs = self.future.result()
-        except KilledWorker as e:
-            raise EngineUnavailable(
-                f"a batch killed every Dask worker that took it ({_why(e)}); what was "
-                "committed stays, and the next run resumes from it: check the workers' "
-                f"memory and logs at {self.address}"
-            ) from None
-        except LOST as e:
-            raise EngineUnavailable(
-                f"lost the Dask scheduler at {self.address} during the pass ({_why(e)}); what "
-                "was committed stays, and the next run resumes from it"
-            ) from None
+            mentions, runs = _taken(self.future, self.address)
         except spool.Unreadable as e:
             raise EngineUnavailable(
                 f"a Dask worker could not read a batch's file ({_why(e)}); what was committed "
@@ -277,3 +272,35 @@ def _table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
 def rows(table: pa.Table) -> list[tuple]:
     """An Arrow table back as rows."""
     return list(zip(*(c.to_pylist() for c in table.columns), strict=True))
+
+
+class Task:
+    """Any other stage's batch in flight (``DaskEngine.submit``), taken once as a Batch is."""
+
+    def __init__(self, future, address: str):
+        self.future, self.address = future, address
+
+    def done(self) -> bool:
+        return self.future.done()
+
+    def result(self) -> object:
+        value = _taken(self.future, self.address)
+        self.future = None
+        return value
+
+
+def _taken(future, address: str) -> object:
+    """A batch's result, or the one line that says why the cluster could not give it."""
+    try:
+        return future.result()
+    except KilledWorker as e:
+        raise EngineUnavailable(
+            f"a batch killed every Dask worker that took it ({_why(e)}); what was "
+            "committed stays, and the next run resumes from it: check the workers' "
+            f"memory and logs at {address}"
+        ) from None
+    except LOST as e:
+        raise EngineUnavailable(
+            f"lost the Dask scheduler at {address} during the pass ({_why(e)}); what "
+            "was committed stays, and the next run resumes from it"
+        ) from None

@@ -8,7 +8,7 @@ when a pass asks for it, so ``kbx search`` never loads Dask.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from kbx.config import EngineConfig
@@ -24,6 +24,14 @@ class Batch(Protocol):
     def result(self) -> tuple[list, list]:
         """The batch's mention rows and run rows."""
         ...
+
+
+class Running(Protocol):
+    """Another stage's batch in flight (``Engine.submit``)."""
+
+    def done(self) -> bool: ...
+
+    def result(self) -> object: ...
 
 
 class Pass(Protocol):
@@ -45,6 +53,10 @@ class Engine(Protocol):
         ...
 
     def start(self, recognizers: Sequence[Recognizer]) -> Pass: ...
+
+    def submit(self, fn: Callable[..., object], *args: object) -> Running:
+        """Run ``fn(*args)`` on some worker: another stage's batch (the vectors')."""
+        ...
 
     def close(self) -> None: ...
 

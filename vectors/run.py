@@ -18,21 +18,26 @@ reprocess``; with the ``dense`` extra absent it does nothing and says why in its
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
+from typing import Protocol
 
 import duckdb
 
+from kbx.errors import ModelMissing
 from kbx.store.db import Index, WriterLease, kill_point, rows_select
 from kbx.store.transaction import transaction
 from kbx.vectors import matrix
 from kbx.vectors.model import Encoder, passage_text
-from kbx.vectors.setup import encoder_or_why
+from kbx.vectors.setup import encoder_or_why, loaded, setting
 
 BATCH_UNITS = 16  # about 64 windows of Node.js units (4 a unit): seconds of model time
 CHUNK_UNITS = 20_000  # read at a time, so memory stays bounded on a large corpus
+AHEAD = 2  # batches per cluster worker in flight: each busy while the last is written
 
 
 @dataclass
@@ -145,16 +150,68 @@ def write(con: duckdb.DuckDBPyConnection, rows: list[tuple]) -> int:
     return removed
 
 
+class Workers(Protocol):
+    """Where batches can run besides this process: a cluster engine (annotate/engine.py)."""
+
+    @property
+    def workers(self) -> int: ...
+
+    def submit(self, fn: Callable[..., object], *args: object): ...
+
+
+def embed_on_worker(folder: str | None, version: str, batch: list[tuple]) -> list[tuple]:
+    """``embed_batch`` on a cluster's worker, with the model of ``folder`` (None: the
+    packaged one) loaded once per worker process; a worker whose model is not the one this
+    index is embedded with refuses, so vectors of two models never mix."""
+    enc = loaded(Path(folder) if folder else None)
+    if enc.version != version:
+        raise ModelMissing(
+            f"a worker's model {enc.name} is version {enc.version}, not {version}: install "
+            "the same kbx and model on every worker"
+        )
+    return embed_batch(enc, batch)
+
+
+def _embedded(
+    enc: Encoder,
+    batches: list[list[tuple]],
+    lease: WriterLease,
+    workers: Workers | None,
+    folder: Path | None,
+) -> Iterator[tuple[list[tuple], list[tuple]]]:
+    """Each batch with its vector rows, in order: computed here, or on the cluster with
+    a few batches per worker in flight (their results wait in the workers' memory). The
+    writer lets the file go whenever this process computes or waits, so readers get in."""
+    if workers is None:
+        for batch in batches:
+            lease.release()  # seconds of model time: let readers in meanwhile
+            yield batch, embed_batch(enc, batch)
+        return
+    where = str(folder) if folder else None
+    sent: deque = deque()
+    for batch in [*batches, None]:
+        if batch is not None:
+            sent.append((batch, workers.submit(embed_on_worker, where, enc.version, batch)))
+        while sent and (batch is None or len(sent) > AHEAD * workers.workers):
+            done, task = sent.popleft()
+            if lease.expired or not task.done():
+                lease.release()
+            yield done, task.result()
+
+
 def embed(
     index: Index,
     enc: Encoder | None = None,
     progress: Callable[[int, int], None] | None = None,
     redo_from: datetime | None = None,
     lease: WriterLease | None = None,
+    workers: Workers | None = None,
 ) -> VectorReport:
     """Give every unit of ``index`` a vector of the index's model (or ``enc``), batch by
     batch; ``progress(done, total)`` after each. Holds the index's write lock (re-entrant:
-    ``kbx index`` may call this under its own) and writes on ``lease`` when given."""
+    ``kbx index`` may call this under its own) and writes on ``lease`` when given. With
+    ``workers`` (a cluster), the batches are embedded there, every batch of a chunk in
+    flight at once, and committed here in order, as the recognizer pass does."""
     if enc is None:
         enc, why = encoder_or_why(index.root)
         if enc is None:
@@ -164,12 +221,11 @@ def embed(
     with index.writing("embed"), nullcontext(lease) if lease else WriterLease(index) as lease:
         report.removed += sweep(lease.con())
         total = len(missing(lease.con(), enc, redo_from=redo_from, keys_only=True))
+        folder = setting(index.root).folder
         while total:
             chunk = missing(lease.con(), enc, CHUNK_UNITS, redo_from)
-            for s in range(0, len(chunk), BATCH_UNITS):
-                lease.release()  # seconds of model time: let readers in meanwhile
-                batch = chunk[s : s + BATCH_UNITS]
-                rows = embed_batch(enc, batch)
+            batches = [chunk[s : s + BATCH_UNITS] for s in range(0, len(chunk), BATCH_UNITS)]
+            for batch, rows in _embedded(enc, batches, lease, workers, folder):
                 report.removed += write(lease.con(), rows)
                 kill_point("vectors.batch")
                 report.units += len(batch)

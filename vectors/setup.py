@@ -63,9 +63,14 @@ def encoder(root: Path) -> Encoder:
     s = setting(root)
     if not s.enabled:
         raise ModelMissing(f"dense retrieval is off in {Path(root) / FILE} ([dense] enable)")
-    key = str(s.folder) if s.folder else ""
+    return loaded(s.folder)
+
+
+def loaded(folder: Path | None) -> Encoder:
+    """The model of ``folder`` (None: the packaged one), loaded once per process."""
+    key = str(folder) if folder else ""
     if key not in _LOADED:
-        _LOADED[key] = from_folder(s.folder) if s.folder else packaged()
+        _LOADED[key] = from_folder(folder) if folder else packaged()
     return _LOADED[key]
 
 
