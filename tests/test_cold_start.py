@@ -17,7 +17,8 @@ from kbx.recognizers.registry import Registry
 
 HEAVY = (
     "spacy", "torch", "gliner", "requests", "httpx", "httpx2", "habanero", "pyalex",
-    "pint", "dateparser", "markdown_it", "yaml", "pypdf", "pdfminer", "bs4", "lxml",
+    "pint", "dateparser", "markdown_it", "markdown_it_pyrs", "yaml", "pypdf", "pdfminer",
+    "bs4", "lxml",
     "kbx.extract.document", "kbx.recognizers.dates", "kbx.linking.resolvers", "rich.progress",
     "kbx.recognizers.quantities",  # its patterns compile in a few tenths of a second
     "rich",  # tens of milliseconds; only help, errors, bars and some commands' text need it
