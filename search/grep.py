@@ -17,8 +17,10 @@ from kbx.extract.textmap import unpack
 from kbx.search.bm25 import rank, term_ids
 from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.passages import line_span
+from kbx.search.state import index_state
 from kbx.store.db import Index
-from kbx.store.postings import analyzer_of
+from kbx.store.postings import GENERATION as POSTINGS
+from kbx.store.postings import analyzer_from
 
 AROUND = 60
 _META = set(".^$*+?{}[]|()")
@@ -146,6 +148,7 @@ def _file_ranks(
     f: DocFilter,
     docs: list[int],
     db: Path | None = None,
+    gen: int | None = None,
 ) -> dict[str, int]:
     """Each of ``docs``' paths and its best unit's place in the BM25 order of ``query``
     (only their units are ranked: scores do not depend on which units are, so their order
@@ -153,7 +156,7 @@ def _file_ranks(
     ids = ", ".join(str(int(d)) for d in docs)
     narrowed = copy.deepcopy(f)
     narrowed.keep(f"SELECT doc_id, unit_id FROM placements WHERE doc_id IN ({ids})", [])
-    ranked, _ = rank(con, an.query(query), narrowed, db=db)
+    ranked, _ = rank(con, an.query(query), narrowed, db=db, generation=gen)
     unit_rank = {unit_id: i for i, (unit_id, _, _) in enumerate(ranked)}
     out: dict[str, int] = {}
     for unit_id, rel in con.execute(
@@ -198,12 +201,15 @@ def grep(
     con: duckdb.DuckDBPyConnection | None = None,
     needs: list[list[str]] | None = None,
     word_start: bool = False,
+    doc_filter: DocFilter | None = None,
+    state: dict[str, str] | None = None,
 ) -> GrepResult:
     r"""Matches of ``pattern`` in the clean text, files in BM25 order of ``rank_query``
     (on ``con`` when the caller already holds a connection). With ``needs`` (term groups
     every unit with a match indexes, as ``phrase_terms`` gives them), only the units
     holding them are read. ``word_start``: a match must not follow a word character, as
-    if the pattern opened with ``(?<!\w)`` (see ``search.phrase_parts``)."""
+    if the pattern opened with ``(?<!\w)`` (see ``search.phrase_parts``). ``doc_filter``
+    (``filters`` compiled) and ``state`` (``index_state``): what a search read already."""
     try:
         rx = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as e:
@@ -219,8 +225,9 @@ def grep(
             else ("contains(u.text, ?)", [lit])
         )
     with nullcontext(con) if con else index.reader() as con:
-        f = compile_filters(con, filters)
-        an = analyzer_of(con)
+        state = index_state(con) if state is None else state
+        f = compile_filters(con, filters) if doc_filter is None else doc_filter
+        an = analyzer_from(state)
         held = _holding(con, needs) if needs else ""
         rows = []
         if held is not None:
@@ -235,7 +242,8 @@ def grep(
         found = [(row, spans) for row in rows if (spans := _matches(rx, row[4], word_start))]
         docs = sorted({row[0] for row, _ in found})
         query = rank_query or _rank_words(pattern)
-        file_rank = _file_ranks(con, query, an, f, docs, index.db) if docs else {}
+        gen = int(state.get(POSTINGS, 0))
+        file_rank = _file_ranks(con, query, an, f, docs, index.db, gen) if docs else {}
         blobs = _offsets(con, [row[:2] for row, _ in found]) if found else {}
     found.sort(key=lambda x: (file_rank[x[0][2]], x[0][2], x[0][1]))
     shown: list[GrepMatch] = []

@@ -4,27 +4,23 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 
 import duckdb
 
 from kbx.analysis import Analyzer
-from kbx.entities import facet_arrays
-from kbx.entities.facet_arrays import GENERATION as FACETS
-from kbx.entities.facet_arrays import FacetArrays
 from kbx.errors import BadArgument
 from kbx.extract.textmap import unpack
-from kbx.search import bm25
 from kbx.search.allowed import Allowed, allowed
 from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, mapped, rank, term_ids
 from kbx.search.facets import Facets, facet_counts
 from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.grep import grep, phrase_terms
 from kbx.search.passages import each, line_span, mark, matches, snippet_window
+from kbx.search.state import NAMES, facet_layer, index_state
 from kbx.store.db import ENTITIES_DIRTY, Index
-from kbx.store.postings import ANALYZER_KEYS, analyzer_from
 from kbx.store.postings import GENERATION as POSTINGS
+from kbx.store.postings import analyzer_from
 
 
 @dataclass
@@ -302,6 +298,8 @@ def search(
                 filters=filters,
                 con=con,
                 needs=phrase_terms(an, query),
+                doc_filter=f,
+                state=state,
             )
             result.exact, result.exact_total = g.matches, g.total
         asked = filters or Filters()
@@ -314,31 +312,3 @@ def search(
         if facets:
             result.facets = facet_counts(con, list(ids.values()), f, layer, pf, keep)
     return result
-
-
-NAMES = "a name recognizer has run"  # a key of ``index_state`` that kbx_meta never has
-STATE_KEYS = (*ANALYZER_KEYS, POSTINGS, FACETS, ENTITIES_DIRTY)
-
-
-def index_state(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """What a search must know of the index besides its rows, in one statement (each costs
-    about a millisecond): the analysis chain, the generations of the mapped files, whether
-    the entity layer is stale and whether a name recognizer (NER) has run."""
-    marks = ", ".join("?" * len(STATE_KEYS))
-    return dict(
-        con.execute(
-            f"""SELECT key, value FROM kbx_meta WHERE key IN ({marks})
-                UNION ALL (SELECT ?, name FROM recognizer_info WHERE names LIMIT 1)""",
-            [*STATE_KEYS, NAMES],
-        ).fetchall()
-    )
-
-
-def facet_layer(index: Index, state: dict[str, str]) -> FacetArrays | None:
-    """The entity layer's arrays when the layer is settled and the file is of its
-    generation, and numpy is worth it: in a warm process, or once the ranking imported it
-    (a cold one ranking over mapped postings: ``bm25.MAPPED_MIN_BYTES``); else None, and
-    the SQL counts (a small index's facets cost less than importing numpy)."""
-    if ENTITIES_DIRTY in state or not (bm25.WARM or "numpy" in sys.modules):
-        return None
-    return facet_arrays.cached(index.db, int(state.get(FACETS, 0)))

@@ -1,0 +1,43 @@
+"""What a search must know of the index besides its rows, read in one statement, and the
+entity layer's arrays when they are current: shared by search and grep."""
+
+from __future__ import annotations
+
+import sys
+
+import duckdb
+
+from kbx.entities import facet_arrays
+from kbx.entities.facet_arrays import GENERATION as FACETS
+from kbx.entities.facet_arrays import FacetArrays
+from kbx.search import bm25
+from kbx.store.db import ENTITIES_DIRTY, Index
+from kbx.store.postings import ANALYZER_KEYS
+from kbx.store.postings import GENERATION as POSTINGS
+
+NAMES = "a name recognizer has run"  # a key of ``index_state`` that kbx_meta never has
+STATE_KEYS = (*ANALYZER_KEYS, POSTINGS, FACETS, ENTITIES_DIRTY)
+
+
+def index_state(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """What a search must know of the index besides its rows, in one statement (each costs
+    about a millisecond): the analysis chain, the generations of the mapped files, whether
+    the entity layer is stale and whether a name recognizer (NER) has run."""
+    marks = ", ".join("?" * len(STATE_KEYS))
+    return dict(
+        con.execute(
+            f"""SELECT key, value FROM kbx_meta WHERE key IN ({marks})
+                UNION ALL (SELECT ?, name FROM recognizer_info WHERE names LIMIT 1)""",
+            [*STATE_KEYS, NAMES],
+        ).fetchall()
+    )
+
+
+def facet_layer(index: Index, state: dict[str, str]) -> FacetArrays | None:
+    """The entity layer's arrays when the layer is settled and the file is of its
+    generation, and numpy is worth it: in a warm process, or once the ranking imported it
+    (a cold one ranking over mapped postings: ``bm25.MAPPED_MIN_BYTES``); else None, and
+    the SQL counts (a small index's facets cost less than importing numpy)."""
+    if ENTITIES_DIRTY in state or not (bm25.WARM or "numpy" in sys.modules):
+        return None
+    return facet_arrays.cached(index.db, int(state.get(FACETS, 0)))
