@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import Loopback, copy_index, crossref_work, die_at
+from helpers import Loopback, attached, copy_index, crossref_work, die_at
 
 from kbx.annotate.setup import entries as gazetteer_entries
 from kbx.annotate.setup import registry_for
@@ -54,11 +54,8 @@ def _change(root: Path) -> None:
 
 
 def contents(db: Path) -> dict[str, list]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
+    with attached(db) as con:
         return store_contents(con)
-    finally:
-        con.close()
 
 
 _BUILT: dict[tuple, dict[str, list]] = {}  # the inputs of a fresh build: what it held

@@ -10,9 +10,8 @@ import textwrap
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
-from helpers import die_at
+from helpers import attached, copy_index, die_at
 
 from kbx.annotate import run
 from kbx.annotate.setup import registry_for
@@ -40,11 +39,8 @@ def _folder(root: Path, toml: str, n: int = 6) -> Path:
 
 
 def _rows(db: Path, sql: str, params: list | None = None) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
+    with attached(db) as con:
         return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
 
 
 @pytest.fixture
@@ -129,15 +125,24 @@ def test_the_folder_is_searchable_before_the_models_run(tmp_path, monkeypatch):
     assert said[1:] == [(6, [])]  # nothing left for the models: nothing said to follow
 
 
-@pytest.mark.parametrize("resume", ["index", "reprocess"])
-def test_an_interrupted_ner_pass_is_said_and_resumed(tmp_path, monkeypatch, resume):
-    root = _folder(tmp_path / "docs", RULES_ONLY)
-    idx = Index.for_root(root)
+@pytest.fixture(scope="module")
+def cut_short(tmp_path_factory) -> Path:
+    """A folder indexed by the rules, then an NER pass killed at its second batch: where both
+    resumes below start, made once and copied."""
+    root = _folder(tmp_path_factory.mktemp("cut") / "docs", RULES_ONLY)
     index(root, workers=1)
     (root / "kbx.toml").write_text(NER_ON)
-    monkeypatch.setattr(run, "SLOW_BATCH_UNITS", 2)
-    assert die_at("recognize.batch:2", index, root) == 137
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(run, "SLOW_BATCH_UNITS", 2)
+        assert die_at("recognize.batch:2", index, root) == 137
+    return root
 
+
+@pytest.mark.parametrize("resume", ["index", "reprocess"])
+def test_an_interrupted_ner_pass_is_said_and_resumed(cut_short, tmp_path, monkeypatch, resume):
+    idx = copy_index(cut_short, tmp_path / "docs")
+    root = idx.root
+    monkeypatch.setattr(run, "SLOW_BATCH_UNITS", 2)
     notes = search(idx, "Lisbon", facets=True).notes
     (ner,) = [n for n in notes if n.startswith("spacy has run")]
     assert any("cut short" in n for n in notes)  # its names await the next writer's rebuild

@@ -6,7 +6,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-import duckdb
+from helpers import attached
 
 from kbx.analysis import Analyzer
 from kbx.indexing.ingest import index, read_one
@@ -18,11 +18,8 @@ from kbx.store.db import Index
 
 
 def _rows(root: Path, sql: str, params=()) -> list[tuple]:
-    con = duckdb.connect(str(Index.for_root(root).db), read_only=True)
-    try:
+    with attached(Index.for_root(root).db) as con:
         return con.execute(sql, params).fetchall()
-    finally:
-        con.close()
 
 
 def test_first_index_reads_every_format_and_skips_ignored_and_hidden(corpus):
@@ -52,14 +49,17 @@ def test_the_walk_settings_given_once_are_kept_until_changed(corpus):
     def paths() -> set[str]:
         return {p for (p,) in _rows(corpus, "SELECT path FROM documents WHERE status = 'ok'")}
 
-    assert index(corpus, hidden=True).new == 6 and ".hidden/secret.md" in paths()
-    assert index(corpus).removed == 0 and ".hidden/secret.md" in paths()  # still there
-    assert index(corpus, hidden=False).removed == 1 and ".hidden/secret.md" not in paths()
-    assert index(corpus).new == 0  # and left out from now on
-    index(corpus, max_size=1000)
+    def run(**settings):  # the walk is the point, not the models
+        return index(corpus, registry=Registry([IdentifierRecognizer()]), **settings)
+
+    assert run(hidden=True).new == 6 and ".hidden/secret.md" in paths()
+    assert run().removed == 0 and ".hidden/secret.md" in paths()  # still there
+    assert run(hidden=False).removed == 1 and ".hidden/secret.md" not in paths()
+    assert run().new == 0  # and left out from now on
+    run(max_size=1000)
     (corpus / "big.md").write_text("# Big\n\n" + "word " * 400)
-    assert index(corpus).skipped == 1 and "big.md" not in paths()  # the cap it was given
-    index(corpus, max_size=10_000)
+    assert run().skipped == 1 and "big.md" not in paths()  # the cap it was given
+    run(max_size=10_000)
     assert "big.md" in paths()
 
 
@@ -151,8 +151,9 @@ def test_symlinked_folder_loop_ends(corpus):
 def test_parallel_and_serial_extraction_store_the_same(corpus, tmp_path):
     for i in range(40):
         (corpus / f"n{i}.md").write_text(f"# Note {i}\n\nbody {i} text\n")
-    a = index(corpus, workers=1)
-    b = index(corpus, tmp_path / "par.duckdb", workers=2)
+    reg = Registry([IdentifierRecognizer()])  # the extraction is the point, not the models
+    a = index(corpus, workers=1, registry=reg)
+    b = index(corpus, tmp_path / "par.duckdb", workers=2, registry=reg)
     assert a.units_added == b.units_added and a.new == b.new == 45
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import Words, copy_index
+from helpers import Words, attached, copy_index
 from inprocess import run_cli
 
 from kbx.annotate import run as recognize_module
@@ -39,11 +39,8 @@ def _corpus(root: Path) -> Path:
 
 
 def _q(root: Path, sql: str, params=()):
-    con = duckdb.connect(str(Index.for_root(root).db), read_only=True)
-    try:
+    with attached(Index.for_root(root).db) as con:
         return con.execute(sql, params).fetchall()
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
