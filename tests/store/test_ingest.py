@@ -22,6 +22,12 @@ def _rows(root: Path, sql: str, params=()) -> list[tuple]:
         return con.execute(sql, params).fetchall()
 
 
+def _walked(corpus: Path, **settings):
+    """``index(corpus)`` with the identifiers alone, for the tests of the walk and of the
+    units, which no recognizer changes: the models' passes are not their point."""
+    return index(corpus, registry=Registry([IdentifierRecognizer()]), **settings)
+
+
 def test_first_index_reads_every_format_and_skips_ignored_and_hidden(corpus):
     r = index(corpus)
     assert (r.new, r.failed, r.skipped) == (5, 0, 0)
@@ -49,17 +55,14 @@ def test_the_walk_settings_given_once_are_kept_until_changed(corpus):
     def paths() -> set[str]:
         return {p for (p,) in _rows(corpus, "SELECT path FROM documents WHERE status = 'ok'")}
 
-    def run(**settings):  # the walk is the point, not the models
-        return index(corpus, registry=Registry([IdentifierRecognizer()]), **settings)
-
-    assert run(hidden=True).new == 6 and ".hidden/secret.md" in paths()
-    assert run().removed == 0 and ".hidden/secret.md" in paths()  # still there
-    assert run(hidden=False).removed == 1 and ".hidden/secret.md" not in paths()
-    assert run().new == 0  # and left out from now on
-    run(max_size=1000)
+    assert _walked(corpus, hidden=True).new == 6 and ".hidden/secret.md" in paths()
+    assert _walked(corpus).removed == 0 and ".hidden/secret.md" in paths()  # still there
+    assert _walked(corpus, hidden=False).removed == 1 and ".hidden/secret.md" not in paths()
+    assert _walked(corpus).new == 0  # and left out from now on
+    _walked(corpus, max_size=1000)
     (corpus / "big.md").write_text("# Big\n\n" + "word " * 400)
-    assert run().skipped == 1 and "big.md" not in paths()  # the cap it was given
-    run(max_size=10_000)
+    assert _walked(corpus).skipped == 1 and "big.md" not in paths()  # the cap it was given
+    _walked(corpus, max_size=10_000)
     assert "big.md" in paths()
 
 
@@ -99,7 +102,7 @@ def test_removed_file_is_dropped_and_its_units_swept(indexed_corpus):
 
 def test_shared_units_are_stored_once(corpus):
     (corpus / "copy.md").write_bytes((corpus / "notes" / "cedar.md").read_bytes())
-    r = index(corpus)
+    r = _walked(corpus)
     n_units = _rows(corpus, "SELECT count(*) FROM units")[0][0]
     n_placements = _rows(corpus, "SELECT count(*) FROM placements")[0][0]
     cedar = _rows(corpus, "SELECT n_units FROM documents WHERE path = 'copy.md'")[0][0]
@@ -112,7 +115,7 @@ def test_bad_files_are_recorded_and_the_run_goes_on(corpus):
     (corpus / "empty.txt").write_bytes(b"")
     (corpus / "big.txt").write_text("x " * 5000)
     (corpus / "loop.md").symlink_to(corpus / "loop.md")
-    r = index(corpus, max_size=8000)
+    r = _walked(corpus, max_size=8000)
     assert r.new == 5 and r.failed == 4 and r.skipped == 1
     reasons = dict(_rows(corpus, "SELECT path, error FROM documents WHERE status != 'ok'"))
     assert "corrupt" in reasons["broken.pdf"]
@@ -144,7 +147,7 @@ def test_a_file_that_vanishes_mid_run_is_reported_not_raised(corpus):
 def test_symlinked_folder_loop_ends(corpus):
     (corpus / "notes" / "again").symlink_to(corpus / "notes")
     (corpus / "outside").symlink_to("/usr/share")
-    r = index(corpus)
+    r = _walked(corpus)
     assert r.new == 5
 
 
@@ -159,8 +162,8 @@ def test_parallel_and_serial_extraction_store_the_same(corpus, tmp_path):
 
 def test_a_failed_file_stays_failed_and_is_retried(corpus):
     (corpus / "empty.md").write_bytes(b"")
-    assert index(corpus).failed == 1
-    r = index(corpus)
+    assert _walked(corpus).failed == 1
+    r = _walked(corpus)
     assert (r.failed, r.unchanged) == (1, 5)
     assert _rows(corpus, "SELECT status, error FROM documents WHERE path = 'empty.md'") == [
         ("failed", "empty file")
