@@ -34,6 +34,23 @@ def pytest_configure(config) -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [*paths, *filter(None, [os.environ.get("PYTHONPATH")])]
     )
+    _compile_package()
+
+
+def _compile_package() -> None:
+    """Byte-compile kbx's modules once for the ``kbx`` processes the tests start: where
+    PYTHONDONTWRITEBYTECODE is set (as on this machine), each child would compile what it
+    imports again, about 0.25 s of CPU each (a no-op when the caches are current)."""
+    import compileall
+
+    import kbx
+
+    root = Path(kbx.__file__).parent
+    for path in root.iterdir():  # the package's own rooms, not the venv or the tests
+        if path.suffix == ".py":
+            compileall.compile_file(path, quiet=1)
+        elif (path / "__init__.py").is_file() and path.name not in ("tests", "benchmarks"):
+            compileall.compile_dir(path, quiet=1)
 
 
 def pytest_unconfigure(config) -> None:
