@@ -36,7 +36,8 @@ class Allowed:
         """The distinct units with an allowed placement, in order."""
         import numpy as np
 
-        return np.unique(self.keys >> 32)
+        u = self.keys >> 32  # sorted: the keys are (a sort is most of np.unique's time)
+        return u[np.r_[True, u[1:] != u[:-1]][: len(u)]]
 
     def pairs_of(self, units: list[int]) -> set[tuple[int, int]]:
         """The allowed ``(unit_id, doc_id)`` pairs of ``units`` (a search's hits)."""
@@ -60,14 +61,15 @@ def _sql(con: duckdb.DuckDBPyConnection, places: str, params: list) -> np.ndarra
     import numpy as np
 
     got = con.execute(f"SELECT DISTINCT doc_id, unit_id FROM ({places})", params).fetchnumpy()
-    return np.unique(_keys(got["unit_id"], got["doc_id"]))
+    return np.sort(_keys(got["unit_id"], got["doc_id"]))
 
 
 def _owners(start: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The rows of a compressed sparse layout (``start``) that the entries ``at`` are in."""
     import numpy as np
 
-    return np.unique(np.searchsorted(start, at, side="right") - 1)
+    rows = np.searchsorted(start, at, side="right") - 1  # ``at`` ascending: rows too
+    return rows[np.r_[True, rows[1:] != rows[:-1]][: len(rows)]]
 
 
 def _find(strings, value: str) -> int | None:
@@ -135,7 +137,7 @@ def allowed(
             params += ps
     keys = None
     if rows is not None:
-        keys = np.sort(_keys(layer.pl_unit[rows], layer.pl_doc[rows]))
+        keys = _keys(layer.pl_unit[rows], layer.pl_doc[rows])  # rows by unit, then doc
     if sql:
         sets = " INTERSECT ".join(f"SELECT doc_id, unit_id FROM ({p})" for p in sql)
         found = _sql(con, sets, params)

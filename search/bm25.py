@@ -182,7 +182,7 @@ def _rank_mapped(
     if keep is None and f.places:
         keep = placements(con, f)
     if keep is not None:
-        ids = keep.units
+        ids = keep.keys >> 32  # a unit twice is set twice: no need to make them distinct
         allowed = np.zeros(size, dtype=bool)
         allowed[ids[ids < size]] = True
     score = np.zeros(size, dtype=np.float64)
