@@ -5,7 +5,8 @@ modules beside this checkout's, each importing the others of its revision) and t
 checkout's run alternately, on the same index and queries, so only the query path
 differs and the machine's load falls on both alike. Two paths:
 
-* ``rank`` (default): ``compile_filters`` then ``rank`` (top 10) on one open connection,
+* ``rank`` (default): ``compile_filters`` then ``rank`` (top 10) on one open connection
+  (this checkout's finds the placements the filter keeps first, as a search does),
   for the claims of the scale benchmark, with each of its filters (``--db`` a cached index);
 * ``--search ROOT``: ``search`` as ``kbx serve`` answers it (k=8, the exact-phrase pass,
   facets) on a warm connection, for one-word and two-to-three-word queries drawn from the
@@ -36,7 +37,10 @@ from scale_corpus import ENTITY
 from scale_systems import AFTER, BEFORE, GLOB
 
 from kbx.search import bm25, filters
+from kbx.search.allowed import allowed
 from kbx.search.filters import Filters
+from kbx.search.state import facet_layer, index_state
+from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
 
 REPO = Path(__file__).resolve().parents[1]
@@ -129,6 +133,13 @@ def search_path(root: Path, before: str, n: int, repeat: int, tmp: Path) -> None
     print(table(["queries", "query path", "wall p50", "wall p90", "CPU p50", "CPU p90"], rows, 2))
 
 
+def _rank_now(con, an, q: str, asked, layer):
+    """This checkout's ranking as a search runs it: the filter compiled, the placements
+    it keeps found once (from the entity layer's arrays when current), then ``rank``."""
+    f = filters.compile_filters(con, asked)
+    return bm25.rank(con, an.query(q), f, limit=10, allowed=allowed(con, f, layer))
+
+
 def main() -> None:
     p = eval_arg(__doc__.split("\n\n")[0])
     p.add_argument("--db", type=Path, help="a kbx index the scale benchmark built")
@@ -149,13 +160,13 @@ def main() -> None:
         con = duckdb.connect(str(args.db), read_only=True)
         an = analyzer_of(con)
         old = old_modules(args.before, Path(tmp))
-        paths = {
-            f"before ({args.before})": (old["filters"].compile_filters, old["bm25"].rank),
-            "after (this checkout)": (filters.compile_filters, bm25.rank),
-        }
+        bm25.stay_warm()  # a long-lived process, as the scale workers are
+        layer = facet_layer(Index(args.db.resolve(), args.db.parent), index_state(con))
         fns = {
-            name: (lambda q, f, c=c, r=r: r(con, an.query(q), c(con, f), limit=10))
-            for name, (c, r) in paths.items()
+            f"before ({args.before})": lambda q, f: old["bm25"].rank(
+                con, an.query(q), old["filters"].compile_filters(con, f), limit=10
+            ),
+            "after (this checkout)": lambda q, f: _rank_now(con, an, q, f, layer),
         }
         rows = timed(fns, {f: (asked, claims) for f, asked in ASKED.items()}, args.repeat)
         units = con.execute("SELECT count(*) FROM units").fetchone()[0]

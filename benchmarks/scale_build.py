@@ -98,6 +98,8 @@ def _kbx_build(root: str, db: str) -> dict:
 def kbx_index(root: Path, db: Path, rebuild: bool) -> dict:
     """kbx's index of ``root`` at ``db``, built unless a readable one is cached; its build
     figures (seconds, peak RSS, when) and its units."""
+    from kbx.entities import facet_arrays
+    from kbx.entities.build import settle
     from kbx.errors import SchemaError
     from kbx.store import postings_file
     from kbx.store.db import Index
@@ -107,7 +109,9 @@ def kbx_index(root: Path, db: Path, rebuild: bool) -> dict:
     if not rebuild and figures.exists() and db.exists():
         try:
             with idx.writer() as con:  # migrates an older schema, as any kbx writer would,
-                postings_file.refresh(con, db)  # and maps the postings, as kbx index does
+                postings_file.refresh(con, db)  # maps the postings, as kbx index does,
+                settle(con)  # and rebuilds a stale entity layer with its facets' arrays
+                facet_arrays.refresh(con, db)
             with idx.reader() as con:
                 con.execute("SELECT 1 FROM units LIMIT 1")
             return json.loads(figures.read_text())

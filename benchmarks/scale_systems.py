@@ -2,7 +2,8 @@
 
 Every system answers the same query words (the query's words without kbx's query
 function words, lower-cased, so no system sees an operator) for its top 10, with each
-filter. kbx filters with its own filters (``compile_filters`` then ``rank``, on an open
+filter. kbx filters with its own filters (``compile_filters``, the placements they keep
+from the entity layer's arrays or SQL (search/allowed.py), then ``rank``, on an open
 index; and ``search`` end to end, opening the index per call). The peers get each filter
 as the set of units read from filter tables in SQLite (indexed), the same facts kbx's
 filters read: FTS5 as ``+rowid IN (SELECT ...)`` beside its MATCH, Tantivy as a
@@ -60,9 +61,10 @@ def _side(paths: Paths) -> sqlite3.Connection:
 
 
 def _kbx(paths: Paths, end_to_end: bool):
+    from kbx.search.allowed import allowed
     from kbx.search.bm25 import rank
     from kbx.search.filters import Filters, compile_filters
-    from kbx.search.search import search
+    from kbx.search.search import facet_layer, index_state, search
     from kbx.store.db import Index
     from kbx.store.postings import analyzer_of
 
@@ -80,7 +82,9 @@ def _kbx(paths: Paths, end_to_end: bool):
     an = analyzer_of(con)
 
     def query(q: str, f: str, _open=stack):
-        return rank(con, an.query(q), compile_filters(con, asked[f]), limit=10)
+        compiled = compile_filters(con, asked[f])  # then the placements it keeps, once,
+        layer = facet_layer(idx, index_state(con))  # from the layer's arrays when current
+        return rank(con, an.query(q), compiled, limit=10, allowed=allowed(con, compiled, layer))
 
     return query
 

@@ -14,6 +14,8 @@ queries, wall and CPU (``process_time``: DuckDB's threads included), in ms:
 * each hit's text and offsets (``hits_for``);
 * the facets in SQL (``sql_facets``, the reference) against the same counts over the
   entity layer's arrays (``facet_counts``; entities/facet_arrays.py);
+* the placements a date filter (``--after 2020``) keeps, in SQL against over the arrays
+  (search/allowed.py), and the whole call with it;
 * and the statements one search runs (counted on its cursor).
 
     .venv/bin/python benchmarks/serve_parts.py ROOT [--queries 30] [--repeat 3]
@@ -34,8 +36,9 @@ from common import percentile, table
 
 from kbx import api
 from kbx.search import bm25, search
+from kbx.search.allowed import allowed
 from kbx.search.facets import facet_counts, sql_facets
-from kbx.search.filters import DocFilter
+from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.serve import commands
 from kbx.serve.live import LiveIndex
 from kbx.store.db import is_dirty
@@ -118,6 +121,7 @@ def _runs(live: LiveIndex, con, q: str) -> dict[str, Callable[[], object]]:
     ranked, _ = bm25.rank(con, groups, f, limit=8, db=live.db, generation=gen, ids=ids)
     hits = search.hits_for(con, ranked, groups, an)
     term_ids = list(ids.values())
+    dated = compile_filters(con, Filters(after="2020"))  # a date filter, the layer's kind
     return {
         "the whole call (k=8, exact phrases, facets)": lambda: commands.search(live, q),
         "the whole call without facets": lambda: commands.search(live, q, facets=False),
@@ -129,6 +133,9 @@ def _runs(live: LiveIndex, con, q: str) -> dict[str, Callable[[], object]]:
         "each hit's text and offsets (hits_for)": lambda: search.hits_for(con, ranked, groups, an),
         "facets in SQL (sql_facets: before)": lambda: sql_facets(con, term_ids, f),
         "facets over the layer's arrays (now)": lambda: facet_counts(con, term_ids, f, layer, pf),
+        "--after 2020's placements in SQL (before)": lambda: allowed(con, dated, None),
+        "--after 2020's placements over the arrays (now)": lambda: allowed(con, dated, layer),
+        "the whole call with --after 2020": lambda: commands.search(live, q, after="2020"),
     }
 
 
