@@ -82,9 +82,11 @@ def _kbx(paths: Paths, end_to_end: bool):
     an = analyzer_of(con)
 
     def query(q: str, f: str, _open=stack):
+        state = index_state(con)  # as search reads it: the generations, one statement
         compiled = compile_filters(con, asked[f])  # then the placements it keeps, once,
-        layer = facet_layer(idx, index_state(con))  # from the layer's arrays when current
-        return rank(con, an.query(q), compiled, limit=10, allowed=allowed(con, compiled, layer))
+        keep = allowed(con, compiled, facet_layer(idx, state))  # from the arrays if current
+        gen = int(state.get("postings_generation", 0))
+        return rank(con, an.query(q), compiled, limit=10, db=idx.db, generation=gen, allowed=keep)
 
     return query
 
