@@ -292,20 +292,12 @@ def load(db: Path, gen: int) -> FacetArrays | None:
     return FacetArrays(*found)
 
 
-_CACHE: dict[Path, tuple[int, FacetArrays]] = {}  # a process's maps, one per index
+MAPS = arrays.Maps(load)
 
 
 def cached(db: Path, gen: int) -> FacetArrays | None:
     """``load``, kept for the process while the generation holds: a server maps once."""
-    hit = _CACHE.get(db)
-    if hit is not None and hit[0] == gen:
-        return hit[1]
-    fa = load(db, gen)
-    if fa is None:
-        _CACHE.pop(db, None)
-    else:
-        _CACHE[db] = (gen, fa)
-    return fa
+    return MAPS.get(db, gen)
 
 
 def refresh(con: duckdb.DuckDBPyConnection, db: Path | None = None) -> bool:
