@@ -124,3 +124,15 @@ def posts(posts_template: Path, tmp_path: Path) -> Index:
 def tiny_gliner(tmp_path_factory) -> Path:
     """A tiny GLiNER model folder, built once per run (nothing large is committed)."""
     return make_tiny_gliner(tmp_path_factory.mktemp("gliner"))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two single-threaded worker processes and their scheduler, for the whole module
+    (a real Dask cluster: the engine tests, tests/test_engine.py and the vectors')."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as c:
+        yield c

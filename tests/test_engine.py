@@ -34,17 +34,6 @@ RULES = '[recognizers]\ndisable = ["spacy", "gliner"]\n'
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    """Two single-threaded worker processes and their scheduler, for the whole module."""
-    from distributed import LocalCluster
-
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     """The corpus indexed once with the identifiers recognizer; tests work on copies."""
     root = _corpus(tmp_path_factory.mktemp("engine") / "built")

@@ -27,16 +27,6 @@ DOCS = {  # enough units for several batches of 16 (vectors/run.py BATCH_UNITS)
 }
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    from distributed import LocalCluster
-
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as c:
-        yield c
-
-
 def _folder(root: Path, model: Path, engine: str = "") -> Index:
     root.mkdir(parents=True)
     for name, text in DOCS.items():
