@@ -34,10 +34,7 @@ class Allowed:
     @property
     def units(self) -> np.ndarray:
         """The distinct units with an allowed placement, in order."""
-        import numpy as np
-
-        u = self.keys >> 32  # sorted: the keys are (a sort is most of np.unique's time)
-        return u[np.r_[True, u[1:] != u[:-1]][: len(u)]]
+        return _distinct(self.keys >> 32)  # sorted, as the keys are
 
     def pairs_of(self, units: list[int]) -> set[tuple[int, int]]:
         """The allowed ``(unit_id, doc_id)`` pairs of ``units`` (a search's hits)."""
@@ -68,8 +65,14 @@ def _owners(start: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The rows of a compressed sparse layout (``start``) that the entries ``at`` are in."""
     import numpy as np
 
-    rows = np.searchsorted(start, at, side="right") - 1  # ``at`` ascending: rows too
-    return rows[np.r_[True, rows[1:] != rows[:-1]][: len(rows)]]
+    return _distinct(np.searchsorted(start, at, side="right") - 1)  # ``at`` ascending: rows too
+
+
+def _distinct(a: np.ndarray) -> np.ndarray:
+    """The distinct values of a sorted array, in order (a sort is most of np.unique's time)."""
+    import numpy as np
+
+    return a[np.r_[True, a[1:] != a[:-1]][: len(a)]]
 
 
 def _find(strings, value: str) -> int | None:
@@ -93,7 +96,7 @@ def _layer_rows(layer: FacetArrays, kind: tuple) -> np.ndarray:
     """The layer's passage rows that an entity, type or date condition keeps."""
     import numpy as np
 
-    from kbx.search.facets import EPOCH
+    from kbx.search.facets import in_window  # facets imports this module
 
     what = kind[0]
     if what == "entity":
@@ -105,14 +108,7 @@ def _layer_rows(layer: FacetArrays, kind: tuple) -> np.ndarray:
         i = next((j for j in range(len(names)) if names[j] == kind[1]), None)
         at = np.flatnonzero(layer.typ == i) if i is not None else np.zeros(0, np.int64)
         return _owners(layer.typ_start, at)
-    after, before, source = kind[1:]
-    keep = np.ones(len(layer.dat_lo), dtype=bool)
-    if after is not None:
-        keep &= layer.dat_lo >= (after - EPOCH).days
-    if before is not None:
-        keep &= layer.dat_hi <= (before - EPOCH).days
-    if source != "any":
-        keep &= layer.dat_doc == (source == "document")
+    keep = in_window(layer.dat_lo, layer.dat_hi, layer.dat_doc, kind[1:])
     return _owners(layer.dat_start, np.flatnonzero(keep))
 
 

@@ -209,6 +209,24 @@ def facet_counts(
 EPOCH = date(1970, 1, 1)
 
 
+def in_window(lo, hi, doc, window: tuple | None):
+    """Which of the layer's date rows (days since ``EPOCH``, end exclusive, and whether
+    each is the document's own date) a date filter's window ``(after, before, source)``
+    keeps, as its SQL keeps them; all of them without one."""
+    import numpy as np
+
+    keep = np.ones(len(lo), dtype=bool)
+    if window:
+        after, before, source = window
+        if after is not None:
+            keep &= lo >= (after - EPOCH).days
+        if before is not None:
+            keep &= hi <= (before - EPOCH).days
+        if source != "any":
+            keep &= doc == (source == "document")
+    return keep
+
+
 def _spread(a, n):
     """``arange(a[i], a[i] + n[i])`` for every ``i``, concatenated."""
     import numpy as np
@@ -286,15 +304,7 @@ def _dates(layer: FacetArrays, rows, window) -> tuple[str | None, str | None, li
 
     at, owner = _ranges(layer.dat_start, rows)
     lo, hi = layer.dat_lo[at], layer.dat_hi[at]
-    keep = np.ones(len(at), dtype=bool)
-    if window:
-        after, before, source = window
-        if after is not None:
-            keep &= lo >= (after - EPOCH).days
-        if before is not None:
-            keep &= hi <= (before - EPOCH).days
-        if source != "any":
-            keep &= layer.dat_doc[at] == (source == "document")
+    keep = in_window(lo, hi, layer.dat_doc[at], window)
     if not keep.any():
         return None, None, []
     first = str(EPOCH + timedelta(days=int(lo[keep].min())))
