@@ -225,16 +225,11 @@ STALE_LAYER = (
 )
 
 
-def pending_names(con: duckdb.DuckDBPyConnection, known: bool = False) -> list[str]:
+def pending_names(con: duckdb.DuckDBPyConnection) -> list[str]:
     """A line for each name recognizer (NER) that has not yet run on every unit: until it
-    has, entity and type filters and facets see only part of the corpus. Without one (the
-    rule-based recognizers alone) the runs are not counted at all. ``known``: the caller
-    has seen that one has run (``index_state``)."""
-    if (
-        not known
-        and not con.execute("SELECT 1 FROM recognizer_info WHERE names LIMIT 1").fetchall()
-    ):
-        return []
+    has, entity and type filters and facets see only part of the corpus. The rule-based
+    recognizers alone give no line (a search asks only when ``index_state`` saw a name
+    recognizer)."""
     rows = con.execute(
         """SELECT r.name, (SELECT count(*) FROM runs x WHERE x.recognizer = r.name
                            AND x.version = r.version AND x.error IS NULL),
@@ -305,7 +300,7 @@ def search(
         asked = filters or Filters()
         layered = any((asked.entities, asked.types, asked.after, asked.before, asked.quantities))
         if facets or layered:
-            result.notes = pending_names(con, known=True) if NAMES in state else []
+            result.notes = pending_names(con) if NAMES in state else []
             if ENTITIES_DIRTY in state:
                 result.notes.append(STALE_LAYER)
         result.notes += file_states(con, index, hits, indexed)
