@@ -64,6 +64,7 @@ _WHERE = {  # name -> (module, attribute)
     "Status": ("kbx.search.status", "Status"),
     "status": ("kbx.search.status", "status"),
     "Index": ("kbx.store.db", "Index"),
+    "cursor": ("kbx.store.db", "cursor"),
     "VectorReport": ("kbx.vectors.run", "VectorReport"),
     "embed": ("kbx.indexing.embedding", "embed"),
     "CONFIG_FILE": ("kbx.config", "FILE"),

@@ -96,7 +96,7 @@ class _Warm:
                 if lending is None:
                     if self._con is None:
                         self._open()
-                    cur = self._con.cursor()
+                    cur = api.cursor(self._con)
                     self.users += 1
                     break
             lent = lending.borrow()  # None once the write is over

@@ -5,20 +5,26 @@ file only for short transactions and every opener retries with backoff before
 saying the index is busy (and says on the ``kbx.store`` logger whom it waits for, once a
 wait passes half a second). Within one process, readers can go on during a write on
 cursors of the writer's database (``Index.lending``).
+
+Every open is an ``ATTACH`` of the file to one in-memory DuckDB instance per process
+(``_Host``), not a new instance: an instance costs 20-30 ms of CPU to start, an ATTACH about
+1 ms, and a command such as ``kbx index`` opens its file a dozen times.
 """
 
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import logging
 import os
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -310,8 +316,9 @@ def _step_back(marker: Path) -> None:
 class _Lent:
     """A connection the lending reads on, and how many of its cursors are out."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, cm=None):
+    def __init__(self, con: duckdb.DuckDBPyConnection, cm=None, path: Path | None = None):
         self.con, self.cm = con, cm  # cm: the context manager that opened it, if any
+        self.path = path  # else the file it is attached to, which closing it detaches
         self.out = 0
         self.closing = False  # being let go: lend no more cursors of it
 
@@ -332,9 +339,8 @@ class Lending:
 
     The connection beside a writer is closed just before the writer's, so the database
     closes with it as it did before (its log checkpointed while readers still read): it
-    must, since the Python functions a writer connection registers in SQL live in the
-    database but die with their connection, and since another process waits for the file
-    to be let go. Each switch waits only for the cursors out (a search's milliseconds)."""
+    must, since another process waits for the file to be let go. Each switch waits only for
+    the cursors out (a search's milliseconds)."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -371,7 +377,7 @@ class Lending:
         before = getattr(self._mine, "lent", None)
         cur = None
         try:
-            cur = lent.con.cursor()
+            cur = cursor(lent.con)
             cur.execute("BEGIN TRANSACTION")  # read-only: it never conflicts with the writer
             self._mine.lent = lent
             yield cur
@@ -393,7 +399,7 @@ class Lending:
         """A writer connection is open (the database exists): lend one beside it."""
         with self._cond:
             if self._beside is None:
-                self._beside = _Lent(duckdb.connect(str(self.path), read_only=False))
+                self._beside = _Lent(_HOST.open(self.path, read_only=False), path=self.path)
             self._cond.notify_all()
 
     def closing(self, con: duckdb.DuckDBPyConnection) -> None:
@@ -433,7 +439,7 @@ class Lending:
         if lent.cm is not None:
             lent.cm.__exit__(None, None, None)
         else:
-            lent.con.close()
+            _HOST.close(lent.path, lent.con)
         self._cond.notify_all()
 
 
@@ -469,8 +475,15 @@ def connect(path: Path, read_only: bool, root: str | None = None, wait: float | 
                 delay = min(delay * 1.5, 0.2)
                 continue
             try:
-                con = duckdb.connect(str(path), read_only=read_only)
+                con = _HOST.open(path, read_only)
                 break
+            except _InUse as e:  # this process reads it: another thread will let it go
+                if time.monotonic() > deadline:
+                    raise IndexBusy(
+                        f"the index is busy: this process reads it; tried for {wait:.0f}s"
+                    ) from e
+                time.sleep(delay)
+                delay = min(delay * 1.5, 0.5)
             except duckdb.IOException as e:
                 m = _LOCK.search(str(e))
                 if any(w in str(e) for w in ("Permission denied", "Read-only file system")):
@@ -512,11 +525,106 @@ def connect(path: Path, read_only: bool, root: str | None = None, wait: float | 
             lending.opened()
         yield con
     finally:
-        if lending is not None:
-            lending.closing(con)
-        con.close()
-        if lending is not None:
-            lending.closed()
+        try:
+            if lending is not None:
+                lending.closing(con)
+        finally:
+            _HOST.close(path, con)
+            if lending is not None:
+                lending.closed()
+
+
+class _InUse(Exception):
+    """The file is attached read-only in this process, and a writer wants it."""
+
+
+@dataclass
+class _Attached:
+    alias: str  # the file's name in the host's catalog
+    read_only: bool
+    users: int = 0
+
+
+@dataclass
+class _Host:
+    """The process's one DuckDB instance, in memory, with each open index file ATTACHed
+    to it under an alias of its own while someone has it open, and detached (which
+    checkpoints the log and lets the file's lock go) when the last one closes it.
+
+    ``open`` hands out a cursor of the instance whose default database is the file (``USE``),
+    so queries name tables as they did on a connection of their own; a reader beside this
+    process's writer shares the writer's attachment (DuckDB attaches a file once), reading
+    committed state as any cursor does. A forked child starts its own instance: the
+    parent's threads do not cross a fork."""
+
+    con: duckdb.DuckDBPyConnection | None = None
+    files: dict[str, _Attached] = field(default_factory=dict)
+    aliases: dict[int, str] = field(default_factory=dict)  # id(cursor) -> its file's alias
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    serial: itertools.count = field(default_factory=itertools.count)
+
+    def open(self, path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+        key = str(path)
+        with self.lock:
+            if self.con is None:  # spills go to the system's temp folder, never the cwd
+                spill = Path(tempfile.gettempdir(), f"kbx-duckdb-{os.getpid()}")
+                self.con = duckdb.connect(":memory:", config={"temp_directory": str(spill)})
+            att = self.files.get(key)
+            if att is None:
+                alias = f"kbx_{next(self.serial)}"
+                quoted = key.replace("'", "''")
+                mode = " (READ_ONLY)" if read_only else ""
+                self.con.execute(f"ATTACH '{quoted}' AS {alias}{mode}")
+                att = self.files[key] = _Attached(alias, read_only)
+            elif att.read_only and not read_only:
+                raise _InUse(key)
+            att.users += 1
+            try:
+                cur = self.con.cursor()
+                cur.execute(f"USE {att.alias}")
+            except BaseException:
+                self._leave(key)
+                raise
+            self.aliases[id(cur)] = att.alias
+            return cur
+
+    def close(self, path: Path, cur: duckdb.DuckDBPyConnection) -> None:
+        with self.lock:
+            self.aliases.pop(id(cur), None)
+            try:
+                cur.close()  # a transaction still open rolls back
+            finally:
+                self._leave(str(path))
+
+    def _leave(self, key: str) -> None:
+        att = self.files[key]
+        att.users -= 1
+        if att.users == 0:
+            del self.files[key]
+            self.con.execute(f"DETACH {att.alias}")
+
+    def forget(self) -> None:
+        """In a forked child: leave the parent's instance alone (its threads are not
+        here) and start afresh on the next open."""
+        if self.con is not None:
+            _ABANDONED.append(self.con)  # never closed here: closing waits for its threads
+        self.con, self.files, self.aliases = None, {}, {}
+        self.lock = threading.Lock()
+
+
+_HOST = _Host()
+_ABANDONED: list[duckdb.DuckDBPyConnection] = []
+os.register_at_fork(after_in_child=_HOST.forget)
+
+
+def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Another cursor on the index ``con`` reads (DuckDB's own ``cursor()`` would start in
+    the host's in-memory database); close it with ``close()`` as usual."""
+    cur = con.cursor()
+    alias = _HOST.aliases.get(id(con))
+    if alias is not None:
+        cur.execute(f"USE {alias}")
+    return cur
 
 
 def _fresh(marker: Path, within: float = 1.0) -> bool:

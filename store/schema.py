@@ -288,7 +288,9 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
     try:  # the common case in one cheap query; the catalog only when it fails
         row = con.execute("SELECT value FROM kbx_meta WHERE key = 'schema_version'").fetchone()
     except duckdb.CatalogException:
-        tables = con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0]
+        tables = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchone()[0]
         return None if tables else 0
     if row is None:
         return None
