@@ -32,8 +32,9 @@ demo: install
 	cd examples && ../$(BIN)/kbx entities -n 5
 	cd examples && ../$(BIN)/kbx search "supplier approval" --entity "Maya Okafor" --after 2021 -k 2 --facets
 
+# One worker per core, each test module whole on one worker (its module fixtures built once).
 test: install-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadscope
 	$(BIN)/ruff check .
 
 # Coverage of the whole suite, the processes the tests start included (tests/coverage.ini),
