@@ -70,29 +70,6 @@ def bin_key(q: str) -> str:
     )
 
 
-class Strings:
-    """A column of strings kept as one UTF-8 blob and offsets; read one at a time."""
-
-    def __init__(self, offsets: np.ndarray, blob: np.ndarray):
-        self.offsets, self.blob = offsets, blob
-
-    def __len__(self) -> int:
-        return len(self.offsets) - 1
-
-    def __getitem__(self, i: int) -> str:
-        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
-        return bytes(self.blob[a:b]).decode()
-
-    @staticmethod
-    def pack(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        import numpy as np
-
-        encoded = [v.encode() for v in values]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in encoded], out=offsets[1:])
-        return offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8)
-
-
 @dataclass(frozen=True)
 class FacetArrays:
     """The layer of one generation, in the order the file holds its arrays."""
@@ -130,8 +107,8 @@ class FacetArrays:
     grp_unit_off: np.ndarray
     grp_unit_blob: np.ndarray
 
-    def strings(self, name: str) -> Strings:
-        return Strings(getattr(self, f"{name}_off"), getattr(self, f"{name}_blob"))
+    def strings(self, name: str) -> arrays.Strings:
+        return arrays.Strings(getattr(self, f"{name}_off"), getattr(self, f"{name}_blob"))
 
 
 def _csr(rows: np.ndarray, n: int) -> np.ndarray:
@@ -249,12 +226,12 @@ def _build(con: duckdb.DuckDBPyConnection) -> list[np.ndarray]:
         places["doc_id"].astype(np.int32),
         _csr(links["p"], n),
         links["e"].astype(np.int32),
-        *Strings.pack([e for e, _, _ in ents]),
-        *Strings.pack([label for _, label, _ in ents]),
-        *Strings.pack([t for _, _, t in ents]),
+        *arrays.Strings.pack([e for e, _, _ in ents]),
+        *arrays.Strings.pack([label for _, label, _ in ents]),
+        *arrays.Strings.pack([t for _, _, t in ents]),
         _csr(types["p"], n),
         types["i"].astype(np.int32),
-        *Strings.pack(names),
+        *arrays.Strings.pack(names),
         _csr(dates["p"], n),
         dates["lo"].astype(np.int32),
         dates["hi"].astype(np.int32),
@@ -268,8 +245,8 @@ def _build(con: duckdb.DuckDBPyConnection) -> list[np.ndarray]:
         quantities["hi"].astype(np.float64),
         quantities["b0"].astype(np.int32),
         quantities["b1"].astype(np.int32),
-        *Strings.pack([d for d, _ in groups]),
-        *Strings.pack([u for _, u in groups]),
+        *arrays.Strings.pack([d for d, _ in groups]),
+        *arrays.Strings.pack([u for _, u in groups]),
     ]
 
 

@@ -117,6 +117,29 @@ def _mapped(path: Path, start: int, shape: tuple, dtype: np.dtype) -> np.ndarray
     return np.memmap(path, dtype=dtype, mode="r", offset=start, shape=shape, order="C")
 
 
+class Strings:
+    """A column of strings kept as one UTF-8 blob and offsets; read one at a time."""
+
+    def __init__(self, offsets: np.ndarray, blob: np.ndarray):
+        self.offsets, self.blob = offsets, blob
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, i: int) -> str:
+        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+        return bytes(self.blob[a:b]).decode()
+
+    @staticmethod
+    def pack(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
+        encoded = [v.encode() for v in values]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        return offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8)
+
+
 T = TypeVar("T")
 
 
