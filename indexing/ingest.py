@@ -36,7 +36,7 @@ from kbx.indexing.prepare import PLACEMENT_COLUMNS, UNIT_COLUMNS, Prepared, prep
 from kbx.recognizers.base import Recognizer
 from kbx.recognizers.registry import Registry
 from kbx.source.walk import Found, walk
-from kbx.store import postings_file
+from kbx.store import passages_file, postings_file
 from kbx.store.consistency import drop_orphans, unplace
 from kbx.store.db import WRITER_WAIT, Index, WriterLease, kill_point, mark_dirty, staged
 from kbx.store.postings import (
@@ -286,6 +286,7 @@ def _write_batch(
                 )
         if docs:
             mark_dirty(con)
+            passages_file.touched(con)
     return added, swept
 
 
@@ -467,6 +468,7 @@ def index(
         )
         facet_arrays.refresh(lease.con(), idx.db)  # what facets count over (redone if killed)
         postings_file.refresh(lease.con(), idx.db)  # what a search maps, as of this run
+        passages_file.refresh(lease.con(), idx.db)  # what its hits are read from
         report.searchable_s = time.monotonic() - started
         slow = _pending(lease.con(), registry)
         if searchable:
@@ -570,6 +572,7 @@ def _index(
                 con.execute(f"DELETE FROM {table} WHERE list_contains(?, doc_id)", [gone])
             report.units_swept += drop_orphans(con)
             mark_dirty(con)
+            passages_file.touched(con)
         kill_point("index.removed")
     report.removed = len(gone)
     resort_postings(con)
@@ -739,11 +742,12 @@ def _touch(con: duckdb.DuckDBPyConnection, same: list[Outcome], known: dict) -> 
         return
     rows = [(known[o.rel]["doc_id"], o.size, o.mtime_ns) for o in same]
     columns = _columns(["doc_id", "size", "mtime_ns"], rows)
-    with staged(con, "touched", columns, frozenset(columns)):
+    with transaction(con), staged(con, "touched", columns, frozenset(columns)):
         con.execute(
             """UPDATE documents SET size = t.size, mtime_ns = t.mtime_ns, error = NULL
             FROM touched t WHERE documents.doc_id = t.doc_id"""
         )
+        passages_file.touched(con)
 
 
 def _count(report: IndexReport, o: Outcome, known: dict, undo: bool = False) -> None:

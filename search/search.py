@@ -17,8 +17,9 @@ from kbx.search.facets import Facets, facet_counts
 from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.grep import grep, phrase_terms
 from kbx.search.passages import each, line_span, mark, matches, snippet_window
-from kbx.search.state import NAMES, facet_layer, index_state
+from kbx.search.state import NAMES, facet_layer, index_state, mapped_passages
 from kbx.store.db import ENTITIES_DIRTY, Index
+from kbx.store.passages_file import PassagesFile
 from kbx.store.postings import GENERATION as POSTINGS
 from kbx.store.postings import analyzer_from
 
@@ -79,53 +80,30 @@ def _hits(
     an: Analyzer,
     doc_filter: DocFilter | None = None,
     keep: Allowed | None = None,
+    passages: PassagesFile | None = None,
 ) -> tuple[list[Hit], dict[str, tuple[int, int]]]:
     """``hits_for``, and the size and mtime each cited file had when it was indexed (for
-    ``file_states``, read with the placements). Two statements: one, joining the units to
-    the placements, cost as much (each key's lookup is the cost, about a millisecond).
-    ``keep``: the placements the filter allows, when the search found them already; the
-    statement then reads the hits' placements unfiltered and keeps those."""
+    ``file_states``, read with the placements). ``keep``: the placements the filter allows,
+    when the search found them already. ``passages``: the mapped units and placements, when
+    current; read there when the filter's placements are known (or nothing is filtered),
+    else in two statements (one, joining the units to the placements, cost as much: each
+    key's lookup is the cost, about half a millisecond)."""
     if not ranked:
         return [], {}
     f = DocFilter() if keep is not None else doc_filter or DocFilter()
     pairs = keep.pairs_of([int(r[0]) for r in ranked]) if keep is not None else None
-    first: dict[int, tuple] = {}
-    paths: dict[int, list[str]] = {}
-    stats: dict[str, tuple[int, int]] = {}
-    placed = each(  # the offset map with its row: read apart, it costs a lookup more
-        "SELECT doc_id, ordinal, unit_id, start_line, end_line, page, offsets FROM placements "
-        "WHERE unit_id = {}",
-        [(int(r[0]),) for r in ranked],
-    )
-    for row in con.execute(
-        f"""SELECT pl.unit_id, pl.doc_id, pl.ordinal, d.path, d.sha256, pl.start_line,
-                  pl.end_line, pl.page, pl.offsets, d.size, d.mtime_ns
-           FROM ({placed}) pl JOIN documents d USING (doc_id)
-           WHERE {f.where()} ORDER BY d.path, pl.ordinal""",
-        f.params,
-    ).fetchall():
-        if pairs is not None and (row[0], row[1]) not in pairs:
-            continue
-        first.setdefault(row[0], row)
-        paths.setdefault(row[0], []).append(row[3])
-        stats[row[3]] = (row[9], row[10])
+    if passages is not None and not f.clauses:
+        first, paths, stats, rows = _mapped_rows(passages, ranked, pairs)
+    else:
+        first, paths, stats, rows = _sql_rows(con, ranked, f, pairs)
     if not first:  # nothing placed: only a unit no document holds any more could be here
         return [], stats
-    rows = {
-        r[0]: r[1:]
-        for r in con.execute(
-            each(
-                "SELECT unit_id, text, heading_path, unit_hash, kind FROM units WHERE unit_id = {}",
-                [(u,) for u in first],
-            )
-        ).fetchall()
-    }
     forms = {f for g in groups for f in g}
     hits = []
     for unit_id, score, matched, *ranks in ranked:
         if unit_id not in first:  # never cite a passage without a place in a file
             continue
-        _, _, _, path, sha, start, end, page, blob, _, _ = first[unit_id]
+        _, _, path, sha, start, end, page, blob, _, _ = first[unit_id]
         text, heading, unit_hash, kind = rows[unit_id]
         spans = matches(text, forms, an, kind == "code")
         a, b = snippet_window(text, spans)
@@ -149,6 +127,69 @@ def _hits(
             )
         )
     return hits, stats
+
+
+_Rows = tuple[dict[int, tuple], dict[int, list[str]], dict[str, tuple[int, int]], dict]
+
+
+def _sql_rows(
+    con: duckdb.DuckDBPyConnection, ranked: list[tuple], f: DocFilter, pairs: set | None
+) -> _Rows:
+    """Each hit's first allowed placement (by path, then ordinal; unit id aside: doc id,
+    ordinal, path, hash, lines, page, offset map, size, mtime), every allowed path, each
+    cited file's size and mtime, and each placed unit's text, heading path, hash, kind."""
+    first: dict[int, tuple] = {}
+    paths: dict[int, list[str]] = {}
+    stats: dict[str, tuple[int, int]] = {}
+    placed = each(  # the offset map with its row: read apart, it costs a lookup more
+        "SELECT doc_id, ordinal, unit_id, start_line, end_line, page, offsets FROM placements "
+        "WHERE unit_id = {}",
+        [(int(r[0]),) for r in ranked],
+    )
+    for row in con.execute(
+        f"""SELECT pl.unit_id, pl.doc_id, pl.ordinal, d.path, d.sha256, pl.start_line,
+                  pl.end_line, pl.page, pl.offsets, d.size, d.mtime_ns
+           FROM ({placed}) pl JOIN documents d USING (doc_id)
+           WHERE {f.where()} ORDER BY d.path, pl.ordinal""",
+        f.params,
+    ).fetchall():
+        if pairs is not None and (row[0], row[1]) not in pairs:
+            continue
+        first.setdefault(row[0], row[1:])
+        paths.setdefault(row[0], []).append(row[3])
+        stats[row[3]] = (row[9], row[10])
+    if not first:
+        return first, paths, stats, {}
+    rows = {
+        r[0]: r[1:]
+        for r in con.execute(
+            each(
+                "SELECT unit_id, text, heading_path, unit_hash, kind FROM units WHERE unit_id = {}",
+                [(u,) for u in first],
+            )
+        ).fetchall()
+    }
+    return first, paths, stats, rows
+
+
+def _mapped_rows(passages: PassagesFile, ranked: list[tuple], pairs: set | None) -> _Rows:
+    """``_sql_rows`` from the mapped file, with no statement."""
+    first: dict[int, tuple] = {}
+    paths: dict[int, list[str]] = {}
+    stats: dict[str, tuple[int, int]] = {}
+    rows = {}
+    for r in ranked:
+        u = int(r[0])
+        for at in passages.placements(u):
+            row = passages.row(at)
+            if pairs is not None and (u, row[0]) not in pairs:
+                continue
+            first.setdefault(u, row)
+            paths.setdefault(u, []).append(row[2])
+            stats[row[2]] = (row[8], row[9])
+        if u in first:
+            rows[u] = passages.unit(u)
+    return first, paths, stats, rows
 
 
 MODES = ("bm25", "dense", "hybrid")
@@ -279,7 +320,8 @@ def search(
         ranked, total = rank(con, groups, f, params, depth, index.db, gen, ids, keep)
         if mode != "bm25":
             ranked = _by_meaning(con, index, query, f, ranked, mode)[:k]
-        hits, indexed = _hits(con, ranked, groups, an, f, keep)
+        passages = mapped_passages(index, state)
+        hits, indexed = _hits(con, ranked, groups, an, f, keep, passages)
         result = SearchResult(query, groups, hits, total, max(0, total - len(hits)), mode=mode)
         if exact and len(query.split()) > 1:
             start, rest = phrase_parts(query)

@@ -11,12 +11,15 @@ from kbx.entities import facet_arrays
 from kbx.entities.facet_arrays import GENERATION as FACETS
 from kbx.entities.facet_arrays import FacetArrays
 from kbx.search import bm25
+from kbx.store import passages_file
 from kbx.store.db import ENTITIES_DIRTY, Index
+from kbx.store.passages_file import GENERATION as PASSAGES
+from kbx.store.passages_file import PassagesFile
 from kbx.store.postings import ANALYZER_KEYS
 from kbx.store.postings import GENERATION as POSTINGS
 
 NAMES = "a name recognizer has run"  # a key of ``index_state`` that kbx_meta never has
-STATE_KEYS = (*ANALYZER_KEYS, POSTINGS, FACETS, ENTITIES_DIRTY)
+STATE_KEYS = (*ANALYZER_KEYS, POSTINGS, FACETS, PASSAGES, ENTITIES_DIRTY)
 
 
 def index_state(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -41,3 +44,11 @@ def facet_layer(index: Index, state: dict[str, str]) -> FacetArrays | None:
     if ENTITIES_DIRTY in state or not (bm25.WARM or "numpy" in sys.modules):
         return None
     return facet_arrays.cached(index.db, int(state.get(FACETS, 0)))
+
+
+def mapped_passages(index: Index, state: dict[str, str]) -> PassagesFile | None:
+    """The units and placements as mapped arrays when the file is of the tables'
+    generation and numpy is worth it (as for ``facet_layer``); else None, and the SQL."""
+    if not (bm25.WARM or "numpy" in sys.modules):
+        return None
+    return passages_file.cached(index.db, int(state.get(PASSAGES, 0)))

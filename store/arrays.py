@@ -105,7 +105,7 @@ def load(path: Path, gen: int) -> list[np.ndarray] | None:
                 layout.append((f.tell(), shape, dtype))
                 f.seek(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, os.SEEK_CUR)
         return [_mapped(path, *at) for at in layout]
-    except (OSError, ValueError, IndexError):  # missing, cut short or not ours
+    except (OSError, EOFError, ValueError, IndexError):  # missing, cut short or not ours
         return None
 
 

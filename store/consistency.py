@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import duckdb
 
+from kbx.store import passages_file
 from kbx.store.db import is_dirty, mark_dirty
 from kbx.store.postings import touched
 from kbx.store.transaction import transaction
@@ -36,6 +37,7 @@ def unplace(con: duckdb.DuckDBPyConnection, doc_ids: list[int]) -> None:
         [doc_ids],
     )
     con.execute("DELETE FROM placements WHERE list_contains(?, doc_id)", [doc_ids])
+    passages_file.touched(con)
 
 
 def drop_orphans(con: duckdb.DuckDBPyConnection, everywhere: bool = False) -> int:
@@ -55,6 +57,7 @@ def drop_orphans(con: duckdb.DuckDBPyConnection, everywhere: bool = False) -> in
         con.execute("DELETE FROM units WHERE unit_id IN (SELECT unit_id FROM orphans)")
         mark_dirty(con)
         touched(con)
+        passages_file.touched(con)
     con.execute("DROP TABLE orphans")
     if not everywhere:
         con.execute("DROP TABLE unplaced")

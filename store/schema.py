@@ -9,7 +9,7 @@ import duckdb
 from kbx.errors import SchemaError
 from kbx.store.transaction import transaction
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _V1 = """
 CREATE TABLE kbx_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -270,6 +270,17 @@ def _to_v7(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_V7)
 
 
+def _to_v8(con: duckdb.DuckDBPyConnection) -> None:
+    """Hits read from a mapped copy of the units and placements (store/passages_file.py),
+    which every write of documents, units or placements must mark as old: a kbx before v8
+    does not, so it must not write a v8 file, and what it wrote is marked old here (no
+    table changes)."""
+    con.execute(
+        "INSERT INTO kbx_meta VALUES ('passages_generation', '1') ON CONFLICT (key) "
+        "DO UPDATE SET value = (value::BIGINT + 1)::VARCHAR"
+    )
+
+
 REEXTRACT = "reextract"  # kbx_meta key: the next `kbx index` reads every file again
 
 # Each entry upgrades a file from version ``n`` to ``n + 1``.
@@ -280,6 +291,7 @@ MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     4: _to_v5,
     5: _to_v6,
     6: _to_v7,
+    7: _to_v8,
 }
 
 

@@ -12,6 +12,7 @@ from kbx.indexing.ingest import index
 from kbx.search.search import search
 from kbx.store.consistency import contents
 from kbx.store.db import Index
+from kbx.store.schema import SCHEMA_VERSION
 
 COLUMNS = {"units": "text", "placements": "offsets"}
 
@@ -60,7 +61,7 @@ def test_texts_and_offset_maps_are_stored_uncompressed_after_the_migration(tmp_p
     with idx.writer() as con:  # any writer migrates
         assert (
             con.execute("SELECT value FROM kbx_meta WHERE key = 'schema_version'").fetchone()[0]
-            == "7"
+            == str(SCHEMA_VERSION)
         )
         assert contents(con) == before
     assert _compression(idx.db) == {"units": {"Uncompressed"}, "placements": {"Uncompressed"}}

@@ -1,0 +1,120 @@
+"""Hits read from the mapped passages file are the hits the SQL reads, and the file is used
+only while it is of the tables' generation."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from helpers import POSTS, attached
+
+from kbx import api
+from kbx.search import search as search_module
+from kbx.search.bm25 import rank, term_ids
+from kbx.search.filters import Filters, compile_filters
+from kbx.search.state import index_state, mapped_passages
+from kbx.store import arrays, passages_file
+from kbx.store.postings import analyzer_from
+
+QUERIES = ["kernel", "supplier approval", "restore drill", "seL4 proofs", "cedar", "page"]
+
+
+def _both(idx: api.Index, query: str, filters: Filters | None = None):
+    """The hits of ``query`` and the cited files' stats, from the file and from SQL."""
+    with idx.reader() as con:
+        state = index_state(con)
+        pf = mapped_passages(idx, state)
+        assert pf is not None, "the file is of the tables' generation"
+        an = analyzer_from(state)
+        groups = an.query(query)
+        f = compile_filters(con, filters)
+        ids = term_ids(con, [t for g in groups for t in g])
+        ranked, _ = rank(con, groups, f, search_module.DEFAULT_PARAMS, 20, None, 0, ids)
+        keep = search_module.allowed(con, f) if f.places else None
+        mapped = search_module._hits(con, ranked, groups, an, f, keep, pf)
+        sql = search_module._hits(con, ranked, groups, an, f, keep, None)
+    return mapped, sql
+
+
+def test_the_files_hits_are_the_sqls_every_format_and_a_passage_in_two_files(
+    indexed_corpus,
+):
+    shutil.copy(indexed_corpus / "runbook.txt", indexed_corpus / "notes" / "runbook-copy.txt")
+    api.index(indexed_corpus)
+    idx = api.Index.for_root(indexed_corpus)
+    seen = set()
+    for q in QUERIES:
+        mapped, sql = _both(idx, q)
+        assert mapped == sql
+        seen |= {(h.path, h.page is not None, bool(h.also_in)) for h in mapped[0]}
+    assert any(page for _, page, _ in seen)  # a PDF's page came through
+    assert any(also for _, _, also in seen)  # and a passage two files hold
+
+
+def test_the_files_hits_are_the_sqls_under_a_filter(posts):
+    asked = (Filters(entities=["Ann Lee"]), Filters(after="2021"), Filters(path="posts/*"))
+    for filters in asked:
+        for q in ("openssl", "release", "cedar fixes"):
+            mapped, sql = _both(posts, q, filters)
+            assert mapped == sql
+
+
+def _gen(idx: api.Index) -> int:
+    with idx.reader() as con:
+        return arrays.generation(con, passages_file.GENERATION)
+
+
+def test_every_change_of_a_cited_field_makes_a_new_generation_and_index_exports_it(posts):
+    root = posts.root
+    rel = next(iter(POSTS))
+    before = _gen(posts)
+    api.index(root)  # nothing changed: no new generation, no export
+    assert _gen(posts) == before
+    st = os.stat(root / rel)
+    os.utime(root / rel, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # bytes the same
+    api.index(root)
+    touched = _gen(posts)
+    assert touched > before
+    moved = rel.replace(".md", "-moved.md")
+    os.rename(root / rel, root / moved)
+    api.index(root)
+    assert _gen(posts) > touched
+    word = POSTS[rel].split()[-1].strip(".,")
+    mapped, sql = _both(posts, word)
+    assert mapped == sql
+    cited = {h.path for h in mapped[0]} | {p for h in mapped[0] for p in h.also_in}
+    assert moved in cited and rel not in cited
+    assert mapped[1][moved] == (os.stat(root / moved).st_size, os.stat(root / moved).st_mtime_ns)
+
+
+def test_a_file_of_another_generation_is_not_read(posts):
+    with posts.writer() as con:
+        passages_file.touched(con)  # as a write that no export followed
+    with posts.reader() as con:
+        assert mapped_passages(posts, index_state(con)) is None
+    result = api.search(posts, "openssl", k=3)  # the SQL answers
+    assert result.hits and all(h.path in POSTS or h.path.startswith("filler") for h in result.hits)
+    api.index(posts.root)  # the next index exports it again
+    with posts.reader() as con:
+        assert mapped_passages(posts, index_state(con)) is not None
+
+
+@pytest.mark.parametrize("cut", [0, 100])
+def test_a_file_cut_short_is_not_read(posts, cut):
+    path = passages_file.mapped_path(posts.db)
+    data = path.read_bytes()
+    path.write_bytes(data[:cut])
+    passages_file.MAPS.clear()
+    with posts.reader() as con:
+        assert mapped_passages(posts, index_state(con)) is None
+
+
+def test_an_index_a_kbx_before_schema_8_wrote_reads_no_old_file(posts):
+    """That kbx wrote documents without marking the file old: migrating marks it."""
+    with attached(posts.db, read_only=False) as con:
+        con.execute("UPDATE kbx_meta SET value = '7' WHERE key = 'schema_version'")
+    with posts.writer():  # any writer migrates
+        pass
+    with posts.reader() as con:
+        assert mapped_passages(posts, index_state(con)) is None
