@@ -21,7 +21,7 @@ from kbx.annotate.engine import Engine, Pass
 from kbx.errors import Superseded
 from kbx.recognizers.base import Recognizer, check_spans, shown_text, within_rules
 from kbx.recognizers.registry import Registry
-from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, rows_select
+from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, rows_select, runs_changed
 from kbx.store.transaction import transaction
 from kbx.store.workers import pool as worker_pool
 
@@ -161,6 +161,7 @@ def _write(con: duckdb.DuckDBPyConnection, name: str, mentions: list, runs: list
         )
         _insert(con, "mentions", mentions)
         _insert(con, "runs", runs)
+        runs_changed(con)
         if mentions or removed:
             mark_dirty(con)
     return removed
@@ -278,6 +279,7 @@ def record_info(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -
             with transaction(con):
                 con.execute("INSERT OR REPLACE INTO recognizer_info VALUES (?, ?, ?, ?, ?, ?)", row)
                 mark_dirty(con)
+                runs_changed(con)
 
 
 def _recognize_all(

@@ -38,7 +38,15 @@ from kbx.recognizers.registry import Registry
 from kbx.source.walk import Found, walk
 from kbx.store import passages_file, postings_file
 from kbx.store.consistency import drop_orphans, unplace
-from kbx.store.db import WRITER_WAIT, Index, WriterLease, kill_point, mark_dirty, staged
+from kbx.store.db import (
+    WRITER_WAIT,
+    Index,
+    WriterLease,
+    kill_point,
+    mark_dirty,
+    runs_changed,
+    staged,
+)
 from kbx.store.postings import (
     analyzer_of,
     rebuild_postings,
@@ -411,6 +419,7 @@ def _write_found(con: duckdb.DuckDBPyConnection, mentions: list, runs: list) -> 
     has its runs, or gets them in the pass after the batches)."""
     if not runs:
         return
+    runs_changed(con)
     ints = frozenset({"start_char", "end_char", "n_mentions"})
     with (
         staged(con, "staged_mentions", _columns(MENTION_COLUMNS, mentions), ints),

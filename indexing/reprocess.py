@@ -28,7 +28,7 @@ from kbx.config import load_config
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument
 from kbx.recognizers.registry import Registry
-from kbx.store.db import WRITER_WAIT, Index, kill_point, mark_dirty
+from kbx.store.db import WRITER_WAIT, Index, kill_point, mark_dirty, runs_changed
 from kbx.store.transaction import transaction
 
 
@@ -145,5 +145,6 @@ def purge(index: Index, names: list[str], registry: Registry) -> dict[str, int]:
                     con.execute(f"DELETE FROM {table} WHERE {key} = ?", [name])
                 removed[name] = n
             mark_dirty(con)
+            runs_changed(con)
         settle(con)
     return removed

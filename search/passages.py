@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from kbx.analysis import TOKEN, Analyzer
 from kbx.extract.textmap import Segment, locate
 
 SNIPPET_CHARS = 240
 
 
-@lru_cache(maxsize=200_000)
-def _terms(analyzer: Analyzer, raw: str, code: bool) -> tuple[tuple[int, int, str], ...]:
-    """The terms of one raw token, spans relative to it: words recur across passages, and
-    analyzing each once is most of the cost of marking ten hits."""
-    return tuple(analyzer.tokens(raw, code))
+SPAN_TOKENS = 200_000  # distinct raw tokens whose terms are remembered per analyzer and kind
+_SPANS: dict[tuple, dict[str, tuple[tuple[int, int, str], ...]]] = {}
+
+
+def _spans(analyzer: Analyzer, code: bool) -> dict[str, tuple[tuple[int, int, str], ...]]:
+    """The terms of each raw token seen, spans relative to it, per analyzer and kind: words
+    recur across passages, and analyzing each once is most of the cost of marking ten
+    hits. Found once per passage (an ``lru_cache`` per token hashed the analyzer each
+    time: a third of the marking)."""
+    key = (analyzer.stemmer, analyzer.protected, code)
+    found = _SPANS.get(key)
+    if found is None:
+        found = _SPANS[key] = {}
+    return found
 
 
 def each(select: str, keys: list[tuple[int, ...]]) -> str:
@@ -28,9 +35,15 @@ def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[
     """Spans of ``text`` whose terms are among the query's forms (a whole identifier
     wins over its parts)."""
     spans: list[tuple[int, int]] = []
+    cache = _spans(analyzer, code)
     for m in TOKEN.finditer(text):
-        at = m.start()
-        for s, e, term in _terms(analyzer, m.group(), code):
+        at, raw = m.start(), m.group()
+        terms = cache.get(raw)
+        if terms is None:
+            if len(cache) >= SPAN_TOKENS:
+                cache.clear()
+            terms = cache[raw] = tuple(analyzer.tokens(raw, code))
+        for s, e, term in terms:
             if term in forms and not (spans and spans[-1][0] <= at + s < spans[-1][1]):
                 spans.append((at + s, at + e))
     return spans

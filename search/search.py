@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 
@@ -18,7 +19,8 @@ from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.grep import grep, phrase_terms
 from kbx.search.passages import each, line_span, mark, matches, snippet_window
 from kbx.search.state import NAMES, facet_layer, index_state, mapped_passages
-from kbx.store.db import ENTITIES_DIRTY, Index
+from kbx.store.db import ENTITIES_DIRTY, RUNS, Index
+from kbx.store.passages_file import GENERATION as PASSAGES
 from kbx.store.passages_file import PassagesFile
 from kbx.store.postings import GENERATION as POSTINGS
 from kbx.store.postings import analyzer_from
@@ -266,23 +268,33 @@ STALE_LAYER = (
 )
 
 
-def pending_names(con: duckdb.DuckDBPyConnection) -> list[str]:
+def pending_names(con: duckdb.DuckDBPyConnection, index: Index, state: dict[str, str]) -> list[str]:
     """A line for each name recognizer (NER) that has not yet run on every unit: until it
     has, entity and type filters and facets see only part of the corpus. The rule-based
     recognizers alone give no line (a search asks only when ``index_state`` saw a name
-    recognizer)."""
+    recognizer). Counting the runs costs a few milliseconds, so a process remembers the
+    lines while the runs and the units are of the generations it counted them at."""
+    key = (state.get(RUNS), state.get(PASSAGES))
+    known = _PENDING.get(index.db)
+    if known is not None and known[0] == key and None not in key:
+        return list(known[1])
     rows = con.execute(
         """SELECT r.name, (SELECT count(*) FROM runs x WHERE x.recognizer = r.name
                            AND x.version = r.version AND x.error IS NULL),
                   (SELECT count(*) FROM units)
            FROM recognizer_info r WHERE r.names ORDER BY r.name"""
     ).fetchall()
-    return [
+    lines = [
         f"{name} has run on {done} of {total} passages; names in the rest are not "
         "searchable yet (run `kbx reprocess`)"
         for name, done, total in rows
         if done < total
     ]
+    _PENDING[index.db] = (key, lines)
+    return list(lines)
+
+
+_PENDING: dict[Path, tuple[tuple, list[str]]] = {}  # index file -> (generations, lines)
 
 
 def search(
@@ -342,7 +354,7 @@ def search(
         asked = filters or Filters()
         layered = any((asked.entities, asked.types, asked.after, asked.before, asked.quantities))
         if facets or layered:
-            result.notes = pending_names(con) if NAMES in state else []
+            result.notes = pending_names(con, index, state) if NAMES in state else []
             if ENTITIES_DIRTY in state:
                 result.notes.append(STALE_LAYER)
         result.notes += file_states(con, index, hits, indexed)

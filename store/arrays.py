@@ -24,10 +24,13 @@ if TYPE_CHECKING:  # numpy loads with the first file saved or mapped, not with t
 
 
 def bump(con: duckdb.DuckDBPyConnection, key: str) -> None:
-    """Inside the caller's transaction: the table behind ``key``'s files changed."""
+    """Inside the caller's transaction: the table behind ``key``'s files changed. The new
+    generation is the clock's nanoseconds (or one more than the last, if more): an index
+    deleted and built again must never meet a file of its predecessor's generation, as
+    counting from 1 again would (its files stay beside it)."""
     con.execute(
-        "INSERT INTO kbx_meta VALUES (?, '1') ON CONFLICT (key) "
-        "DO UPDATE SET value = (value::BIGINT + 1)::VARCHAR",
+        "INSERT INTO kbx_meta VALUES (?, epoch_ns(now())::VARCHAR) ON CONFLICT (key) "
+        "DO UPDATE SET value = greatest(value::BIGINT + 1, epoch_ns(now()))::VARCHAR",
         [key],
     )
 

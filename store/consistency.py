@@ -8,7 +8,7 @@ from __future__ import annotations
 import duckdb
 
 from kbx.store import passages_file
-from kbx.store.db import is_dirty, mark_dirty
+from kbx.store.db import is_dirty, mark_dirty, runs_changed
 from kbx.store.postings import touched
 from kbx.store.transaction import transaction
 
@@ -56,6 +56,7 @@ def drop_orphans(con: duckdb.DuckDBPyConnection, everywhere: bool = False) -> in
         con.execute("DELETE FROM postings WHERE unit_id IN (SELECT unit_id FROM orphans)")
         con.execute("DELETE FROM units WHERE unit_id IN (SELECT unit_id FROM orphans)")
         mark_dirty(con)
+        runs_changed(con)
         touched(con)
         passages_file.touched(con)
     con.execute("DROP TABLE orphans")

@@ -31,6 +31,7 @@ from pathlib import Path
 import duckdb
 
 from kbx.errors import BadArgument, IndexBusy, IndexNotFound, IndexUnwritable, SchemaError
+from kbx.store.arrays import bump
 from kbx.store.schema import check_readable, ensure_schema
 
 INDEX_DIR = ".kbx"
@@ -241,6 +242,15 @@ def mark_dirty(con: duckdb.DuckDBPyConnection) -> None:
     """Note, inside the caller's transaction, that the entity layer must be rebuilt: the
     rebuild clears the mark in its own, so a run killed between the two leaves it set."""
     con.execute("INSERT OR REPLACE INTO kbx_meta VALUES (?, '1')", [ENTITIES_DIRTY])
+
+
+RUNS = "runs_generation"  # kbx_meta key: bumped by every write of runs or recognizer_info
+
+
+def runs_changed(con: duckdb.DuckDBPyConnection) -> None:
+    """Inside the caller's transaction: which units each recognizer has run on (or its
+    version) changed, so what a search remembers of it (``pending_names``) is old."""
+    bump(con, RUNS)
 
 
 def is_dirty(con: duckdb.DuckDBPyConnection) -> bool:

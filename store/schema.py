@@ -7,6 +7,7 @@ from collections.abc import Callable
 import duckdb
 
 from kbx.errors import SchemaError
+from kbx.store.arrays import bump
 from kbx.store.transaction import transaction
 
 SCHEMA_VERSION = 8
@@ -275,10 +276,7 @@ def _to_v8(con: duckdb.DuckDBPyConnection) -> None:
     which every write of documents, units or placements must mark as old: a kbx before v8
     does not, so it must not write a v8 file, and what it wrote is marked old here (no
     table changes)."""
-    con.execute(
-        "INSERT INTO kbx_meta VALUES ('passages_generation', '1') ON CONFLICT (key) "
-        "DO UPDATE SET value = (value::BIGINT + 1)::VARCHAR"
-    )
+    bump(con, "passages_generation")
 
 
 REEXTRACT = "reextract"  # kbx_meta key: the next `kbx index` reads every file again

@@ -118,3 +118,16 @@ def test_an_index_a_kbx_before_schema_8_wrote_reads_no_old_file(posts):
         pass
     with posts.reader() as con:
         assert mapped_passages(posts, index_state(con)) is None
+
+
+def test_an_index_built_again_beside_its_old_files_never_reads_them(posts):
+    """Delete the index file (its gazetteer log and mapped files stay), edit a document,
+    index again: the new index's generations are not the old one's."""
+    rel = next(iter(POSTS))
+    old = _gen(posts)
+    posts.db.unlink()
+    (posts.root / rel).write_text(POSTS[rel].replace("Cedar", "Larch"))
+    api.index(posts.root)
+    assert _gen(posts) != old
+    mapped, sql = _both(posts, "larch")
+    assert mapped == sql and [h.path for h in mapped[0]] == [rel]

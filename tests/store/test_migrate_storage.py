@@ -59,10 +59,10 @@ def test_texts_and_offset_maps_are_stored_uncompressed_after_the_migration(tmp_p
     assert _compression(idx.db)["units"] != {"Uncompressed"}  # the copy compressed its texts
 
     with idx.writer() as con:  # any writer migrates
-        assert (
-            con.execute("SELECT value FROM kbx_meta WHERE key = 'schema_version'").fetchone()[0]
-            == str(SCHEMA_VERSION)
-        )
+        (version,) = con.execute(
+            "SELECT value FROM kbx_meta WHERE key = 'schema_version'"
+        ).fetchone()
+        assert version == str(SCHEMA_VERSION)
         assert contents(con) == before
     assert _compression(idx.db) == {"units": {"Uncompressed"}, "placements": {"Uncompressed"}}
     again = [(h.path, h.start_line, h.end_line) for h in search(idx, "supplier approval").hits]
