@@ -273,10 +273,12 @@ def _to_v7(con: duckdb.DuckDBPyConnection) -> None:
 
 def _to_v8(con: duckdb.DuckDBPyConnection) -> None:
     """Hits read from a mapped copy of the units and placements (store/passages_file.py),
-    which every write of documents, units or placements must mark as old: a kbx before v8
-    does not, so it must not write a v8 file, and what it wrote is marked old here (no
+    which every write of documents, units or placements must mark as old, and a search's
+    NER notes remembered while the runs are of one generation: a kbx before v8 marks
+    neither, so it must not write a v8 file, and what it wrote is marked old here (no
     table changes)."""
     bump(con, "passages_generation")
+    bump(con, "runs_generation")  # what a search remembers of the runs starts here too
 
 
 REEXTRACT = "reextract"  # kbx_meta key: the next `kbx index` reads every file again
