@@ -199,3 +199,32 @@ def test_searches_go_on_while_a_write_waits_for_another_process(http, docs):
     assert edit["r"].status_code == 200, edit["r"].text
     gone = {"action": "retract", "id": edit["r"].json()["entry_ids"][0], "by": "a", "why": "t"}
     assert http.post("/api/gazetteer", json=gone).status_code == 200
+
+
+def test_the_servers_connections_send_without_waiting_for_acks():
+    """Nagle's algorithm off on every accepted connection: with it on, a keep-alive
+    client's every answer waited for its own delayed ACK. asyncio turns it off only on a
+    socket that names its protocol, so this is a property of ``bound_socket``'s socket."""
+    import asyncio
+    import socket
+
+    from kbx.serve.http import bound_socket
+
+    async def accepted() -> int:
+        seen: asyncio.Future = asyncio.get_running_loop().create_future()
+
+        class Record(asyncio.Protocol):
+            def connection_made(self, transport) -> None:
+                sock = transport.get_extra_info("socket")
+                seen.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+        listening = bound_socket("127.0.0.1", 0)
+        port = listening.getsockname()[1]
+        srv = await asyncio.get_running_loop().create_server(Record, sock=listening)
+        async with srv:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            flag = await asyncio.wait_for(seen, 10)
+            writer.close()
+        return flag
+
+    assert asyncio.run(accepted()) != 0
