@@ -11,7 +11,8 @@ queries, wall and CPU (``process_time``: DuckDB's threads included), in ms:
   layer is stale, the cited files' sizes, the terms' ids again for the facets) against
   ``index_state``'s one;
 * the ranking (``rank``, top 8, over the mapped postings);
-* each hit's text and offsets (``hits_for``);
+* each hit's text and offsets, in SQL (``hits_for``) against the mapped passages
+  (store/passages_file.py);
 * the facets in SQL (``sql_facets``, the reference) against the same counts over the
   entity layer's arrays (``facet_counts``; entities/facet_arrays.py);
 * the placements a date filter (``--after 2020``) keeps, in SQL against over the arrays
@@ -120,6 +121,9 @@ def _runs(live: LiveIndex, con, q: str) -> dict[str, Callable[[], object]]:
     pf = bm25.mapped(con, live.db, gen)
     ranked, _ = bm25.rank(con, groups, f, limit=8, db=live.db, generation=gen, ids=ids)
     hits = search.hits_for(con, ranked, groups, an)
+    passages = search.mapped_passages(live, state)
+    if passages is None:
+        raise SystemExit("the passages' arrays are missing or stale: run kbx index")
     term_ids = list(ids.values())
     dated = compile_filters(con, Filters(after="2020"))  # a date filter, the layer's kind
     return {
@@ -130,7 +134,12 @@ def _runs(live: LiveIndex, con, q: str) -> dict[str, Callable[[], object]]:
         "ranking (rank, top 8, mapped postings)": lambda: bm25.rank(
             con, groups, f, limit=8, db=live.db, generation=gen, ids=ids
         ),
-        "each hit's text and offsets (hits_for)": lambda: search.hits_for(con, ranked, groups, an),
+        "each hit's text and offsets in SQL (hits_for: before)": lambda: search.hits_for(
+            con, ranked, groups, an
+        ),
+        "each hit's text and offsets from the mapped passages (now)": lambda: search._hits(
+            con, ranked, groups, an, f, None, passages
+        ),
         "facets in SQL (sql_facets: before)": lambda: sql_facets(con, term_ids, f),
         "facets over the layer's arrays (now)": lambda: facet_counts(con, term_ids, f, layer, pf),
         "--after 2020's placements in SQL (before)": lambda: allowed(con, dated, None),
