@@ -13,12 +13,41 @@ from collections.abc import Callable
 from typing import Any
 
 
+def plain(value: Any) -> Any:
+    """``dataclasses.asdict``'s answer, without its deep copy of every leaf (0.6 of a
+    warm search's 7 ms in the server, against 0.15): dataclasses become dicts of their
+    fields, lists, tuples and dicts are rebuilt around plain values, anything else is
+    shared as is."""
+    if type(value) in _LEAVES:
+        return value
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    names = _NAMES.get(type(value))
+    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _NAMES[type(value)] = tuple(f.name for f in dataclasses.fields(value))
+    if names is not None:
+        return {n: plain(getattr(value, n)) for n in names}
+    if isinstance(value, tuple):
+        return (
+            type(value)(*map(plain, value))
+            if hasattr(value, "_fields")
+            else tuple(plain(v) for v in value)
+        )
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    return value
+
+
+_NAMES: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, found once
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def _fields(result: Any) -> dict:
-    return dataclasses.asdict(result)
+    return plain(result)
 
 
 def _entities(rows: list) -> dict:
-    return {"entities": [dataclasses.asdict(r) for r in rows]}
+    return {"entities": [plain(r) for r in rows]}
 
 
 SHAPES: dict[str, Callable[[Any], dict]] = {

@@ -25,15 +25,18 @@ STATE_KEYS = (*ANALYZER_KEYS, POSTINGS, FACETS, PASSAGES, RUNS, ENTITIES_DIRTY)
 def index_state(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """What a search must know of the index besides its rows, in one statement (each costs
     about a millisecond): the analysis chain, the generations of the mapped files, whether
-    the entity layer is stale and whether a name recognizer (NER) has run."""
-    marks = ", ".join("?" * len(STATE_KEYS))
-    return dict(
-        con.execute(
-            f"""SELECT key, value FROM kbx_meta WHERE key IN ({marks})
-                UNION ALL (SELECT ?, name FROM recognizer_info WHERE names LIMIT 1)""",
-            [*STATE_KEYS, NAMES],
-        ).fetchall()
-    )
+    the entity layer is stale and whether a name recognizer (NER) has run. All of
+    ``kbx_meta`` is read (a dozen rows) and kept to these keys here: naming them as
+    parameters of an IN list cost DuckDB twice the statement."""
+    rows = con.execute(
+        """SELECT key, value FROM kbx_meta
+           UNION ALL (SELECT ?, name FROM recognizer_info WHERE names LIMIT 1)""",
+        [NAMES],
+    ).fetchall()
+    return {k: v for k, v in rows if k in _WANTED}
+
+
+_WANTED = frozenset((*STATE_KEYS, NAMES))
 
 
 def facet_layer(index: Index, state: dict[str, str]) -> FacetArrays | None:
