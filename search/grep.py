@@ -7,6 +7,7 @@ import re
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -14,13 +15,19 @@ from kbx.analysis import PART, QUERY_STOPWORDS, TOKEN, Analyzer, fold
 from kbx.entities.positions import Positions
 from kbx.errors import BadArgument
 from kbx.extract.textmap import unpack
-from kbx.search.bm25 import rank, term_ids
+from kbx.search.allowed import Allowed
+from kbx.search.bm25 import mapped, rank, term_ids
 from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.passages import line_span
-from kbx.search.state import index_state
+from kbx.search.state import index_state, mapped_passages
+from kbx.store.arrays import Strings
 from kbx.store.db import Index
+from kbx.store.passages_file import PassagesFile
 from kbx.store.postings import GENERATION as POSTINGS
 from kbx.store.postings import analyzer_from
+
+if TYPE_CHECKING:  # numpy loads with the mapped files, not with grep
+    from kbx.store.postings_file import PostingsFile
 
 AROUND = 60
 _META = set(".^$*+?{}[]|()")
@@ -127,6 +134,60 @@ def _holding(con: duckdb.DuckDBPyConnection, groups: list[list[str]]) -> str | N
     return " INTERSECT ".join(f"SELECT unit_id FROM ({s})" for s in sets)
 
 
+def _mapped_files(
+    con: duckdb.DuckDBPyConnection, index: Index, state: dict[str, str], gen: int
+) -> tuple[PostingsFile, PassagesFile] | None:
+    """The mapped postings and passages, when both are of their tables' generations."""
+    pf = mapped(con, index.db, gen)
+    passages = mapped_passages(index, state) if pf is not None else None
+    return None if passages is None else (pf, passages)
+
+
+def _mapped_candidates(
+    con: duckdb.DuckDBPyConnection,
+    pf: PostingsFile,
+    passages: PassagesFile,
+    groups: list[list[str]],
+    keep: Allowed | None,
+    lowered: str | None,
+) -> list[tuple]:
+    """``(doc_id, ordinal, path, sha256, text, offsets)`` of each allowed placement of the
+    units that index a form of every group (``_holding``, over the mapped postings), by
+    path and ordinal, as the SQL reads them; ``lowered``: a literal each text must hold,
+    ignoring case (the SQL's ``contains`` prefilter)."""
+    import numpy as np
+
+    ids = term_ids(con, [t for g in groups for t in g])
+    held = None
+    for g in groups:
+        found = sorted({ids[t] for t in g if t in ids})
+        if not found:
+            return []
+        units = np.unique(np.concatenate([pf.of(t)[0] for t in found]))
+        held = units if held is None else np.intersect1d(held, units, assume_unique=True)
+    held = held[held < len(passages.place_start) - 1]
+    lo = passages.place_start[held]
+    n = passages.place_start[held + 1] - lo
+    at = np.arange(int(n.sum())) + np.repeat(lo - np.cumsum(n) + n, n)  # their rows, in order
+    unit = np.repeat(held.astype(np.int64), n)  # int64: shifted into a key below
+    if keep is not None:
+        kept = np.isin(unit << 32 | passages.pl_doc[at].astype(np.int64), keep.keys)
+        at, unit = at[kept], unit[kept]
+    rows: list[tuple] = []
+    texts: dict[int, str | None] = {}  # None: the literal is not in it
+    for r, u in zip(at.tolist(), unit.tolist(), strict=True):
+        if u not in texts:
+            text = passages.text_of(u)
+            texts[u] = None if lowered is not None and lowered not in text.lower() else text
+        text = texts[u]
+        if text is None:
+            continue
+        doc, ordinal, path, sha, _, _, _, blob, _, _ = passages.row(r)
+        rows.append((doc, ordinal, path, sha, text, blob))
+    rows.sort(key=lambda row: (row[2], row[1]))
+    return rows
+
+
 def _offsets(con: duckdb.DuckDBPyConnection, keys: list[tuple[int, int]]) -> dict:
     """The offset maps of the placements ``(doc_id, ordinal)``: a join on their keys, which
     reads the maps of those placements, where reading them with every candidate's text
@@ -169,6 +230,35 @@ def _file_ranks(
     return out
 
 
+def _mapped_file_ranks(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    an: Analyzer,
+    docs: list[int],
+    passages: PassagesFile,
+    keep: Allowed | None,
+    db: Path,
+    gen: int,
+) -> dict[str, int]:
+    """``_file_ranks`` with the documents' allowed placements read from the mapped
+    passages, not in SQL (the ranking over the mapped postings, as there)."""
+    import numpy as np
+
+    rows = np.flatnonzero(np.isin(passages.pl_doc, np.asarray(docs, dtype=np.int32)))
+    keys = np.unique(passages.row_units[rows] << 32 | passages.pl_doc[rows].astype(np.int64))
+    if keep is not None:
+        keys = np.intersect1d(keys, keep.keys, assume_unique=True)
+    ranked, _ = rank(con, an.query(query), None, db=db, generation=gen, allowed=Allowed(keys))
+    unit_rank = {unit_id: i for i, (unit_id, _, _) in enumerate(ranked)}
+    paths = Strings(passages.path_off, passages.path_blob)
+    out: dict[str, int] = {}
+    for key in keys.tolist():
+        rel = paths[key & 0xFFFFFFFF]
+        r = unit_rank.get(key >> 32, len(unit_rank))
+        out[rel] = min(r, out.get(rel, r))
+    return out
+
+
 WORD = re.compile(r"\w")
 
 
@@ -203,13 +293,16 @@ def grep(
     word_start: bool = False,
     doc_filter: DocFilter | None = None,
     state: dict[str, str] | None = None,
+    keep: Allowed | None = None,
 ) -> GrepResult:
     r"""Matches of ``pattern`` in the clean text, files in BM25 order of ``rank_query``
     (on ``con`` when the caller already holds a connection). With ``needs`` (term groups
     every unit with a match indexes, as ``phrase_terms`` gives them), only the units
     holding them are read. ``word_start``: a match must not follow a word character, as
     if the pattern opened with ``(?<!\w)`` (see ``search.phrase_parts``). ``doc_filter``
-    (``filters`` compiled) and ``state`` (``index_state``): what a search read already."""
+    (``filters`` compiled), ``state`` (``index_state``) and ``keep`` (the placements the
+    filter allows): what a search read already. With ``needs``, and the mapped postings
+    and passages current, the candidates are read from those files, not in SQL."""
     try:
         rx = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as e:
@@ -228,9 +321,14 @@ def grep(
         state = index_state(con) if state is None else state
         f = compile_filters(con, filters) if doc_filter is None else doc_filter
         an = analyzer_from(state)
-        held = _holding(con, needs) if needs else ""
+        gen = int(state.get(POSTINGS, 0))
+        files = _mapped_files(con, index, state, gen) if needs else None
+        usable = files is not None and (keep is not None or not f.clauses)
+        held = "" if usable else _holding(con, needs) if needs else ""
         rows = []
-        if held is not None:
+        if usable:
+            rows = _mapped_candidates(con, *files, needs, keep, lit if ignore_case else None)
+        elif held is not None:
             only = f"JOIN ({held}) h USING (unit_id)" if held else ""
             rows = con.execute(
                 f"""SELECT pl.doc_id, pl.ordinal, d.path, d.sha256, u.text
@@ -242,15 +340,22 @@ def grep(
         found = [(row, spans) for row in rows if (spans := _matches(rx, row[4], word_start))]
         docs = sorted({row[0] for row, _ in found})
         query = rank_query or _rank_words(pattern)
-        gen = int(state.get(POSTINGS, 0))
-        file_rank = _file_ranks(con, query, an, f, docs, index.db, gen) if docs else {}
-        blobs = _offsets(con, [row[:2] for row, _ in found]) if found else {}
+        if not docs:
+            file_rank = {}
+        elif usable:
+            file_rank = _mapped_file_ranks(con, query, an, docs, files[1], keep, index.db, gen)
+        else:
+            file_rank = _file_ranks(con, query, an, f, docs, index.db, gen)
+        if usable:
+            blobs = {row[:2]: row[5] for row, _ in found}
+        else:
+            blobs = _offsets(con, [row[:2] for row, _ in found]) if found else {}
     found.sort(key=lambda x: (file_rank[x[0][2]], x[0][2], x[0][1]))
     shown: list[GrepMatch] = []
     seen: set[tuple[str, int, int]] = set()  # document positions of the matches so far
     files: dict[str, int] = {}
     positions = Positions()
-    for (doc_id, ordinal, rel, sha, text), spans in found:
+    for (doc_id, ordinal, rel, sha, text, *_), spans in found:
         blob = blobs[(doc_id, ordinal)]
         segments = None
         for m in spans:

@@ -349,6 +349,7 @@ def search(
                 needs=phrase_terms(an, query),
                 doc_filter=f,
                 state=state,
+                keep=keep,
             )
             result.exact, result.exact_total = g.matches, g.total
         asked = filters or Filters()

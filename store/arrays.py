@@ -117,7 +117,8 @@ def _mapped(path: Path, start: int, shape: tuple, dtype: np.dtype) -> np.ndarray
 
     if not int(np.prod(shape, dtype=np.int64)):
         return np.zeros(shape, dtype=dtype)
-    return np.memmap(path, dtype=dtype, mode="r", offset=start, shape=shape, order="C")
+    mapped = np.memmap(path, dtype=dtype, mode="r", offset=start, shape=shape, order="C")
+    return mapped.view(np.ndarray)  # the map stays its base; indexing skips memmap's hooks
 
 
 class Strings:

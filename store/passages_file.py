@@ -16,6 +16,7 @@ search reads it only when the generations agree; else the SQL.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,6 +77,18 @@ class PassagesFile:
         head = json.loads(bytes(self.head[self.head_start[u] : self.head_start[u + 1]]))
         kinds = arrays.Strings(self.kind_off, self.kind_blob)
         return text, head, self.unit_hash[u].decode(), kinds[int(self.kind[u])]
+
+    @cached_property
+    def row_units(self) -> np.ndarray:
+        """Each placement row's unit id (int64), found once per map."""
+        import numpy as np
+
+        counts = np.diff(self.place_start)
+        return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+
+    def text_of(self, u: int) -> str:
+        """A unit's text alone (``unit`` decodes its heading too)."""
+        return bytes(self.text[self.text_start[u] : self.text_start[u + 1]]).decode()
 
     def placements(self, u: int) -> range:
         """The rows of a unit's placements, by path and ordinal (empty for an id it lacks)."""

@@ -10,11 +10,14 @@ import pytest
 from helpers import POSTS, attached
 
 from kbx import api
+from kbx.search import bm25
 from kbx.search import search as search_module
 from kbx.search.bm25 import rank, term_ids
 from kbx.search.filters import Filters, compile_filters
+from kbx.search.grep import _mapped_files
 from kbx.search.state import index_state, mapped_passages
 from kbx.store import arrays, passages_file
+from kbx.store.postings import GENERATION as POSTINGS
 from kbx.store.postings import analyzer_from
 
 QUERIES = ["kernel", "supplier approval", "restore drill", "seL4 proofs", "cedar", "page"]
@@ -131,3 +134,39 @@ def test_an_index_built_again_beside_its_old_files_never_reads_them(posts):
     assert _gen(posts) != old
     mapped, sql = _both(posts, "larch")
     assert mapped == sql and [h.path for h in mapped[0]] == [rel]
+
+
+def _exact(idx: api.Index, query: str, filters: Filters | None = None):
+    r = api.search(idx, query, k=3, exact=50, filters=filters)
+    return r.exact, r.exact_total
+
+
+def test_the_exact_phrases_from_the_files_are_the_sqls(posts, indexed_corpus, monkeypatch):
+    monkeypatch.setattr(bm25, "WARM", True)  # as in kbx serve: the postings mapped at any size
+    shutil.copy(indexed_corpus / "runbook.txt", indexed_corpus / "notes" / "runbook-copy.txt")
+    api.index(indexed_corpus)
+    cases = [
+        (api.Index.for_root(indexed_corpus), q, None)
+        for q in ("restore drill", "supplier approval", "seL4 proofs", "the kernel")
+    ] + [
+        (posts, q, f)
+        for q in ("OpenSSL fixes", "apple orchard", "fixes CVE")
+        for f in (
+            None,
+            Filters(entities=["Ann Lee"]),
+            Filters(after="2021"),
+            Filters(path="posts/*"),
+        )
+    ]
+    for idx, _, _ in cases:
+        with idx.reader() as con:
+            state = index_state(con)
+            assert _mapped_files(con, idx, state, int(state[POSTINGS])) is not None
+    mapped = [_exact(idx, q, f) for idx, q, f in cases]
+    for idx in {idx.db: idx for idx, _, _ in cases}.values():
+        passages_file.mapped_path(idx.db).unlink()
+    passages_file.MAPS.clear()
+    sql = [_exact(idx, q, f) for idx, q, f in cases]
+    assert mapped == sql
+    assert sum(total for _, total in mapped) > len(cases)  # phrases that are there, in files
+    assert any(len({m.path for m in found}) > 1 for found, _ in mapped)
