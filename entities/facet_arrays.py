@@ -287,7 +287,4 @@ def refresh(con: duckdb.DuckDBPyConnection, db: Path | None = None) -> bool:
         if not found:
             return False
         db = Path(found)
-    if load(db, arrays.generation(con, GENERATION)) is not None:
-        return False
-    export(con, db)
-    return True
+    return arrays.refresh(con, db, GENERATION, load, export)

@@ -40,6 +40,21 @@ def generation(con: duckdb.DuckDBPyConnection, key: str) -> int:
     return int(row[0]) if row else 0
 
 
+def refresh(
+    con: duckdb.DuckDBPyConnection,
+    db: Path,
+    key: str,
+    load: Callable[[Path, int], object | None],
+    export: Callable[[duckdb.DuckDBPyConnection, Path], Path],
+) -> bool:
+    """Export ``db``'s file of one kind (``export``) unless ``load`` maps one of ``key``'s
+    current generation; whether it did."""
+    if load(db, generation(con, key)) is not None:
+        return False
+    export(con, db)
+    return True
+
+
 def save(path: Path, gen: int, arrays: list[np.ndarray]) -> None:
     """Write ``arrays`` as one file of generation ``gen`` (renamed into place)."""
     tmp, maps = create(path, gen, [(a.shape, a.dtype) for a in arrays])

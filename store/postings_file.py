@@ -120,7 +120,4 @@ def cached(db: Path, gen: int) -> PostingsFile | None:
 
 def refresh(con: duckdb.DuckDBPyConnection, db: Path) -> bool:
     """Export the file if it is not of the table's generation; whether it did."""
-    if load(db, arrays.generation(con, GENERATION)) is not None:
-        return False
-    export(con, db)
-    return True
+    return arrays.refresh(con, db, GENERATION, load, export)
