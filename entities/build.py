@@ -170,7 +170,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         _names(con)
         _carried(con)
         for table in ("named", "name_slugs", "positions", "coded"):
-            con.execute(f"DROP TABLE {table}")
+            con.execute(f"DROP TABLE IF EXISTS {table}")
         con.execute(  # one row per passage and entity, filtering if any source can
             """CREATE OR REPLACE TEMP TABLE merged AS
                SELECT doc_id, unit_id, entity_id, bool_or(filter) AS filter FROM links
@@ -297,6 +297,8 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
            SELECT m.*, {owner_of("(lower(m.surface), lower(m.text))")} AS entity_id
            FROM m"""
     )
+    if not con.execute("SELECT 1 FROM named LIMIT 1").fetchone():
+        return  # no model has named anything (rule-based recognizers only): six statements less
     _keys(con, "name_slugs", "SELECT surface FROM named WHERE entity_id IS NULL", slug)
     con.execute(  # any other name is one of its own
         """UPDATE named SET entity_id = 'name:' || lower(named.type) || ':' || s.k

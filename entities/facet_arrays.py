@@ -139,6 +139,33 @@ def _placed(table: str, x: str, where: str = "") -> str:
     return _PLACED.format(table=table, x=x, where=where)
 
 
+def _quantities(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, np.ndarray], list[tuple]]:
+    """Each unit's quantities (``qty_*``) and the (dimension, unit) groups they index; none
+    asked of DuckDB when the layer holds no quantity (three statements less)."""
+    import numpy as np
+
+    if not con.execute("SELECT 1 FROM passage_quantities LIMIT 1").fetchone():
+        empty = {k: np.zeros(0, dtype=np.int64) for k in ("unit_id", "g", "b0", "b1")}
+        return {**empty, "lo": np.zeros(0), "hi": np.zeros(0)}, []
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE fa_groups AS
+           SELECT (row_number() OVER (ORDER BY dimension, unit) - 1)::INTEGER AS g, dimension, unit
+           FROM (SELECT DISTINCT dimension, unit FROM passage_quantities)"""
+    )
+    quantities = _fetch(
+        con,
+        f"""SELECT q.unit_id, g.g, q.lo, q.hi, min(b.bin)::INTEGER AS b0,
+                   max(b.bin)::INTEGER AS b1
+            FROM passage_quantities q JOIN fa_groups g USING (dimension, unit)
+            JOIN ({BINS}) b(key, bin, lo, hi)
+              ON b.key = {bin_key("q")} AND q.lo < b.hi AND q.hi >= b.lo
+            GROUP BY q.unit_id, g.g, q.lo, q.hi ORDER BY 1, 2, 3, 4""",
+    )
+    groups = con.execute("SELECT dimension, unit FROM fa_groups ORDER BY g").fetchall()
+    con.execute("DROP TABLE fa_groups")
+    return quantities, groups
+
+
 def _build(con: duckdb.DuckDBPyConnection) -> list[np.ndarray]:
     import numpy as np
 
@@ -168,11 +195,6 @@ def _build(con: duckdb.DuckDBPyConnection) -> list[np.ndarray]:
                     JOIN recognizer_info r ON r.name = m.recognizer
                     WHERE NOT r.names AND {FILTER_GRADE}) t USING (unit_id)
                 UNION ALL SELECT p, type FROM fa_links)"""
-    )
-    con.execute(
-        """CREATE OR REPLACE TEMP TABLE fa_groups AS
-           SELECT (row_number() OVER (ORDER BY dimension, unit) - 1)::INTEGER AS g, dimension, unit
-           FROM (SELECT DISTINCT dimension, unit FROM passage_quantities)"""
     )
     (n_units,) = con.execute("SELECT coalesce(max(unit_id), 0) + 1 FROM units").fetchone()
     places = _fetch(con, "SELECT p, doc_id, unit_id FROM fa_places ORDER BY p")
@@ -208,17 +230,8 @@ def _build(con: duckdb.DuckDBPyConnection) -> list[np.ndarray]:
            JOIN entities e USING (entity_id)
            WHERE json_extract(e.meta, '$.year') IS NOT NULL ORDER BY 1, 2""",
     )
-    quantities = _fetch(
-        con,
-        f"""SELECT q.unit_id, g.g, q.lo, q.hi, min(b.bin)::INTEGER AS b0,
-                   max(b.bin)::INTEGER AS b1
-            FROM passage_quantities q JOIN fa_groups g USING (dimension, unit)
-            JOIN ({BINS}) b(key, bin, lo, hi)
-              ON b.key = {bin_key("q")} AND q.lo < b.hi AND q.hi >= b.lo
-            GROUP BY q.unit_id, g.g, q.lo, q.hi ORDER BY 1, 2, 3, 4""",
-    )
-    groups = con.execute("SELECT dimension, unit FROM fa_groups ORDER BY g").fetchall()
-    for table in ("fa_places", "fa_entities", "fa_links", "fa_types", "fa_groups"):
+    quantities, groups = _quantities(con)
+    for table in ("fa_places", "fa_entities", "fa_links", "fa_types"):
         con.execute(f"DROP TABLE {table}")
     return [
         _csr(pl_unit, int(n_units)),
