@@ -124,7 +124,7 @@ class Analyzer:
         """The terms of each raw token, from a per-process cache filled in bulk: an ASCII
         token (nearly all of them) is lowered and split into its parts here, and all new
         words are stemmed in one ``stemWords`` call; any other goes through ``tokens``."""
-        cache = _cache(self, code)
+        cache = token_cache(self, code)
         new = [raw for raw in raws if raw not in cache]
         if not new:
             return cache
@@ -182,12 +182,14 @@ def _one_word(term: str) -> bool:
 
 CACHE_TOKENS = 1_000_000  # distinct raw tokens remembered per analyzer and kind
 _PLAIN = re.compile(r"[a-z0-9]+")  # a part of a lower-case ASCII token (PART, in ASCII)
-_CACHES: dict[tuple, dict[str, tuple[str, ...]]] = {}
+_CACHES: dict[tuple, dict] = {}
 
 
-def _cache(analyzer: Analyzer, code: bool) -> dict[str, tuple[str, ...]]:
-    """Kept beside the analyzer, not in it: analyzers travel to workers with every job."""
-    key = (analyzer.stemmer, analyzer.protected, code)
+def token_cache(analyzer: Analyzer, code: bool, kind: str = "terms") -> dict:
+    """A per-process cache of what one analyzer makes of each raw token, one per ``kind``
+    (its terms here; their spans for marking hits, search/passages.py). Kept beside the
+    analyzer, not in it: analyzers travel to workers with every job."""
+    key = (kind, analyzer.stemmer, analyzer.protected, code)
     found = _CACHES.get(key)
     if found is None:
         found = _CACHES[key] = {}

@@ -581,7 +581,6 @@ def _index(
                 con.execute(f"DELETE FROM {table} WHERE list_contains(?, doc_id)", [gone])
             report.units_swept += drop_orphans(con)
             mark_dirty(con)
-            passages_file.touched(con)
         kill_point("index.removed")
     report.removed = len(gone)
     resort_postings(con)

@@ -20,7 +20,6 @@ from kbx.search.bm25 import mapped, rank, term_ids
 from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.passages import line_span
 from kbx.search.state import index_state, mapped_passages
-from kbx.store.arrays import Strings
 from kbx.store.db import Index
 from kbx.store.passages_file import PassagesFile
 from kbx.store.postings import GENERATION as POSTINGS
@@ -250,10 +249,9 @@ def _mapped_file_ranks(
         keys = np.intersect1d(keys, keep.keys, assume_unique=True)
     ranked, _ = rank(con, an.query(query), None, db=db, generation=gen, allowed=Allowed(keys))
     unit_rank = {unit_id: i for i, (unit_id, _, _) in enumerate(ranked)}
-    paths = Strings(passages.path_off, passages.path_blob)
     out: dict[str, int] = {}
     for key in keys.tolist():
-        rel = paths[key & 0xFFFFFFFF]
+        rel = passages.paths[key & 0xFFFFFFFF]
         r = unit_rank.get(key >> 32, len(unit_rank))
         out[rel] = min(r, out.get(rel, r))
     return out

@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-from kbx.analysis import TOKEN, Analyzer
+from kbx.analysis import TOKEN, Analyzer, token_cache
 from kbx.extract.textmap import Segment, locate
 
 SNIPPET_CHARS = 240
 
 
 SPAN_TOKENS = 200_000  # distinct raw tokens whose terms are remembered per analyzer and kind
-_SPANS: dict[tuple, dict[str, tuple[tuple[int, int, str], ...]]] = {}
-
-
-def _spans(analyzer: Analyzer, code: bool) -> dict[str, tuple[tuple[int, int, str], ...]]:
-    """The terms of each raw token seen, spans relative to it, per analyzer and kind: words
-    recur across passages, and analyzing each once is most of the cost of marking ten
-    hits. Found once per passage (an ``lru_cache`` per token hashed the analyzer each
-    time: a third of the marking)."""
-    key = (analyzer.stemmer, analyzer.protected, code)
-    found = _SPANS.get(key)
-    if found is None:
-        found = _SPANS[key] = {}
-    return found
 
 
 def each(select: str, keys: list[tuple[int, ...]]) -> str:
@@ -35,7 +22,10 @@ def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[
     """Spans of ``text`` whose terms are among the query's forms (a whole identifier
     wins over its parts)."""
     spans: list[tuple[int, int]] = []
-    cache = _spans(analyzer, code)
+    # the terms of each raw token seen, spans relative to it: words recur across passages,
+    # and analyzing each once is most of the cost of marking ten hits (the cache found once
+    # per passage: an lru_cache per token hashed the analyzer each time)
+    cache = token_cache(analyzer, code, "spans")
     for m in TOKEN.finditer(text):
         at, raw = m.start(), m.group()
         terms = cache.get(raw)

@@ -44,7 +44,7 @@ def facet_layer(index: Index, state: dict[str, str]) -> FacetArrays | None:
     generation, and numpy is worth it: in a warm process, or once the ranking imported it
     (a cold one ranking over mapped postings: ``bm25.MAPPED_MIN_BYTES``); else None, and
     the SQL counts (a small index's facets cost less than importing numpy)."""
-    if ENTITIES_DIRTY in state or not (bm25.WARM or "numpy" in sys.modules):
+    if ENTITIES_DIRTY in state or not _numpy_pays():
         return None
     return facet_arrays.cached(index.db, int(state.get(FACETS, 0)))
 
@@ -52,6 +52,11 @@ def facet_layer(index: Index, state: dict[str, str]) -> FacetArrays | None:
 def mapped_passages(index: Index, state: dict[str, str]) -> PassagesFile | None:
     """The units and placements as mapped arrays when the file is of the tables'
     generation and numpy is worth it (as for ``facet_layer``); else None, and the SQL."""
-    if not (bm25.WARM or "numpy" in sys.modules):
+    if not _numpy_pays():
         return None
     return passages_file.cached(index.db, int(state.get(PASSAGES, 0)))
+
+
+def _numpy_pays() -> bool:
+    """A warm process, or one whose ranking imported numpy already."""
+    return bm25.WARM or "numpy" in sys.modules

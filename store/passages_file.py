@@ -73,10 +73,18 @@ class PassagesFile:
 
         if not 0 <= u < len(self.kind) or self.kind[u] < 0:
             return None
-        text = bytes(self.text[self.text_start[u] : self.text_start[u + 1]]).decode()
+        text = self.text_of(u)
         head = json.loads(bytes(self.head[self.head_start[u] : self.head_start[u + 1]]))
-        kinds = arrays.Strings(self.kind_off, self.kind_blob)
-        return text, head, self.unit_hash[u].decode(), kinds[int(self.kind[u])]
+        return text, head, self.unit_hash[u].decode(), self.kinds[int(self.kind[u])]
+
+    @cached_property
+    def kinds(self) -> arrays.Strings:
+        return arrays.Strings(self.kind_off, self.kind_blob)
+
+    @cached_property
+    def paths(self) -> arrays.Strings:
+        """Each document id's path."""
+        return arrays.Strings(self.path_off, self.path_blob)
 
     @cached_property
     def row_units(self) -> np.ndarray:
@@ -104,7 +112,7 @@ class PassagesFile:
         return (
             d,
             int(self.pl_ordinal[r]),
-            arrays.Strings(self.path_off, self.path_blob)[d],
+            self.paths[d],
             self.sha[d].decode(),
             int(self.pl_start[r]),
             int(self.pl_end[r]),
