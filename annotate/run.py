@@ -21,7 +21,15 @@ from kbx.annotate.engine import Engine, Pass
 from kbx.errors import Superseded
 from kbx.recognizers.base import Recognizer, check_spans, shown_text, within_rules
 from kbx.recognizers.registry import Registry
-from kbx.store.db import Index, WriterLease, kill_point, mark_dirty, rows_select, runs_changed
+from kbx.store.db import (
+    Index,
+    WriterLease,
+    kill_point,
+    mark_dirty,
+    rows_select,
+    runs_changed,
+    set_meta,
+)
 from kbx.store.transaction import transaction
 from kbx.store.workers import pool as worker_pool
 
@@ -184,10 +192,7 @@ def measured_rate(con: duckdb.DuckDBPyConnection, r: Recognizer) -> float | None
 
 
 def _record_rate(con: duckdb.DuckDBPyConnection, r: Recognizer, rate: float) -> None:
-    con.execute(
-        "INSERT OR REPLACE INTO kbx_meta VALUES (?, ?)",
-        [f"rate:{r.info.name}", f"{r.info.version} {rate:.1f}"],
-    )
+    set_meta(con, f"rate:{r.info.name}", f"{r.info.version} {rate:.1f}")
 
 
 _IN_WORKERS: dict[str, Recognizer] = {}  # set before the pool forks; looked up by name

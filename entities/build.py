@@ -126,36 +126,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
                WHERE key IS NOT NULL AND recognizer NOT IN ('gazetteer', 'references')"""
         )
         cited = _resolved(con)
-        # authors: an alias of a gazetteer entry when one matches, else a person of their own
-        # "Yosuke Furukawa (@yosuke-furukawa)" is Yosuke Furukawa; the handle stays an alias
-        con.execute(
-            r"""CREATE OR REPLACE TEMP TABLE author_names AS
-               SELECT DISTINCT d.doc_id, a.written,
-                      trim(regexp_replace(a.written, '\s*\([^)]*\)\s*$', '')) AS author
-               FROM documents d, unnest(d.authors) a(written)
-               WHERE d.status = 'ok' AND trim(a.written) <> ''"""
-        )
-        _keys(con, "author_slugs", "SELECT author FROM author_names", slug)
-        con.execute(
-            f"""CREATE OR REPLACE TEMP TABLE doc_authors AS
-               SELECT doc_id, written, author,
-                      coalesce({owner_of("(lower(author), lower(written))")}, 'person:' || s.k)
-                          AS entity_id
-               FROM author_names JOIN author_slugs s ON s.x = author"""
-        )
-        con.execute(
-            """INSERT INTO entities SELECT entity_id, 'PERSON', min(author), 'author', NULL
-               FROM doc_authors WHERE entity_id NOT IN (SELECT entity_id FROM entities)
-               GROUP BY entity_id"""
-        )
-        con.execute(
-            """INSERT INTO aliases
-               SELECT DISTINCT entity_id, unnest([author, written]) AS alias FROM doc_authors
-               EXCEPT SELECT entity_id, alias FROM aliases"""
-        )
-        con.execute(
-            "INSERT INTO links SELECT DISTINCT doc_id, NULL, entity_id, true FROM doc_authors"
-        )
+        _authors(con)
         con.execute(
             f"""INSERT INTO links
                SELECT pl.doc_id, pl.unit_id, m.key,
@@ -166,11 +137,8 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
                GROUP BY ALL"""
         )
         _cited_by(con, cited)
-        position_table(con)
         _names(con)
         _carried(con)
-        for table in ("named", "name_slugs", "positions", "coded"):
-            con.execute(f"DROP TABLE IF EXISTS {table}")
         con.execute(  # one row per passage and entity, filtering if any source can
             """CREATE OR REPLACE TEMP TABLE merged AS
                SELECT doc_id, unit_id, entity_id, bool_or(filter) AS filter FROM links
@@ -181,9 +149,45 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("DROP TABLE merged")
         _dates(con)
         _quantities(con)
-        con.execute("DROP TABLE doc_authors; DROP TABLE author_names; DROP TABLE author_slugs")
         con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
         facet_arrays.touched(con)
+
+
+def _authors(con: duckdb.DuckDBPyConnection) -> None:
+    """Documents' authors: an alias of a gazetteer entry when one matches, else a person of
+    their own, linked to the whole document. "Yosuke Furukawa (@yosuke-furukawa)" is Yosuke
+    Furukawa; the handle stays an alias."""
+    if not con.execute(
+        "SELECT 1 FROM documents WHERE status = 'ok' AND len(authors) > 0 LIMIT 1"
+    ).fetchone():
+        return  # no document names its authors: six statements less
+    con.execute(
+        r"""CREATE OR REPLACE TEMP TABLE author_names AS
+           SELECT DISTINCT d.doc_id, a.written,
+                  trim(regexp_replace(a.written, '\s*\([^)]*\)\s*$', '')) AS author
+           FROM documents d, unnest(d.authors) a(written)
+           WHERE d.status = 'ok' AND trim(a.written) <> ''"""
+    )
+    _keys(con, "author_slugs", "SELECT author FROM author_names", slug)
+    con.execute(
+        f"""CREATE OR REPLACE TEMP TABLE doc_authors AS
+           SELECT doc_id, written, author,
+                  coalesce({owner_of("(lower(author), lower(written))")}, 'person:' || s.k)
+                      AS entity_id
+           FROM author_names JOIN author_slugs s ON s.x = author"""
+    )
+    con.execute(
+        """INSERT INTO entities SELECT entity_id, 'PERSON', min(author), 'author', NULL
+           FROM doc_authors WHERE entity_id NOT IN (SELECT entity_id FROM entities)
+           GROUP BY entity_id"""
+    )
+    con.execute(
+        """INSERT INTO aliases
+           SELECT DISTINCT entity_id, unnest([author, written]) AS alias FROM doc_authors
+           EXCEPT SELECT entity_id, alias FROM aliases"""
+    )
+    con.execute("INSERT INTO links SELECT DISTINCT doc_id, NULL, entity_id, true FROM doc_authors")
+    con.execute("DROP TABLE doc_authors; DROP TABLE author_names; DROP TABLE author_slugs")
 
 
 def _pinned(con: duckdb.DuckDBPyConnection) -> None:
@@ -288,6 +292,8 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
     an alias of a known entity links to it (a gazetteer entry, an author), whatever type
     the model gave it; any other name is a facet value of its own, ``name:TYPE:surface``,
     which filters only when ``CONFIRMED``."""
+    if not con.execute("SELECT 1 FROM recognizer_info WHERE names LIMIT 1").fetchone():
+        return  # no model that finds names has run (rule-based recognizers only)
     con.execute(  # as each document reads them: "Clinton" after "Bill Clinton" is him there
         f"""CREATE OR REPLACE TEMP TABLE named AS
            WITH m AS (
@@ -298,7 +304,9 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
            FROM m"""
     )
     if not con.execute("SELECT 1 FROM named LIMIT 1").fetchone():
-        return  # no model has named anything (rule-based recognizers only): six statements less
+        con.execute("DROP TABLE named")
+        return  # the models named nothing: seven statements less
+    position_table(con)
     _keys(con, "name_slugs", "SELECT surface FROM named WHERE entity_id IS NULL", slug)
     con.execute(  # any other name is one of its own
         """UPDATE named SET entity_id = 'name:' || lower(named.type) || ':' || s.k
@@ -347,6 +355,8 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
            FROM placed p JOIN seen e USING (doc_id, s)
            GROUP BY p.doc_id, p.unit_id, p.entity_id"""
     )
+    for table in ("named", "name_slugs", "positions", "coded"):
+        con.execute(f"DROP TABLE {table}")
 
 
 def _coded(con: duckdb.DuckDBPyConnection) -> None:
@@ -458,12 +468,14 @@ class Repair:
     replayed: int = 0
 
 
-def repair(con: duckdb.DuckDBPyConnection, index: Index) -> Repair:
+def repair(con: duckdb.DuckDBPyConnection, index: Index, settle_layer: bool = True) -> Repair:
     """Sweep orphaned units, replay the gazetteer log, and rebuild an entity layer an
     earlier run left stale (so even a command that then refuses its arguments repairs);
-    cheap when nothing is wrong."""
+    cheap when nothing is wrong. ``settle_layer=False``: the caller settles at its end
+    (and on a refusal), so the layer is not built twice (``kbx index``)."""
     done = Repair(swept=sweep(con), replayed=journal.sync(con, index.journal_path))
-    settle(con)
+    if settle_layer:
+        settle(con)
     return done
 
 

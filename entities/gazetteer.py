@@ -30,7 +30,7 @@ from kbx.gazetteer.protect import damage
 from kbx.recognizers.registry import Registry
 from kbx.source.cite import read_regular, resolve
 from kbx.store import journal
-from kbx.store.db import Index, WriterLease, kill_point
+from kbx.store.db import Index, WriterLease, kill_point, set_meta
 from kbx.store.postings import analyzer_of, rebuild_postings
 from kbx.store.transaction import transaction
 
@@ -481,9 +481,7 @@ def check(index: Index, protect: bool = True) -> list[dict]:
             return found
         words = sorted({f["word"] for f in found} | analyzer.protected)
         with journal.journaled(con, index.journal_path):
-            con.execute(
-                "INSERT OR REPLACE INTO kbx_meta VALUES ('protected', ?)", [json.dumps(words)]
-            )
+            set_meta(con, "protected", json.dumps(words))
             con.execute(
                 "UPDATE gazetteer SET protected = true WHERE list_contains(?, entry_id)",
                 [sorted({f["entry_id"] for f in found})],

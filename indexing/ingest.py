@@ -30,7 +30,7 @@ from kbx.annotate.setup import registry_for
 from kbx.config import load_config
 from kbx.entities import facet_arrays
 from kbx.entities.build import repair, settle
-from kbx.errors import BadArgument, EngineUnavailable, ExtractError, OverBudget
+from kbx.errors import BadArgument, EngineUnavailable, ExtractError, KbxError, OverBudget
 from kbx.extract import extract
 from kbx.indexing.prepare import PLACEMENT_COLUMNS, UNIT_COLUMNS, Prepared, prepare, run_with
 from kbx.recognizers.base import Recognizer
@@ -45,6 +45,7 @@ from kbx.store.db import (
     kill_point,
     mark_dirty,
     runs_changed,
+    set_meta,
     staged,
 )
 from kbx.store.postings import (
@@ -527,9 +528,14 @@ def _index(
     recorded = con.execute("SELECT value FROM kbx_meta WHERE key = 'root'").fetchone()[0]
     if recorded != str(idx.root):
         raise BadArgument(f"{idx.db} indexes {recorded}, not {idx.root}")
-    report.units_swept += repair(con, idx).swept
-    max_size, hidden = walk_settings(con, max_size, hidden)
-    analyzer = _analyzer(con, stemmer)
+    report.units_swept += repair(con, idx, settle_layer=False).swept  # settled at the end
+    try:
+        max_size, hidden = walk_settings(con, max_size, hidden)
+        analyzer = _analyzer(con, stemmer)
+        registry = registry if registry is not None else registry_for(idx, con=con)
+    except KbxError:
+        settle(con)  # a run that refuses its arguments repairs all the same
+        raise
     known = {
         r[0]: dict(zip(("doc_id", "sha256", "size", "mtime_ns", "status"), r[1:], strict=True))
         for r in con.execute(
@@ -539,7 +545,6 @@ def _index(
     if con.execute("SELECT 1 FROM kbx_meta WHERE key = ?", [REEXTRACT]).fetchone():
         for k in known.values():  # a migration asked for every file to be read again
             k["sha256"] = k["size"] = None
-    registry = registry if registry is not None else registry_for(idx, con=con)
     report.unavailable = list(registry.broken)
     record_info(con, list(registry))  # search can say which have not run everywhere yet
     found = list(walk(idx.root, hidden=hidden))
@@ -584,9 +589,7 @@ def _index(
         kill_point("index.removed")
     report.removed = len(gone)
     resort_postings(con)
-    con.execute(
-        "INSERT OR REPLACE INTO kbx_meta VALUES ('indexed_at', ?)", [datetime.now().isoformat()]
-    )
+    set_meta(con, "indexed_at", datetime.now().isoformat())
     con.execute("DELETE FROM kbx_meta WHERE key = ?", [REEXTRACT])
     # what the readers did not run (a unit stored before, a file past its budget)
     fast = [r for r in registry if not (r.info.slow or not r.info.fork_safe)]
@@ -673,10 +676,8 @@ def walk_settings(
     max_size = max_size if max_size is not None else last_size
     hidden = hidden if hidden is not None else last_hidden
     if known != {"max_size": str(max_size), "hidden": str(hidden).lower()}:
-        con.execute(
-            "INSERT OR REPLACE INTO kbx_meta VALUES ('max_size', ?), ('hidden', ?)",
-            [str(max_size), str(hidden).lower()],
-        )
+        set_meta(con, "max_size", str(max_size))
+        set_meta(con, "hidden", str(hidden).lower())
     return max_size, hidden
 
 
@@ -701,7 +702,7 @@ def _analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:
     analyzer = analyzer_of(con, stemmer)
     if row is None or row[0] != analyzer.stemmer:
         rebuild_postings(con, analyzer)
-        con.execute("INSERT OR REPLACE INTO kbx_meta VALUES ('stemmer', ?)", [analyzer.stemmer])
+        set_meta(con, "stemmer", analyzer.stemmer)
     return analyzer
 
 

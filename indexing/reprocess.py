@@ -28,7 +28,7 @@ from kbx.config import load_config
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument
 from kbx.recognizers.registry import Registry
-from kbx.store.db import WRITER_WAIT, Index, kill_point, mark_dirty, runs_changed
+from kbx.store.db import WRITER_WAIT, Index, kill_point, mark_dirty, runs_changed, set_meta
 from kbx.store.transaction import transaction
 
 
@@ -91,10 +91,7 @@ def _reprocess(
             pending = pending_redo(con, r)
             if redo_all and not pending:
                 pending = datetime.now()
-                con.execute(
-                    "INSERT OR REPLACE INTO kbx_meta VALUES (?, ?)",
-                    [redo_key(r.info.name), f"{r.info.version} {pending.isoformat()}"],
-                )
+                set_meta(con, redo_key(r.info.name), f"{r.info.version} {pending.isoformat()}")
             if pending:
                 redo_from[r.info.name] = pending
     report.done = recognize(

@@ -28,11 +28,13 @@ def bump(con: duckdb.DuckDBPyConnection, key: str) -> None:
     generation is the clock's nanoseconds (or one more than the last, if more): an index
     deleted and built again must never meet a file of its predecessor's generation, as
     counting from 1 again would (its files stay beside it)."""
-    con.execute(
-        "INSERT INTO kbx_meta VALUES (?, epoch_ns(now())::VARCHAR) ON CONFLICT (key) "
-        "DO UPDATE SET value = greatest(value::BIGINT + 1, epoch_ns(now()))::VARCHAR",
+    (n,) = con.execute(  # UPDATE, else INSERT: a third of an upsert's cost in DuckDB
+        "UPDATE kbx_meta SET value = greatest(value::BIGINT + 1, epoch_ns(now()))::VARCHAR "
+        "WHERE key = ?",
         [key],
-    )
+    ).fetchone()
+    if not n:
+        con.execute("INSERT INTO kbx_meta VALUES (?, epoch_ns(now())::VARCHAR)", [key])
 
 
 def generation(con: duckdb.DuckDBPyConnection, key: str) -> int:

@@ -238,10 +238,19 @@ def _process(pid: int, exe: str) -> str:
     return f"process {pid} ({name})"
 
 
+def set_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
+    """``kbx_meta[key] = value``: an UPDATE, or an INSERT for a new key. DuckDB's ``INSERT
+    OR REPLACE`` on the primary key costs about three times either (3 ms against 1)."""
+    (n,) = con.execute("UPDATE kbx_meta SET value = ? WHERE key = ?", [value, key]).fetchone()
+    if not n:
+        con.execute("INSERT INTO kbx_meta VALUES (?, ?)", [key, value])
+
+
 def mark_dirty(con: duckdb.DuckDBPyConnection) -> None:
     """Note, inside the caller's transaction, that the entity layer must be rebuilt: the
     rebuild clears the mark in its own, so a run killed between the two leaves it set."""
-    con.execute("INSERT OR REPLACE INTO kbx_meta VALUES (?, '1')", [ENTITIES_DIRTY])
+    if not is_dirty(con):
+        con.execute("INSERT INTO kbx_meta VALUES (?, '1')", [ENTITIES_DIRTY])
 
 
 RUNS = "runs_generation"  # kbx_meta key: bumped by every write of runs or recognizer_info

@@ -28,7 +28,7 @@ from pathlib import Path
 import duckdb
 
 from kbx.errors import SchemaError
-from kbx.store.db import kill_point, mark_dirty
+from kbx.store.db import kill_point, mark_dirty, set_meta
 from kbx.store.transaction import transaction
 
 FIELDS = ["seq", "entry_id", "action", "actor", "source", "note", "data", "logged_at"]
@@ -144,7 +144,7 @@ def record(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     its append): the next ``sync`` reads the log only if it changed since (an edit whose
     commit never came, a hand edit, a copy), where reading a log of a million imported
     entries costs every writing command a minute."""
-    con.execute("INSERT OR REPLACE INTO kbx_meta VALUES (?, ?)", [STAMP, _stamp(path)])
+    set_meta(con, STAMP, _stamp(path))
 
 
 def _apply(con: duckdb.DuckDBPyConnection, e: dict) -> None:
@@ -185,10 +185,7 @@ def _apply(con: duckdb.DuckDBPyConnection, e: dict) -> None:
         )
     elif e["action"] == "protect":
         con.execute("UPDATE gazetteer SET protected = true WHERE entry_id = ?", [e["entry_id"]])
-        con.execute(
-            "INSERT OR REPLACE INTO kbx_meta VALUES ('protected', ?)",
-            [json.dumps(data.get("words", []))],
-        )
+        set_meta(con, "protected", json.dumps(data.get("words", [])))
     con.execute(
         f"INSERT INTO gazetteer_log ({', '.join(FIELDS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [

@@ -15,7 +15,7 @@ import duckdb
 
 from kbx.analysis import Analyzer, analyze_units
 from kbx.store.arrays import bump
-from kbx.store.db import rows_select
+from kbx.store.db import rows_select, set_meta
 from kbx.store.transaction import transaction
 
 RESORT_FRACTION = 0.1
@@ -89,7 +89,7 @@ def rebuild_postings(
 
 def _mark_sorted(con: duckdb.DuckDBPyConnection) -> None:
     n = con.execute("SELECT count(*) FROM postings").fetchone()[0]
-    con.execute("INSERT OR REPLACE INTO kbx_meta VALUES ('postings_sorted', ?)", [str(n)])
+    set_meta(con, "postings_sorted", str(n))
 
 
 def resort_postings(con: duckdb.DuckDBPyConnection) -> bool:
