@@ -60,7 +60,7 @@ _WHERE = {  # name -> (module, attribute)
     "Hit": ("kbx.search.search", "Hit"),
     "SearchResult": ("kbx.search.search", "SearchResult"),
     "search": ("kbx.search.search", "search"),
-    "stay_warm": ("kbx.search.bm25", "stay_warm"),
+    "stay_warm": ("kbx.store.arrays", "stay_warm"),
     "Status": ("kbx.search.status", "Status"),
     "status": ("kbx.search.status", "status"),
     "Index": ("kbx.store.db", "Index"),

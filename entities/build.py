@@ -36,6 +36,7 @@ from kbx.gazetteer.entries import slug
 from kbx.linking.works import summary
 from kbx.recognizers.quantity_filter import stored
 from kbx.store import journal
+from kbx.store.arrays import worth_mapping
 from kbx.store.consistency import sweep
 from kbx.store.db import ENTITIES_DIRTY, Index, is_dirty, rows_select
 from kbx.store.transaction import transaction
@@ -480,10 +481,11 @@ def repair(con: duckdb.DuckDBPyConnection, index: Index, settle_layer: bool = Tr
 
 
 def settle(con: duckdb.DuckDBPyConnection) -> bool:
-    """Rebuild the entity layer if a write marked it stale, and its facets' arrays with it;
-    returns whether it did."""
+    """Rebuild the entity layer if a write marked it stale, and its facets' arrays with it
+    where a reader will map them (``worth_mapping``); returns whether it did."""
     if not is_dirty(con):
         return False
     refresh(con)
-    facet_arrays.refresh(con)
+    if worth_mapping(con):
+        facet_arrays.refresh(con)
     return True

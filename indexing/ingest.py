@@ -37,6 +37,7 @@ from kbx.recognizers.base import Recognizer
 from kbx.recognizers.registry import Registry
 from kbx.source.walk import Found, walk
 from kbx.store import passages_file, postings_file
+from kbx.store.arrays import worth_mapping
 from kbx.store.consistency import drop_orphans, unplace
 from kbx.store.db import (
     WRITER_WAIT,
@@ -476,9 +477,8 @@ def index(
         registry = _index(
             idx, lease, report, max_size, workers, hidden, stemmer, registry, progress
         )
-        facet_arrays.refresh(lease.con(), idx.db)  # what facets count over (redone if killed)
-        postings_file.refresh(lease.con(), idx.db)  # what a search maps, as of this run
-        passages_file.refresh(lease.con(), idx.db)  # what its hits are read from
+        if worth_mapping(lease.con()):  # made where a reader will map them
+            refresh_mapped(lease.con(), idx.db)
         report.searchable_s = time.monotonic() - started
         slow = _pending(lease.con(), registry)
         if searchable:
@@ -498,6 +498,14 @@ def index(
             _settle(lease, registry)
     report.seconds = time.monotonic() - started
     return report
+
+
+def refresh_mapped(con: duckdb.DuckDBPyConnection, db: Path) -> None:
+    """Export each mapped file not of its table's generation: what facets count over, what
+    a search ranks over, and what its hits are read from."""
+    facet_arrays.refresh(con, db)
+    postings_file.refresh(con, db)
+    passages_file.refresh(con, db)
 
 
 def _engine(idx: Index) -> Engine | None:

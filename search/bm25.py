@@ -37,12 +37,10 @@ from kbx.search.scoring import (
     grid,
     idf,
 )
+from kbx.store import arrays
 from kbx.store.postings import mapped_path
 
 __all__ = ["BM25Params", "DEFAULT_PARAMS", "rank", "rank_sql", "term_ids"]
-
-MAPPED_MIN_BYTES = 4 << 20  # below this (about 5,000 units) SQL ranks as fast as a cold
-# process imports numpy; a warm process (kbx serve) maps any size: see ``mapped``
 
 
 def _pairs(groups: list[list[str]]) -> list[tuple[str, int]]:
@@ -128,20 +126,10 @@ def rank(
     return [r[:3] for r in rows], (rows[0][3] if rows else 0)
 
 
-WARM = False  # see ``stay_warm``
-
-
-def stay_warm() -> None:
-    """For a long-lived process (``kbx serve``): rank over the mapped postings at any size,
-    since numpy's import is paid once, not per query."""
-    global WARM
-    WARM = True
-
-
 def mapped(con: duckdb.DuckDBPyConnection, db: Path | None = None, gen: int | None = None):
     """The index's mapped postings (``PostingsFile``) when they are of the postings' current
-    generation (``gen`` when the caller read it) and worth using (``MAPPED_MIN_BYTES``,
-    ``WARM``); else None."""
+    generation (``gen`` when the caller read it) and worth using (``arrays.MAPPED_MIN_BYTES``,
+    ``arrays.WARM``); else None."""
     if db is None:
         db, gen = con.execute(
             """SELECT (SELECT path FROM duckdb_databases()
@@ -154,7 +142,7 @@ def mapped(con: duckdb.DuckDBPyConnection, db: Path | None = None, gen: int | No
     if not db:  # an in-memory database: nothing beside it
         return None
     try:
-        if not WARM and os.stat(mapped_path(Path(db))).st_size < MAPPED_MIN_BYTES:
+        if not arrays.WARM and os.stat(mapped_path(Path(db))).st_size < arrays.MAPPED_MIN_BYTES:
             return None
     except OSError:
         return None

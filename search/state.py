@@ -10,8 +10,7 @@ import duckdb
 from kbx.entities import facet_arrays
 from kbx.entities.facet_arrays import GENERATION as FACETS
 from kbx.entities.facet_arrays import FacetArrays
-from kbx.search import bm25
-from kbx.store import passages_file
+from kbx.store import arrays, passages_file
 from kbx.store.db import ENTITIES_DIRTY, RUNS, Index
 from kbx.store.passages_file import GENERATION as PASSAGES
 from kbx.store.passages_file import PassagesFile
@@ -42,7 +41,7 @@ _WANTED = frozenset((*STATE_KEYS, NAMES))
 def facet_layer(index: Index, state: dict[str, str]) -> FacetArrays | None:
     """The entity layer's arrays when the layer is settled and the file is of its
     generation, and numpy is worth it: in a warm process, or once the ranking imported it
-    (a cold one ranking over mapped postings: ``bm25.MAPPED_MIN_BYTES``); else None, and
+    (a cold one ranking over mapped postings: ``arrays.MAPPED_MIN_BYTES``); else None, and
     the SQL counts (a small index's facets cost less than importing numpy)."""
     if ENTITIES_DIRTY in state or not _numpy_pays():
         return None
@@ -59,4 +58,4 @@ def mapped_passages(index: Index, state: dict[str, str]) -> PassagesFile | None:
 
 def _numpy_pays() -> bool:
     """A warm process, or one whose ranking imported numpy already."""
-    return bm25.WARM or "numpy" in sys.modules
+    return arrays.WARM or "numpy" in sys.modules

@@ -22,6 +22,33 @@ import duckdb
 if TYPE_CHECKING:  # numpy loads with the first file saved or mapped, not with the bumps
     import numpy as np
 
+WARM = False  # see ``stay_warm``
+MAPPED_MIN_BYTES = 4 << 20  # below this (about 5,000 units) SQL ranks as fast as a cold
+# process imports numpy; a warm process (kbx serve) maps any size (``search/bm25.mapped``)
+
+
+def stay_warm() -> None:
+    """For a long-lived process (``kbx serve``, ``kbx mcp``): map the files at any size,
+    since numpy's import is paid once, not per query; and keep them current when it writes."""
+    global WARM
+    WARM = True
+
+
+def worth_mapping(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a writer should keep the files current: in a warm process always; in a cold
+    one (the CLI) once the postings file would reach ``MAPPED_MIN_BYTES``. Below that a
+    cold reader ranks in SQL, never imports numpy, and so reads none of the files: writing
+    them would cost every command and serve no one. A warm server's first write (its
+    watcher's catch-up run) makes them."""
+    if WARM:
+        return True
+    (size,) = con.execute(  # the postings file's bytes: a unit id, tf and htf per posting
+        """SELECT (SELECT count(*) FROM postings) * 6
+                  + (SELECT coalesce(max(term_id), 0) FROM terms) * 8
+                  + (SELECT coalesce(max(unit_id), 0) FROM units) * 4"""
+    ).fetchone()
+    return size >= MAPPED_MIN_BYTES
+
 
 def bump(con: duckdb.DuckDBPyConnection, key: str) -> None:
     """Inside the caller's transaction: the table behind ``key``'s files changed. The new

@@ -12,10 +12,18 @@ import pytest
 from helpers import POSTS, copy_index, make_tiny_gliner, registry_with_gazetteer, write_corpus
 
 from kbx.indexing.ingest import index
+from kbx.store import arrays
 from kbx.store.db import Index
 
 PLUGIN = Path(__file__).parent / "plugin"
 _SITE = pytest.StashKey[Path]()
+
+
+@pytest.fixture(autouse=True)
+def cold(monkeypatch) -> None:
+    """Every test starts as a cold process would: a server test's ``stay_warm`` (which
+    makes writes export the mapped files and reads map them) does not leak into the next."""
+    monkeypatch.setattr(arrays, "WARM", False)
 
 
 def pytest_configure(config) -> None:

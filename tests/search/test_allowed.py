@@ -5,9 +5,11 @@ themselves is in test_facet_arrays.py)."""
 
 from __future__ import annotations
 
+from kbx.indexing.ingest import refresh_mapped
 from kbx.search import bm25
 from kbx.search.filters import Filters
 from kbx.search.search import search
+from kbx.store import arrays
 
 
 def test_a_search_handed_the_allowed_set_answers_as_the_sql(posts, monkeypatch):
@@ -20,7 +22,11 @@ def test_a_search_handed_the_allowed_set_answers_as_the_sql(posts, monkeypatch):
         Filters(types=["DATE"]),
     ]
     cold = [search(posts, q, filters=f, facets=True) for q in queries for f in filters]
-    monkeypatch.setattr(bm25, "WARM", True)
+    monkeypatch.setattr(arrays, "WARM", True)
+    with posts.writer() as con:  # as a server's first write makes them
+        refresh_mapped(con, posts.db)
+    with posts.reader() as con:
+        assert bm25.mapped(con) is not None
     warm = [search(posts, q, filters=f, facets=True) for q in queries for f in filters]
     assert any(r.hits for r in cold)
     for a, b in zip(cold, warm, strict=True):

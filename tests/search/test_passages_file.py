@@ -10,7 +10,7 @@ import pytest
 from helpers import POSTS, attached
 
 from kbx import api
-from kbx.search import bm25
+from kbx.indexing.ingest import refresh_mapped
 from kbx.search import search as search_module
 from kbx.search.bm25 import rank, term_ids
 from kbx.search.filters import Filters, compile_filters
@@ -21,6 +21,20 @@ from kbx.store.postings import GENERATION as POSTINGS
 from kbx.store.postings import analyzer_from
 
 QUERIES = ["kernel", "supplier approval", "restore drill", "seL4 proofs", "cedar", "page"]
+
+
+@pytest.fixture(autouse=True)
+def warm(monkeypatch):
+    """As in a server: writes export the mapped files and reads map them, at any size."""
+    monkeypatch.setattr(arrays, "WARM", True)
+
+
+@pytest.fixture
+def posts(posts, warm):
+    """The posts as a server holds them, their mapped files made by its first write."""
+    with posts.writer() as con:
+        refresh_mapped(con, posts.db)
+    return posts
 
 
 def _both(idx: api.Index, query: str, filters: Filters | None = None):
@@ -142,7 +156,7 @@ def _exact(idx: api.Index, query: str, filters: Filters | None = None):
 
 
 def test_the_exact_phrases_from_the_files_are_the_sqls(posts, indexed_corpus, monkeypatch):
-    monkeypatch.setattr(bm25, "WARM", True)  # as in kbx serve: the postings mapped at any size
+    monkeypatch.setattr(arrays, "WARM", True)  # as in kbx serve: the postings mapped at any size
     shutil.copy(indexed_corpus / "runbook.txt", indexed_corpus / "notes" / "runbook-copy.txt")
     api.index(indexed_corpus)
     cases = [

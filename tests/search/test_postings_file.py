@@ -7,17 +7,18 @@ from __future__ import annotations
 import pytest
 from helpers import write_corpus
 
+from kbx.entities import facet_arrays
 from kbx.indexing.ingest import index
 from kbx.search import bm25
 from kbx.search.bm25 import rank
-from kbx.store import arrays, postings_file
+from kbx.store import arrays, passages_file, postings_file
 from kbx.store.db import Index
 from kbx.store.postings import GENERATION, mapped_path
 
 
 @pytest.fixture(autouse=True)
 def warm(monkeypatch):
-    monkeypatch.setattr(bm25, "WARM", True)  # the files here are tiny: map them anyway
+    monkeypatch.setattr(arrays, "WARM", True)  # the files here are tiny: map them anyway
 
 
 def test_a_write_the_file_has_not_caught_up_with_ranks_in_sql(tmp_path):
@@ -53,20 +54,38 @@ def test_a_cut_short_file_is_not_mapped(tmp_path):
         assert rank(con, [["supplier"]])[1] > 0  # SQL still answers
 
 
-def test_a_cold_process_ranks_a_small_index_in_sql_and_a_warm_one_maps_it(tmp_path, monkeypatch):
+def test_a_cold_process_neither_writes_nor_maps_a_small_indexs_files_a_warm_one_does(
+    tmp_path, monkeypatch
+):
     """Below MAPPED_MIN_BYTES, importing numpy would cost a ``kbx search`` process more than
-    SQL's ranking; a server (``stay_warm``, as ``kbx serve``'s warm index calls it) pays
-    that once and maps any size."""
-    from kbx import api
-
+    SQL's ranking, so a cold ``kbx index`` writes none of the files; a server (``stay_warm``,
+    as ``kbx serve``'s warm index calls it) pays that once, and its first write makes them."""
+    monkeypatch.setattr(arrays, "WARM", False)
     root = write_corpus(tmp_path / "docs")
     index(root, workers=1)
     idx = Index.for_root(root)
-    assert mapped_path(idx.db).stat().st_size < bm25.MAPPED_MIN_BYTES
-    monkeypatch.setattr(bm25, "WARM", False)
+    files = [
+        mapped_path(idx.db),
+        passages_file.mapped_path(idx.db),
+        facet_arrays.mapped_path(idx.db),
+    ]
+    assert not any(f.exists() for f in files)
     with idx.reader() as con:
-        assert bm25.mapped(con) is None
-    api.stay_warm()
+        assert bm25.mapped(con) is None and rank(con, [["supplier"]])[1] > 0
+    monkeypatch.setattr(arrays, "WARM", True)
+    index(root, workers=1)  # nothing changed: the run only makes the files
+    assert all(f.exists() for f in files)
+    assert mapped_path(idx.db).stat().st_size < arrays.MAPPED_MIN_BYTES
+    with idx.reader() as con:
+        assert bm25.mapped(con) is not None
+
+
+def test_a_cold_process_writes_and_maps_the_files_of_a_large_index(tmp_path, monkeypatch):
+    monkeypatch.setattr(arrays, "WARM", False)
+    monkeypatch.setattr(arrays, "MAPPED_MIN_BYTES", 64)  # this corpus counts as large
+    root = write_corpus(tmp_path / "docs")
+    index(root, workers=1)
+    idx = Index.for_root(root)
     with idx.reader() as con:
         assert bm25.mapped(con) is not None
 

@@ -157,15 +157,22 @@ def disk(tmp_path_factory):
     db = tmp_path_factory.mktemp("mapped") / "index.duckdb"
     c = duckdb.connect(str(db))
     ensure_schema(c, "/nowhere")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bm25, "WARM", True)  # the file is tiny: map it anyway
-        yield c, db
+    yield c, db
     c.close()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.fixture
+def warm(monkeypatch):
+    monkeypatch.setattr(arrays, "WARM", True)  # the file is tiny: map it anyway
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data(), us=units, query=groups, p=params, k=st.integers(1, 8))
-def test_the_mapped_ranker_gives_the_sql_rankers_answer(disk, data, us, query, p, k):
+def test_the_mapped_ranker_gives_the_sql_rankers_answer(disk, warm, data, us, query, p, k):
     con, db = disk
     n = len(us)
     where = data.draw(st.lists(st.sampled_from(["a", "b"]), min_size=n, max_size=n))
