@@ -40,6 +40,7 @@ from kbx.search import bm25, filters
 from kbx.search.allowed import allowed
 from kbx.search.filters import Filters
 from kbx.search.state import facet_layer, index_state
+from kbx.store import arrays
 from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
 
@@ -160,7 +161,7 @@ def main() -> None:
         con = duckdb.connect(str(args.db), read_only=True)
         an = analyzer_of(con)
         old = old_modules(args.before, Path(tmp))
-        bm25.stay_warm()  # a long-lived process, as the scale workers are
+        arrays.stay_warm()  # a long-lived process, as the scale workers are
         layer = facet_layer(Index(args.db.resolve(), args.db.parent), index_state(con))
         fns = {
             f"before ({args.before})": lambda q, f: old["bm25"].rank(
