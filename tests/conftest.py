@@ -6,6 +6,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,10 +21,13 @@ _SITE = pytest.StashKey[Path]()
 
 
 @pytest.fixture(autouse=True)
-def cold(monkeypatch) -> None:
-    """Every test starts as a cold process would: a server test's ``stay_warm`` (which
-    makes writes export the mapped files and reads map them) does not leak into the next."""
-    monkeypatch.setattr(arrays, "WARM", False)
+def cold() -> Iterator[None]:
+    """Every test, and every fixture made between tests, runs as a cold process would: a
+    server's ``stay_warm`` (which makes writes export the mapped files and reads map them),
+    even one a module's fixture started, does not leak into the next test."""
+    arrays.WARM = False
+    yield
+    arrays.WARM = False
 
 
 def pytest_configure(config) -> None:
