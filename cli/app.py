@@ -447,6 +447,13 @@ def grep(
     date_from: DateFromOption = "any",
     meta: MetaOption = None,
     quantity: QuantityOption = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            help="Seconds the pattern may match for, over all the text it reads.",
+        ),
+    ] = 30.0,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -455,7 +462,9 @@ def grep(
     Markup is gone from the clean text, so a phrase split by **bold**, a link or a
     line break still matches. Files are visited in order of relevance (BM25 of
     --rank, default the pattern's words), so the best matches come first; a closing
-    line says how many matches in how many files were left out.
+    line says how many matches in how many files were left out. A pattern that runs
+    past --timeout (one that backtracks without end, such as "(a|aa)+$") stops with an
+    error rather than running on.
 
     Examples:
 
@@ -477,6 +486,7 @@ def grep(
         max_matches=max_matches,
         ignore_case=ignore_case,
         filters=_filters(path, entity, type_, after, before, date_from, meta, quantity),
+        timeout=timeout,
     )
     if as_json:
         emit_json(api.to_json("grep", g))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import re
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # numpy loads with the mapped files, not with grep
     from kbx.store.postings_file import PostingsFile
 
 AROUND = 60
+TIMEOUT = 30.0  # seconds a user's pattern may match for, over all the units it reads
 _META = set(".^$*+?{}[]|()")
 JOINS = set(".-/:@+'’_")  # what joins word characters into one token (analysis.TOKEN)
 
@@ -260,14 +262,47 @@ def _mapped_file_ranks(
 WORD = re.compile(r"\w")
 
 
-def _matches(rx: re.Pattern, text: str, word_start: bool) -> list[re.Match]:
+class _Clock:
+    """What is left of a user's pattern's time (``TIMEOUT``): the ``regex`` module stops a
+    match past its ``timeout``, where ``re`` backtracks without end on a pattern such as
+    ``(a|aa)+$``, and a server thread with it. A pattern kbx built (a phrase) has none."""
+
+    def __init__(self, seconds: float | None, pattern: str):
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+        self.seconds, self.pattern = seconds, pattern
+
+    def timeout(self) -> dict:
+        if self.deadline is None:
+            return {}
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise self.over()
+        return {"timeout": left}
+
+    def over(self) -> BadArgument:
+        return BadArgument(
+            f"the regular expression {self.pattern!r} ran past {self.seconds:g} s (a "
+            "repetition of alternatives that overlap, such as (a|aa)+, can backtrack "
+            "without end): simplify it, narrow the search with a filter, or give it "
+            "longer with --timeout"
+        )
+
+
+def _matches(rx, text: str, word_start: bool, clock: _Clock) -> list:
     """The non-empty matches of ``rx`` in ``text``, left to right, none overlapping; with
     ``word_start``, only those not right after a word character (the next try starts one
     character on, as the lookbehind would have let ``re`` go on)."""
+    try:
+        return _each_match(rx, text, word_start, clock)
+    except TimeoutError:
+        raise clock.over() from None
+
+
+def _each_match(rx, text: str, word_start: bool, clock: _Clock) -> list:
     if not word_start:
-        return [m for m in rx.finditer(text) if m.end() > m.start()]
+        return [m for m in rx.finditer(text, **clock.timeout()) if m.end() > m.start()]
     out, at = [], 0
-    while (m := rx.search(text, at)) is not None:
+    while (m := rx.search(text, at, **clock.timeout())) is not None:
         s = m.start()
         if s and WORD.match(text, s - 1):
             at = s + 1
@@ -280,7 +315,7 @@ def _matches(rx: re.Pattern, text: str, word_start: bool) -> list[re.Match]:
 
 def grep(
     index: Index,
-    pattern: str,
+    pattern: str | re.Pattern,
     rank_query: str | None = None,
     context: int = 0,
     max_matches: int = 20,
@@ -292,6 +327,7 @@ def grep(
     doc_filter: DocFilter | None = None,
     state: dict[str, str] | None = None,
     keep: Allowed | None = None,
+    timeout: float = TIMEOUT,
 ) -> GrepResult:
     r"""Matches of ``pattern`` in the clean text, files in BM25 order of ``rank_query``
     (on ``con`` when the caller already holds a connection). With ``needs`` (term groups
@@ -300,13 +336,23 @@ def grep(
     if the pattern opened with ``(?<!\w)`` (see ``search.phrase_parts``). ``doc_filter``
     (``filters`` compiled), ``state`` (``index_state``) and ``keep`` (the placements the
     filter allows): what a search read already. With ``needs``, and the mapped postings
-    and passages current, the candidates are read from those files, not in SQL."""
-    try:
-        rx = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-    except re.error as e:
-        raise BadArgument(f"bad regular expression {pattern!r}: {e}") from None
+    and passages current, the candidates are read from those files, not in SQL. A
+    pattern given as a string is a user's, matched with the ``regex`` module for at most
+    ``timeout`` seconds in all; one compiled with ``re`` is kbx's own (a phrase)."""
     if max_matches < 1:
         raise BadArgument("--max must be at least 1")
+    if isinstance(pattern, re.Pattern):
+        rx, pattern, clock = pattern, pattern.pattern, _Clock(None, pattern.pattern)
+    else:
+        if not timeout > 0:
+            raise BadArgument("--timeout must be more than 0 seconds")
+        import regex  # a user's pattern only: 13 ms of import a phrase search need not pay
+
+        try:
+            rx = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+        except regex.error as e:
+            raise BadArgument(f"bad regular expression {pattern!r}: {e}") from None
+        clock = _Clock(timeout, pattern)
     lit = literal(pattern)
     pre, pre_params = "TRUE", []
     if lit:
@@ -335,7 +381,7 @@ def grep(
                     WHERE {f.where()} AND {pre} ORDER BY d.path, pl.ordinal""",
                 [*f.params, *pre_params],
             ).fetchall()
-        found = [(row, spans) for row in rows if (spans := _matches(rx, row[4], word_start))]
+        found = [(row, spans) for row in rows if (spans := _matches(rx, row[4], word_start, clock))]
         docs = sorted({row[0] for row, _ in found})
         query = rank_query or _rank_words(pattern)
         if not docs:

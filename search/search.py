@@ -339,7 +339,7 @@ def search(
             start, rest = phrase_parts(query)
             g = grep(
                 index,
-                rest,
+                re.compile(rest, re.IGNORECASE),  # kbx's own pattern: no time limit
                 word_start=start,
                 rank_query=query,
                 max_matches=exact,

@@ -6,17 +6,20 @@ by grep, matches what the whole pattern matches."""
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import astuple
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from inprocess import run_cli
 
 from kbx.analysis import Analyzer
+from kbx.errors import BadArgument
 from kbx.indexing.ingest import index
 from kbx.recognizers.registry import Registry
-from kbx.search.grep import _matches, grep, phrase_terms
+from kbx.search.grep import _Clock, _matches, grep, phrase_terms
 from kbx.search.search import phrase_parts
 from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
@@ -107,5 +110,38 @@ def test_a_word_start_checked_by_grep_matches_as_the_lookbehind_would(words, tex
     want = [
         m.span() for m in re.finditer(phrase_pattern(query), text, flags) if m.end() > m.start()
     ]
-    got = [m.span() for m in _matches(re.compile(rest, flags), text, start)]
+    got = [m.span() for m in _matches(re.compile(rest, flags), text, start, _Clock(None, rest))]
     assert got == want
+
+
+def test_a_pattern_that_backtracks_without_end_stops_at_its_timeout(tmp_path):
+    """``(a|aa)+$`` on forty a's and a '!' takes Python's ``re`` some 10^8 steps (a
+    Fibonacci number of ways to split the a's): without a limit a server thread would
+    run on for hours. A user's pattern stops at its time, as a clear error; the index
+    still answers an ordinary one, as ``re`` would match it."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# Runs\n\n" + "a" * 40 + "!\n\nSupplier approval, then aa.\n")
+    index(root, registry=Registry([]), workers=1)
+    idx = Index.for_root(root)
+    started = time.monotonic()
+    with pytest.raises(BadArgument, match=r"ran past 0.2 s .* --timeout"):
+        grep(idx, r"(a|aa)+$", timeout=0.2)
+    assert time.monotonic() - started < 30  # stopped: unbounded, it runs for hours
+    g = grep(idx, r"supplier\s+appr\w+", ignore_case=True)
+    text = (root / "a.md").read_text()
+    assert [m.match for m in g.matches] == [
+        m.group() for m in re.finditer(r"supplier\s+appr\w+", text, re.IGNORECASE)
+    ]
+    with pytest.raises(BadArgument, match="--timeout must be more than 0"):
+        grep(idx, "a", timeout=0)
+
+
+def test_kbx_grep_past_its_timeout_is_one_line_and_exit_2(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# Runs\n\n" + "a" * 40 + "!\n")
+    index(root, registry=Registry([]), workers=1)
+    r = run_cli("grep", "(a|aa)+$", "--timeout", "0.2", cwd=root)
+    assert r.returncode == 2 and "ran past 0.2 s" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
