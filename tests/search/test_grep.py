@@ -115,13 +115,13 @@ def test_a_word_start_checked_by_grep_matches_as_the_lookbehind_would(words, tex
 
 
 def test_a_pattern_that_backtracks_without_end_stops_at_its_timeout(tmp_path):
-    """``(a|aa)+$`` on forty a's and a '!' takes Python's ``re`` some 10^8 steps (a
+    """``(a|aa)+$`` on fifty a's and a '!' takes Python's ``re`` some 10^10 steps (a
     Fibonacci number of ways to split the a's): without a limit a server thread would
     run on for hours. A user's pattern stops at its time, as a clear error; the index
     still answers an ordinary one, as ``re`` would match it."""
     root = tmp_path / "docs"
     root.mkdir()
-    (root / "a.md").write_text("# Runs\n\n" + "a" * 40 + "!\n\nSupplier approval, then aa.\n")
+    (root / "a.md").write_text("# Runs\n\n" + "a" * 50 + "!\n\nSupplier approval, then aa.\n")
     index(root, registry=Registry([]), workers=1)
     idx = Index.for_root(root)
     started = time.monotonic()
@@ -140,7 +140,7 @@ def test_a_pattern_that_backtracks_without_end_stops_at_its_timeout(tmp_path):
 def test_kbx_grep_past_its_timeout_is_one_line_and_exit_2(tmp_path):
     root = tmp_path / "docs"
     root.mkdir()
-    (root / "a.md").write_text("# Runs\n\n" + "a" * 40 + "!\n")
+    (root / "a.md").write_text("# Runs\n\n" + "a" * 50 + "!\n")
     index(root, registry=Registry([]), workers=1)
     r = run_cli("grep", "(a|aa)+$", "--timeout", "0.2", cwd=root)
     assert r.returncode == 2 and "ran past 0.2 s" in r.stderr
