@@ -30,6 +30,12 @@ def cold() -> Iterator[None]:
     arrays.WARM = False
 
 
+@pytest.fixture
+def warm(monkeypatch) -> None:
+    """As in a server: writes export the mapped files and reads map them, at any size."""
+    monkeypatch.setattr(arrays, "WARM", True)
+
+
 def pytest_configure(config) -> None:
     """Make the test plugin installed for this run only: a dist-info with its entry point
     in a temporary folder on the path of this process and of the ``kbx`` subprocesses the

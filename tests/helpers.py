@@ -184,6 +184,16 @@ def copy_index(template: Path, root: Path) -> Index:
     return idx
 
 
+def with_mapped_files(idx: Index) -> Index:
+    """``idx`` with its mapped files made, as a server's first write makes them (a cold
+    ``kbx index`` of a small folder writes none)."""
+    from kbx.indexing.ingest import refresh_mapped
+
+    with idx.writer() as con:
+        refresh_mapped(con, idx.db)
+    return idx
+
+
 def run_kbx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run the real command line in a child process."""
     return subprocess.run(

@@ -5,7 +5,8 @@ themselves is in test_facet_arrays.py)."""
 
 from __future__ import annotations
 
-from kbx.indexing.ingest import refresh_mapped
+from helpers import with_mapped_files
+
 from kbx.search import bm25
 from kbx.search.filters import Filters
 from kbx.search.search import search
@@ -23,8 +24,7 @@ def test_a_search_handed_the_allowed_set_answers_as_the_sql(posts, monkeypatch):
     ]
     cold = [search(posts, q, filters=f, facets=True) for q in queries for f in filters]
     monkeypatch.setattr(arrays, "WARM", True)
-    with posts.writer() as con:  # as a server's first write makes them
-        refresh_mapped(con, posts.db)
+    with_mapped_files(posts)
     with posts.reader() as con:
         assert bm25.mapped(con) is not None
     warm = [search(posts, q, filters=f, facets=True) for q in queries for f in filters]

@@ -17,13 +17,13 @@ from datetime import date, timedelta
 import duckdb
 import numpy as np
 import pytest
+from helpers import with_mapped_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kbx.entities import facet_arrays
 from kbx.entities.build import settle
 from kbx.errors import BadArgument
-from kbx.indexing.ingest import refresh_mapped
 from kbx.search import search as search_module
 from kbx.search.allowed import allowed
 from kbx.search.facets import facet_counts, sql_facets
@@ -62,18 +62,12 @@ day = st.dates(date(2018, 11, 1), date(2022, 2, 1))
 interval = st.tuples(day, st.sampled_from([1, 3, 31, 60, 400]))
 
 
-@pytest.fixture(autouse=True)
-def warm(monkeypatch):
-    """As in a server: writes export the mapped files and reads map them, at any size."""
-    monkeypatch.setattr(arrays, "WARM", True)
+pytestmark = pytest.mark.usefixtures("warm")  # as in a server: the files at any size
 
 
 @pytest.fixture
-def posts(posts, warm):
-    """The posts as a server holds them, their mapped files made by its first write."""
-    with posts.writer() as con:
-        refresh_mapped(con, posts.db)
-    return posts
+def posts(posts):
+    return with_mapped_files(posts)
 
 
 @st.composite

@@ -7,10 +7,9 @@ import os
 import shutil
 
 import pytest
-from helpers import POSTS, attached
+from helpers import POSTS, attached, with_mapped_files
 
 from kbx import api
-from kbx.indexing.ingest import refresh_mapped
 from kbx.search import search as search_module
 from kbx.search.bm25 import rank, term_ids
 from kbx.search.filters import Filters, compile_filters
@@ -23,18 +22,12 @@ from kbx.store.postings import analyzer_from
 QUERIES = ["kernel", "supplier approval", "restore drill", "seL4 proofs", "cedar", "page"]
 
 
-@pytest.fixture(autouse=True)
-def warm(monkeypatch):
-    """As in a server: writes export the mapped files and reads map them, at any size."""
-    monkeypatch.setattr(arrays, "WARM", True)
+pytestmark = pytest.mark.usefixtures("warm")  # as in a server: the files at any size
 
 
 @pytest.fixture
-def posts(posts, warm):
-    """The posts as a server holds them, their mapped files made by its first write."""
-    with posts.writer() as con:
-        refresh_mapped(con, posts.db)
-    return posts
+def posts(posts):
+    return with_mapped_files(posts)
 
 
 def _both(idx: api.Index, query: str, filters: Filters | None = None):

@@ -15,10 +15,7 @@ from kbx.store import arrays, passages_file, postings_file
 from kbx.store.db import Index
 from kbx.store.postings import GENERATION, mapped_path
 
-
-@pytest.fixture(autouse=True)
-def warm(monkeypatch):
-    monkeypatch.setattr(arrays, "WARM", True)  # the files here are tiny: map them anyway
+pytestmark = pytest.mark.usefixtures("warm")  # the files here are tiny: map them anyway
 
 
 def test_a_write_the_file_has_not_caught_up_with_ranks_in_sql(tmp_path):

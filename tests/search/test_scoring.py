@@ -161,11 +161,6 @@ def disk(tmp_path_factory):
     c.close()
 
 
-@pytest.fixture
-def warm(monkeypatch):
-    monkeypatch.setattr(arrays, "WARM", True)  # the file is tiny: map it anyway
-
-
 @settings(
     max_examples=60,
     deadline=None,
@@ -173,6 +168,7 @@ def warm(monkeypatch):
 )
 @given(data=st.data(), us=units, query=groups, p=params, k=st.integers(1, 8))
 def test_the_mapped_ranker_gives_the_sql_rankers_answer(disk, warm, data, us, query, p, k):
+    # warm: the file is tiny, map it anyway
     con, db = disk
     n = len(us)
     where = data.draw(st.lists(st.sampled_from(["a", "b"]), min_size=n, max_size=n))
