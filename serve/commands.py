@@ -16,6 +16,7 @@ from kbx.serve.security import confined
 K_MAX = 100  # passages per search
 MATCHES_MAX = 500  # grep matches shown
 CONTEXT_MAX = 20  # grep context lines
+TIMEOUT_MAX = 60  # seconds a grep pattern may match for (30 unless asked)
 LIMIT_MAX = 500  # entities listed, mentions of an entity
 TEXT_MAX = 2000  # characters of a query, pattern or gazetteer field
 
@@ -90,6 +91,7 @@ def grep(
     meta: list[str] | None = None,
     path: str | None = None,
     quantity: list[str] | None = None,
+    timeout: int = 30,
 ) -> dict:
     """``kbx grep --json``."""
     g = api.grep(
@@ -100,6 +102,7 @@ def grep(
         max_matches=_bounded("max", max, 1, MATCHES_MAX),
         ignore_case=ignore_case,
         filters=_filters(entity, type, after, before, date_from, meta, path, quantity),
+        timeout=_bounded("timeout", timeout, 1, TIMEOUT_MAX),
     )
     return api.to_json("grep", g)
 

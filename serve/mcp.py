@@ -133,11 +133,13 @@ def server(index: LiveIndex) -> MCPServer:
         meta: Meta = None,
         path: Glob = None,
         quantity: Quantity = None,
+        timeout: int = 30,
     ) -> CallToolResult:
         """Every match of a Python regex in the documents' clean text (markup stripped, so
         a phrase split by bold or a line break still matches), cited at original lines,
         best files first (BM25 of rank, default the pattern's words). Prefer it to search
-        for exact strings, identifiers, error codes, or when you need every occurrence."""
+        for exact strings, identifiers, error codes, or when you need every occurrence.
+        A pattern stops with an error after timeout seconds of matching (1 to 60)."""
         return _result(
             lambda: commands.grep(
                 index,
@@ -154,6 +156,7 @@ def server(index: LiveIndex) -> MCPServer:
                 meta,
                 path,
                 quantity,
+                timeout,
             ),
             text.grep,
         )

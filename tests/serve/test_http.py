@@ -69,6 +69,8 @@ BAD = [  # (request, status, error, words of its message)
     ("/api/search?q=a&entity=Nobody", 400, "BadArgument", "no entity named 'Nobody'"),
     ("/api/grep?pattern=(", 400, "BadArgument", "bad regular expression"),
     ("/api/grep?pattern=a&max=100000", 400, "BadArgument", "max must be from 1 to 500"),
+    ("/api/grep?pattern=a&timeout=0", 400, "BadArgument", "timeout must be from 1 to 60"),
+    ("/api/grep?pattern=a&timeout=600", 400, "BadArgument", "timeout must be from 1 to 60"),
     ("/api/read?spec=nothere.md", 400, "BadArgument", "no such file"),
     ("/api/entity/nobody", 400, "BadArgument", "nobody"),
     ("/api/nothing", 404, "NotFound", "GET /api/nothing"),

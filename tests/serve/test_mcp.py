@@ -88,6 +88,8 @@ def test_mcp_over_http_answers_as_the_api_does(url):
             assert {t.name for t in (await agent.list_tools()).tools} == TOOLS
             r = await agent.call_tool("grep", {"pattern": "Supplier", "context": 1})
             assert not r.is_error, r.content[0].text
+            late = await agent.call_tool("grep", {"pattern": "Supplier", "timeout": 0})
+            assert late.is_error and "timeout must be from 1 to 60" in late.content[0].text
             return r.structured_content
 
     over_mcp = anyio.run(session)
