@@ -59,11 +59,17 @@ def _title_as_root(blocks: list[Block], meta: Metadata) -> None:
         meta.title = first[0][:200] or None
 
 
-def extract(path: str, data: bytes) -> Document:
-    """Extract one file; raises ExtractError with a reason a user can act on."""
+def extract(path: str, data: bytes, plain: bool = False) -> Document:
+    """Extract one file; raises ExtractError with a reason a user can act on. ``plain``:
+    read a Markdown, HTML or LaTeX file as plain text (its markup kept as written), what
+    the ingest falls back to when the format's parser fails on it."""
     fmt = format_of(path)
     if fmt is None:
         raise ExtractError(f"unsupported file type: {posixpath.splitext(path)[1] or 'none'}")
+    if plain:
+        if fmt == "pdf":
+            raise ExtractError("a PDF cannot be read as plain text")
+        fmt = "text"
     sha = hashlib.sha256(data).hexdigest()
     if not data.strip():
         raise ExtractError("empty file")

@@ -70,6 +70,9 @@ PARALLEL_THRESHOLD = 32
 AHEAD_BYTES = 64 * 1024 * 1024  # files read ahead of the writer, at most (two per worker)
 
 
+AS_TEXT = "read as plain text"  # the note on a file its format's parser failed on
+
+
 @dataclass
 class Outcome:
     """What reading one file gave: a document, the same bytes as before, or a failure."""
@@ -159,8 +162,14 @@ def _read_one(
     except MemoryError:
         out.document = None
         out.status, out.error = "failed", "over the memory budget for one file"
-    except Exception as e:  # a parser bug must not stop the run
-        out.status, out.error = "failed", f"parser error: {type(e).__name__}: {e}"
+    except Exception as e:  # a parser bug must not stop the run, nor lose the file's words
+        why = f"parser error: {type(e).__name__}: {e}"
+        try:
+            out.document = prepare(extract(found.rel, data, plain=True), analyzer, skip)
+            out.error = f"{AS_TEXT}, markup and all ({why})"  # kept with it, and listed
+        except Exception:  # noqa: BLE001 - not even as text: the file is listed as failed
+            out.document = None
+            out.status, out.error = "failed", why
     return out
 
 
@@ -761,8 +770,10 @@ def _touch(con: duckdb.DuckDBPyConnection, same: list[Outcome], known: dict) -> 
     columns = _columns(["doc_id", "size", "mtime_ns"], rows)
     with transaction(con), staged(con, "touched", columns, frozenset(columns)):
         con.execute(
-            """UPDATE documents SET size = t.size, mtime_ns = t.mtime_ns, error = NULL
-            FROM touched t WHERE documents.doc_id = t.doc_id"""
+            """UPDATE documents SET size = t.size, mtime_ns = t.mtime_ns,
+                   error = CASE WHEN starts_with(error, ?) THEN error END
+            FROM touched t WHERE documents.doc_id = t.doc_id""",
+            [AS_TEXT],  # readable again clears "could not be read"; bytes as before, not this
         )
         passages_file.touched(con)
 
@@ -780,6 +791,8 @@ def _count(report: IndexReport, o: Outcome, known: dict, undo: bool = False) -> 
             report.updated += 1
         else:
             report.new += 1
+        if o.error:  # read as plain text: in, and said
+            report.failures.append({"path": o.rel, "status": "ok", "error": o.error})
     elif o.status == "skipped":
         report.skipped += 1
         report.failures.append({"path": o.rel, "status": "skipped", "error": o.error or ""})

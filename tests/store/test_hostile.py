@@ -321,3 +321,31 @@ def test_document_authors_are_escaped_in_entities(tmp_path):
     result = CliRunner().invoke(app, ["entities", "--db", str(Index.for_root(root).db)])
     assert result.exit_code == 0, result.output
     assert "\\x1b[31mMallory" in result.output and "\x1b" not in result.output
+
+
+def test_a_file_its_parser_fails_on_is_read_as_plain_text_and_said(tmp_path):
+    """LaTeX nested 20,000 braces deep exhausts the parser's recursion: the file's words
+    are indexed as plain text (markup and all) rather than lost, cited at their lines,
+    and the index and status say so; a later stat-only change keeps the note."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    deep = "{" * 20_000 + "x" + "}" * 20_000
+    tex = f"\\documentclass{{article}}\n\\begin{{document}}\n{deep}\n\nquinceword here\n"
+    (root / "deep.tex").write_text(tex + "\\end{document}\n")
+    (root / "ok.md").write_text("# Ok\n\nplumword\n")
+    r = index(root, registry=Registry([]), workers=1)
+    assert (r.new, r.failed) == (2, 0)
+    [note] = r.failures
+    assert note["path"] == "deep.tex" and note["status"] == "ok"
+    assert note["error"].startswith("read as plain text") and "RecursionError" in note["error"]
+    idx = Index.for_root(root)
+    [hit] = search(idx, "quinceword").hits
+    lines = (root / "deep.tex").read_text().split("\n")[hit.start_line - 1 : hit.end_line]
+    assert hit.path == "deep.tex" and any("quinceword" in line for line in lines)
+    assert [h.path for h in search(idx, "plumword").hits] == ["ok.md"]
+    listed = {f["path"]: f for f in status(idx).failures}
+    assert listed["deep.tex"]["status"] == "ok" and "plain text" in listed["deep.tex"]["error"]
+    st = os.stat(root / "deep.tex")
+    os.utime(root / "deep.tex", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert index(root, registry=Registry([]), workers=1).unchanged == 2
+    assert "plain text" in {f["path"]: f for f in status(idx).failures}["deep.tex"]["error"]
