@@ -116,11 +116,19 @@ def read_one(
     skip: frozenset[str] = frozenset(),
 ) -> Outcome:
     """Read, hash, extract, analyze and recognize one file within its time budget (units in
-    ``skip`` are not recognized). Runs in a worker; never raises."""
+    ``skip`` are not recognized); a file its parser takes past the budget is read again as
+    plain text, within a budget of its own. Runs in a worker; never raises."""
     try:
         return timed(_read_one, root, found, known_sha, max_size, analyzer, skip)
     except OverBudget as e:
-        return Outcome(found.rel, found.size, found.mtime_ns, error=str(e), status="failed")
+        why = str(e)
+    try:
+        out = timed(_read_one, root, found, known_sha, max_size, analyzer, skip, True)
+    except OverBudget:
+        return Outcome(found.rel, found.size, found.mtime_ns, error=why, status="failed")
+    if out.status == "ok":
+        out.error = f"{AS_TEXT}, markup and all ({why})"
+    return out
 
 
 def _read_one(
@@ -130,6 +138,7 @@ def _read_one(
     max_size: int,
     analyzer: Analyzer,
     skip: frozenset[str],
+    plain: bool = False,
 ) -> Outcome:
     out = Outcome(found.rel, found.size, found.mtime_ns)
     if found.error:
@@ -156,7 +165,7 @@ def _read_one(
         out.status = "same"
         return out
     try:
-        out.document = prepare(extract(found.rel, data), analyzer, skip)
+        out.document = prepare(extract(found.rel, data, plain), analyzer, skip)
     except ExtractError as e:
         out.status, out.error = "failed", str(e)
     except MemoryError:
@@ -164,6 +173,10 @@ def _read_one(
         out.status, out.error = "failed", "over the memory budget for one file"
     except Exception as e:  # a parser bug must not stop the run, nor lose the file's words
         why = f"parser error: {type(e).__name__}: {e}"
+        if plain:
+            out.document = None
+            out.status, out.error = "failed", why
+            return out
         try:
             out.document = prepare(extract(found.rel, data, plain=True), analyzer, skip)
             out.error = f"{AS_TEXT}, markup and all ({why})"  # kept with it, and listed

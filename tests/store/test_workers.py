@@ -15,8 +15,10 @@ import pytest
 
 from kbx.indexing import ingest
 from kbx.indexing.ingest import index
+from kbx.search.search import search
 from kbx.source.walk import Found
 from kbx.store import workers
+from kbx.store.db import Index
 
 
 def _slow(seconds: float) -> str:
@@ -64,24 +66,36 @@ def test_a_job_that_kills_its_worker_is_retried_alone_then_recorded(monkeypatch)
     assert got[1].startswith("failed: its reader process died")
 
 
-def test_a_hanging_file_is_recorded_and_the_others_are_indexed(tmp_path, monkeypatch):
+@pytest.mark.parametrize("plain_hangs", [False, True])
+def test_a_hanging_file_is_read_as_text_or_recorded_and_the_others_are_indexed(
+    tmp_path, monkeypatch, plain_hangs
+):
+    """A file its parser takes past the time budget is read again as plain text within a
+    budget of its own; one that hangs even so is recorded as failed."""
     root = _folder(tmp_path)
     (root / "good.md").write_text("# Good\n\nPlain words here.\n")
     (root / "slow.md").write_text("# Slow\n\nThis one hangs the parser.\n")
     monkeypatch.setattr(workers, "FILE_SECONDS", 1)
     real = ingest.extract
 
-    def stuck(rel, data):
-        if rel == "slow.md":
+    def stuck(rel, data, plain=False):
+        if rel == "slow.md" and (plain_hangs or not plain):
             time.sleep(30)
-        return real(rel, data)
+        return real(rel, data, plain)
 
     monkeypatch.setattr(ingest, "extract", stuck)
     report = index(root, workers=1)
-    assert report.new == 1 and report.failed == 1
-    assert report.failures == [
-        {"path": "slow.md", "status": "failed", "error": "took longer than the time budget (1 s)"}
-    ]
+    over = "took longer than the time budget (1 s)"
+    if plain_hangs:
+        assert (report.new, report.failed) == (1, 1)
+        assert report.failures == [{"path": "slow.md", "status": "failed", "error": over}]
+        return
+    assert (report.new, report.failed) == (2, 0)
+    note = f"read as plain text, markup and all ({over})"
+    assert report.failures == [{"path": "slow.md", "status": "ok", "error": note}]
+    [hit] = search(Index.for_root(root), "hangs").hits
+    lines = (root / "slow.md").read_text().split("\n")[hit.start_line - 1 : hit.end_line]
+    assert hit.path == "slow.md" and any("hangs" in line for line in lines)
 
 
 def test_a_fifo_is_not_read_and_never_blocks(tmp_path):
@@ -155,10 +169,10 @@ def test_a_file_over_the_memory_budget_fails_alone(tmp_path, monkeypatch, budget
     monkeypatch.setattr(workers, "FILE_MEMORY", budget)
     real = ingest.extract
 
-    def greedy(rel, data):
+    def greedy(rel, data, plain=False):
         if rel == "big.md":
             _ = bytearray(2 * budget)
-        return real(rel, data)
+        return real(rel, data, plain)
 
     monkeypatch.setattr(ingest, "extract", greedy)
     root = _folder(tmp_path)
