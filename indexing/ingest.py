@@ -121,7 +121,22 @@ def read_one(
     try:
         return timed(_read_one, root, found, known_sha, max_size, analyzer, skip)
     except OverBudget as e:
-        why = str(e)
+        return read_as_text(root, found, known_sha, max_size, analyzer, skip, str(e))
+
+
+def read_as_text(
+    root: str,
+    found: Found,
+    known_sha: str | None,
+    max_size: int,
+    analyzer: Analyzer,
+    skip: frozenset[str],
+    why: str,
+) -> Outcome:
+    """``read_one`` of a file whose parser ran past its budget (``why``), or killed or hung
+    its reader where no alarm reaches (a parser in Rust or C: ``each_in_order``'s
+    ``again``): the file as plain text, under a budget of its own; failed with ``why``
+    if even that does not go through."""
     try:
         out = timed(_read_one, root, found, known_sha, max_size, analyzer, skip, True)
     except OverBudget:
@@ -240,7 +255,7 @@ def _read_all(
         for f in todo
     ]
     n = _readers(todo, workers)
-    yield from each_in_order(read_one, args, n, _died, _job_bytes, AHEAD_BYTES)
+    yield from each_in_order(read_one, args, n, _died, _job_bytes, AHEAD_BYTES, read_as_text)
 
 
 def _readers(todo: list[Found], workers: int) -> int:

@@ -25,6 +25,8 @@ from concurrent.futures.process import BrokenProcessPool
 from kbx.errors import OverBudget
 
 FILE_SECONDS = 60  # a file's time budget
+GRACE_SECONDS = 10  # past twice the budget and this, a worker is taken as stuck in native code
+HUNG = "took longer than the time budget"  # how a job over its budget is failed
 FILE_MEMORY = 4 * 1024**3  # bytes of address space a reader may add while reading one file
 _PR_SET_PDEATHSIG = 1
 
@@ -47,7 +49,7 @@ def _budgeted(parent: int) -> None:
 
 
 def _over_time(signum, frame) -> None:
-    raise OverBudget(f"took longer than the time budget ({FILE_SECONDS} s)")
+    raise OverBudget(f"{HUNG} ({FILE_SECONDS} s)")
 
 
 def _address_space() -> int | None:
@@ -90,10 +92,12 @@ def each_in_order(
     failed: Callable[[tuple, str], object],
     size: Callable[[tuple], int] | None = None,
     ahead: int = 0,
+    again: Callable | None = None,
 ) -> Iterator:
     """``fn(*job)`` for every job, in order, over budgeted workers. A job whose worker dies
     or hangs past twice its budget is retried alone; if it does that alone too, it yields
-    ``failed(job, why)`` and the rest go on.
+    ``again(*job, why)`` run alone in a fresh worker (a simpler reading of the same job),
+    or ``failed(job, why)`` when there is none or it fails too; the rest go on.
 
     Jobs run ahead of the one yielded next, so workers keep busy while the caller works
     (a writer committing a batch): ``4 * workers`` of them, or with ``size``, as many as
@@ -111,7 +115,7 @@ def each_in_order(
                         held += size(job) if size else 0
                         window.append((job, p.submit(fn, *job)))
                     job, future = window[0]
-                    result = future.result(timeout=2 * FILE_SECONDS + 10)
+                    result = future.result(timeout=_stuck_after())
                     window.popleft()
                     held -= size(job) if size else 0
                     yield result
@@ -119,7 +123,12 @@ def each_in_order(
                 suspects = [job for job, _ in window]
                 _kill(p)
         for job in suspects:
-            yield _alone(fn, job, failed)
+            yield _alone(fn, job, failed, again)
+
+
+def _stuck_after() -> float:
+    """Seconds after which a job's worker is stuck where its alarm cannot reach (C code)."""
+    return 2 * FILE_SECONDS + GRACE_SECONDS
 
 
 def _room(window: deque, held: int, job: tuple, workers: int, size, ahead: int) -> bool:
@@ -130,15 +139,24 @@ def _room(window: deque, held: int, job: tuple, workers: int, size, ahead: int) 
     return held + size(job) <= ahead
 
 
-def _alone(fn: Callable, job: tuple, failed: Callable[[tuple, str], object]):
+def _alone(fn: Callable, job: tuple, failed: Callable[[tuple, str], object], again=None):
+    done, got = _run_alone(fn, job)
+    if not done and again is not None:
+        done, result = _run_alone(again, (*job, got))
+        got = result if done else got
+    return got if done else failed(job, got)
+
+
+def _run_alone(fn: Callable, args: tuple) -> tuple[bool, object]:
+    """``(True, fn(*args))`` from a fresh worker, or ``(False, why)`` when it died or hung."""
     with pool(1, budgets=True) as p:
         try:
-            return p.submit(fn, *job).result(timeout=2 * FILE_SECONDS + 10)
+            return True, p.submit(fn, *args).result(timeout=_stuck_after())
         except BrokenProcessPool:
-            return failed(job, "its reader process died (a crash in a parser, or out of memory)")
+            return False, "its reader process died (a crash in a parser, or out of memory)"
         except FutureTimeout:
             _kill(p)
-            return failed(job, f"took longer than the time budget ({FILE_SECONDS} s)")
+            return False, f"{HUNG} ({FILE_SECONDS} s)"
 
 
 def _kill(p: ProcessPoolExecutor) -> None:

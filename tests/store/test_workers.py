@@ -98,6 +98,33 @@ def test_a_hanging_file_is_read_as_text_or_recorded_and_the_others_are_indexed(
     assert hit.path == "slow.md" and any("hangs" in line for line in lines)
 
 
+def test_a_file_whose_parser_hangs_in_native_code_is_read_as_text_in_a_fresh_worker(
+    tmp_path, monkeypatch
+):
+    """A parser stuck in C or Rust code never returns to Python, so its alarm never fires:
+    its worker is killed (twice: once beside the others, once alone), and a fresh worker
+    reads the file as plain text."""
+    root = _folder(tmp_path)
+    (root / "good.md").write_text("# Good\n\nPlain words here.\n")
+    (root / "native.md").write_text("# Native\n\nThis one hangs where no alarm reaches.\n")
+    monkeypatch.setattr(workers, "FILE_SECONDS", 1)
+    monkeypatch.setattr(workers, "GRACE_SECONDS", 0)
+    real = ingest.extract
+
+    def stuck(rel, data, plain=False):
+        if rel == "native.md" and not plain:
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)  # as native code: the alarm is lost
+            time.sleep(30)
+        return real(rel, data, plain)
+
+    monkeypatch.setattr(ingest, "extract", stuck)
+    report = index(root, workers=1)
+    note = "read as plain text, markup and all (took longer than the time budget (1 s))"
+    assert (report.new, report.failed) == (2, 0)
+    assert report.failures == [{"path": "native.md", "status": "ok", "error": note}]
+    assert [h.path for h in search(Index.for_root(root), "alarm reaches").hits] == ["native.md"]
+
+
 def test_a_fifo_is_not_read_and_never_blocks(tmp_path):
     root = tmp_path / "docs"
     root.mkdir()
