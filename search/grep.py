@@ -284,7 +284,7 @@ class _Clock:
             f"the regular expression {self.pattern!r} ran past {self.seconds:g} s (a "
             "repetition of alternatives that overlap, such as (a|aa)+, can backtrack "
             "without end): simplify it, narrow the search with a filter, or give it "
-            "longer with --timeout"
+            "longer (--timeout; timeout over HTTP and MCP)"
         )
 
 
