@@ -20,7 +20,7 @@ layer is settled and the generations agree; else the SQL.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -276,10 +276,7 @@ def export(con: duckdb.DuckDBPyConnection, db: Path) -> Path:
 
 def load(db: Path, gen: int) -> FacetArrays | None:
     """The file, mapped, if it is of generation ``gen`` (and of this layout); else None."""
-    found = arrays.load(mapped_path(db), gen)
-    if found is None or len(found) != len(fields(FacetArrays)):
-        return None
-    return FacetArrays(*found)
+    return arrays.load_as(FacetArrays, mapped_path(db), gen)
 
 
 MAPS = arrays.Maps(load)

@@ -73,6 +73,10 @@ AHEAD_BYTES = 64 * 1024 * 1024  # files read ahead of the writer, at most (two p
 AS_TEXT = "read as plain text"  # the note on a file its format's parser failed on
 
 
+def _as_text(why: str) -> str:
+    return f"{AS_TEXT}, markup and all ({why})"
+
+
 @dataclass
 class Outcome:
     """What reading one file gave: a document, the same bytes as before, or a failure."""
@@ -142,7 +146,7 @@ def read_as_text(
     except OverBudget:
         return Outcome(found.rel, found.size, found.mtime_ns, error=why, status="failed")
     if out.status == "ok":
-        out.error = f"{AS_TEXT}, markup and all ({why})"
+        out.error = _as_text(why)
     return out
 
 
@@ -194,7 +198,7 @@ def _read_one(
             return out
         try:
             out.document = prepare(extract(found.rel, data, plain=True), analyzer, skip)
-            out.error = f"{AS_TEXT}, markup and all ({why})"  # kept with it, and listed
+            out.error = _as_text(why)  # kept with the file, and listed
         except Exception:  # noqa: BLE001 - not even as text: the file is listed as failed
             out.document = None
             out.status, out.error = "failed", why

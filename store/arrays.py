@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -154,6 +155,15 @@ def load(path: Path, gen: int) -> list[np.ndarray] | None:
         return [_mapped(path, *at) for at in layout]
     except (OSError, EOFError, ValueError, IndexError):  # missing, cut short or not ours
         return None
+
+
+def load_as(cls: Callable[..., T], path: Path, gen: int) -> T | None:
+    """``load``'s arrays as the dataclass ``cls``, one field an array, or None when the
+    file is not of ``gen`` or not of that layout (a file a kbx of other fields wrote)."""
+    found = load(path, gen)
+    if found is None or len(found) != len(fields(cls)):
+        return None
+    return cls(*found)
 
 
 def _mapped(path: Path, start: int, shape: tuple, dtype: np.dtype) -> np.ndarray:

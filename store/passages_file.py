@@ -244,10 +244,7 @@ def _put(into: np.ndarray, start: np.ndarray, i: int, data: bytes) -> None:
 
 def load(db: Path, gen: int) -> PassagesFile | None:
     """The file, mapped, if it is of generation ``gen`` (and of this layout); else None."""
-    found = arrays.load(mapped_path(db), gen)
-    if found is None or len(found) != len(fields(PassagesFile)):
-        return None
-    return PassagesFile(*found)
+    return arrays.load_as(PassagesFile, mapped_path(db), gen)
 
 
 MAPS = arrays.Maps(load)
