@@ -325,6 +325,8 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, root: str) -> None:
             f"this index has schema version {version}, newer than this kbx understands "
             f"({SCHEMA_VERSION}); upgrade kbx"
         )
+    if version == SCHEMA_VERSION:
+        return  # the common case: no transaction to open and commit empty
     with transaction(con):
         if version == 0:
             con.execute(_V1)
