@@ -5,6 +5,7 @@ nothing (U+FF9E) once stopped a whole ``kbx index``."""
 from __future__ import annotations
 
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,14 @@ def test_index_and_query_terms_are_one_word(text):
 
 
 def test_every_code_point_alone_and_inside_a_word():
-    chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]
+    """Every assigned code point: unassigned (Cn) and private-use (Co) ones have no case,
+    decomposition or accent mapping, so each folds to itself, one non-space character; the
+    surrogates (Cs) are not text. That leaves 145k of the 1.1M, a seventh of the time."""
+    chars = [
+        c
+        for c in map(chr, range(sys.maxunicode + 1))
+        if unicodedata.category(c) not in ("Cn", "Co", "Cs")
+    ]
     a = Analyzer("snowball")
     for text in (" ".join(chars), " ".join(f"x{c}y" for c in chars)):
         assert _bad(t for _, _, t in a.tokens(text)) == []
