@@ -47,6 +47,9 @@ def pytest_configure(config) -> None:
     (info / "entry_points.txt").write_text(
         "[kbx.recognizers]\nacronyms = kbx_test_plugin:AcronymRecognizer\n"
     )
+    # Indexes here are small and the workers fill the cores: DuckDB on one thread spends
+    # less on handing out tasks (docs/TESTING.md), in this process and the kbx it starts
+    os.environ.setdefault("KBX_DUCKDB_THREADS", "1")
     paths = [str(site), str(PLUGIN)]
     sys.path[:0] = paths
     os.environ["PYTHONPATH"] = os.pathsep.join(

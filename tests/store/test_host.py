@@ -10,7 +10,7 @@ import threading
 import duckdb
 import pytest
 
-from kbx.errors import IndexBusy, SchemaError
+from kbx.errors import BadArgument, IndexBusy, SchemaError
 from kbx.store import db
 from kbx.store.db import Index, connect
 
@@ -117,3 +117,23 @@ def test_spills_never_go_to_the_working_folder(tmp_path):
         where = con.execute("SELECT current_setting('temp_directory')").fetchone()[0]
     assert where.startswith(db.tempfile.gettempdir())
     assert isinstance(db._HOST.con, duckdb.DuckDBPyConnection)
+
+
+@pytest.mark.parametrize("value", ["3", "0", ""])
+def test_kbx_duckdb_threads_sets_the_instances_threads(tmp_path, monkeypatch, value):
+    monkeypatch.setenv("KBX_DUCKDB_THREADS", value)
+    host = db._Host()
+    cur = host.open(tmp_path / "index.duckdb", read_only=False)
+    try:
+        threads = cur.execute("SELECT current_setting('threads')").fetchone()[0]
+    finally:
+        host.close(tmp_path / "index.duckdb", cur)
+        host.con.close()
+    default = duckdb.connect(":memory:").execute("SELECT current_setting('threads')").fetchone()
+    assert threads == (int(value) if value.strip("0") else default[0])
+
+
+def test_kbx_duckdb_threads_not_a_number_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("KBX_DUCKDB_THREADS", "two")
+    with pytest.raises(BadArgument, match="KBX_DUCKDB_THREADS must be a whole number"):
+        db._Host().open(tmp_path / "index.duckdb", read_only=False)
