@@ -125,6 +125,9 @@ class TextBuilder:
 
     def verbatim(self, text: str, offset: int) -> None:
         """Copy ``text`` found at ``offset`` of the source, split at line breaks."""
+        if "\n" not in text:  # a code span, an escape: nearly every call
+            self._push(text, offset, True)
+            return
         start = 0
         for piece in text.split("\n"):
             if piece:
@@ -133,17 +136,43 @@ class TextBuilder:
             if start <= len(text):
                 self._push("\n", offset + start - 1, False)
 
+    def _run(self, text: str, offset: int) -> None:
+        """``_push`` of a verbatim run of one line that starts with no blank: what
+        ``flowing`` adds for nearly every piece of prose, without the general checks."""
+        parts, raw, length = self.parts, self.raw, self.length
+        if self.pending_space:
+            self.pending_space = False
+            if parts and not parts[-1][-1].isspace():
+                raw.append([length, offset, 0])  # the separating space, then a new run
+                raw.append([length + 1, offset, 1])
+                parts.append(" ")
+                parts.append(text)
+                self.length = length + 1 + len(text)
+                return
+        if raw:
+            last = raw[-1]
+            if not (last[2] and offset - last[1] == length - last[0] and "\n" not in parts[-1]):
+                raw.append([length, offset, 1])
+        else:
+            raw.append([length, offset, 1])
+        parts.append(text)
+        self.length = length + len(text)
+
     def flowing(self, text: str, offset: int) -> None:
         """Copy ``text`` from ``offset`` with whitespace runs collapsed to one space."""
         words = text.split()  # most pieces are words between single spaces: one run
-        core = " ".join(words)
+        if not words:
+            if text:
+                self.pending_space = True
+            return
+        core = words[0] if len(words) == 1 else " ".join(words)
         lead = len(text) - len(text.lstrip())
-        if words and text.startswith(core, lead):
+        if text.startswith(core, lead):
             if lead:
-                self.space()
-            self._push(core, offset + lead, True)
+                self.pending_space = True
+            self._run(core, offset + lead)
             if text[-1].isspace():
-                self.space()
+                self.pending_space = True
             return
         for m in _FLOW_RUN.finditer(text):
             if m.start() > 0:
@@ -307,17 +336,30 @@ def line_range(segments: list[Segment], text: str) -> tuple[int, int]:
     """First and last original line that the non-blank clean text comes from.
 
     A segment counts when any of its characters is not blank, not just its first: an
-    indented code line is one verbatim segment that starts with spaces.
+    indented code line is one verbatim segment that starts with spaces. Nearly always the
+    first and last segments that count lie on the lowest and highest lines of all, which
+    settles it without testing the segments between.
     """
-    ends = [s[0] for s in segments[1:]] + [len(text)]
-    lines = [
-        s[1]
-        for s, end in zip(segments, ends, strict=True)
-        if s[0] < end and (not text[s[0]].isspace() or text[s[0] : end].strip())
-    ]
-    if not lines:
-        lines = [s[1] for s in segments] or [1]
-    return min(lines), max(lines)
+    if not segments:
+        return 1, 1
+    lines = [s[1] for s in segments]
+    lo, hi = min(lines), max(lines)
+    n = len(segments)
+    first = next((i for i in range(n) if _counts(segments, i, text)), None)
+    if first is None:
+        return lo, hi
+    last = next(i for i in range(n - 1, first - 1, -1) if _counts(segments, i, text))
+    if lines[first] == lo and lines[last] == hi:
+        return lo, hi
+    counted = [lines[i] for i in range(first, last + 1) if _counts(segments, i, text)]
+    return min(counted), max(counted)
+
+
+def _counts(segments: list[Segment], i: int, text: str) -> bool:
+    """Segment ``i`` maps a character that is not blank."""
+    start = segments[i][0]
+    end = segments[i + 1][0] if i + 1 < len(segments) else len(text)
+    return start < end and (not text[start].isspace() or bool(text[start:end].strip()))
 
 
 def pack(segments: list[Segment]) -> bytes:
