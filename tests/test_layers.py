@@ -14,9 +14,11 @@ SKIP = {"tests", "benchmarks", "examples", ".venv", "docs"}
 def _modules() -> dict[str, set[str]]:
     """Each kbx module, and the kbx modules it imports."""
     found = {}
-    for path in ROOT.rglob("*.py"):
+    tops = [p for p in ROOT.iterdir() if p.name not in SKIP and not p.name.startswith(".")]
+    paths = [p for top in tops for p in ([top] if top.is_file() else top.rglob("*.py"))]
+    for path in paths:  # not a walk of the root, which would go through the venv too
         rel = path.relative_to(ROOT)
-        if rel.parts[0] in SKIP or any(p.startswith(".") or p == "build" for p in rel.parts):
+        if path.suffix != ".py" or any(p.startswith(".") or p == "build" for p in rel.parts):
             continue
         name = ".".join(["kbx", *rel.with_suffix("").parts]).removesuffix(".__init__")
         imported = set()
