@@ -269,9 +269,11 @@ def recognize(
 
 
 def record_info(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -> None:
-    """What search must know of each recognizer before its runs are written."""
-    for r in recognizers:
-        row = (
+    """What search must know of each recognizer before its runs are written: one read of
+    what is stored, and one write of what changed (its filter grade feeds the entity
+    layer's links)."""
+    rows = {
+        r.info.name: (
             r.info.name,
             r.info.version,
             list(r.info.types),
@@ -279,12 +281,23 @@ def record_info(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -
             list(r.info.boost_types),
             r.info.names,
         )
-        stored = con.execute("SELECT * FROM recognizer_info WHERE name = ?", [r.info.name])
-        if stored.fetchone() != row:  # its filter grade feeds the entity layer's links
-            with transaction(con):
-                con.execute("INSERT OR REPLACE INTO recognizer_info VALUES (?, ?, ?, ?, ?, ?)", row)
-                mark_dirty(con)
-                runs_changed(con)
+        for r in recognizers
+    }
+    if not rows:
+        return
+    stored = con.execute(
+        "SELECT * FROM recognizer_info WHERE list_contains(?, name)", [list(rows)]
+    ).fetchall()
+    changed = [row for name, row in rows.items() if row not in stored]
+    if not changed:
+        return
+    with transaction(con):
+        con.execute(
+            "DELETE FROM recognizer_info WHERE list_contains(?, name)", [[r[0] for r in changed]]
+        )
+        con.executemany("INSERT INTO recognizer_info VALUES (?, ?, ?, ?, ?, ?)", changed)
+        mark_dirty(con)
+        runs_changed(con)
 
 
 def _recognize_all(

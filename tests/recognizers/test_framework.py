@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-from helpers import Words
+from helpers import Words, attached
 
+from kbx.annotate.run import record_info
 from kbx.errors import BadArgument
 from kbx.indexing.ingest import index
 from kbx.indexing.reprocess import purge
@@ -15,7 +16,8 @@ from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.quantities import QuantityRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.search.mentions import mentions, recognizers
-from kbx.store.db import Index
+from kbx.store import arrays
+from kbx.store.db import ENTITIES_DIRTY, RUNS, Index, is_dirty
 
 
 def _q(corpus, sql, params=()):
@@ -82,6 +84,32 @@ def test_a_version_bump_redoes_only_that_recognizer(corpus):
         corpus, "SELECT count(*), min(ran_at) FROM runs WHERE recognizer = 'identifiers'"
     )
     assert ids_after == ids_before  # untouched
+
+
+def test_recognizer_info_is_written_once_for_what_changed(corpus):
+    """``record_info`` rewrites the rows of recognizers whose info changed, in one write
+    that marks the entity layer stale and the runs' generation new; unchanged, it writes
+    nothing (it runs at the start of every index and every pass)."""
+    index(corpus, registry=Registry([Words("1"), IdentifierRecognizer()]))
+    db = Index.for_root(corpus).db
+    with attached(db, read_only=False) as con:
+        con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
+        generation = arrays.generation(con, RUNS)
+        record_info(con, [Words("1"), IdentifierRecognizer()])
+        assert arrays.generation(con, RUNS) == generation and not is_dirty(con)
+        ids = con.execute("SELECT * FROM recognizer_info WHERE name = 'identifiers'").fetchall()
+        record_info(con, [Words("2"), IdentifierRecognizer()])
+        assert arrays.generation(con, RUNS) > generation and is_dirty(con)
+        assert con.execute(
+            "SELECT name, version FROM recognizer_info ORDER BY name"
+        ).fetchall() == [
+            ("identifiers", IdentifierRecognizer().info.version),
+            ("words", "2"),
+        ]
+        assert (
+            con.execute("SELECT * FROM recognizer_info WHERE name = 'identifiers'").fetchall()
+            == ids
+        )
 
 
 def test_a_failing_unit_is_recorded_and_retried(corpus):
