@@ -338,9 +338,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, root: str) -> None:
         while version < SCHEMA_VERSION:
             MIGRATIONS[version](con)
             version += 1
-        con.execute(
-            "UPDATE kbx_meta SET value = ? WHERE key = 'schema_version'", [str(version)]
-        )
+        con.execute("UPDATE kbx_meta SET value = ? WHERE key = 'schema_version'", [str(version)])
 
 
 def check_readable(con: duckdb.DuckDBPyConnection) -> None:

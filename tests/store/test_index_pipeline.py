@@ -15,7 +15,6 @@ from helpers import attached, copy_index, die_at
 
 from kbx.annotate import run
 from kbx.annotate.setup import registry_for
-from kbx.indexing import ingest
 from kbx.indexing.ingest import index
 from kbx.indexing.reprocess import reprocess
 from kbx.recognizers.spacy_ner import SpacyRecognizer
@@ -43,13 +42,7 @@ def _rows(db: Path, sql: str, params: list | None = None) -> list[tuple]:
         return con.execute(sql, params or []).fetchall()
 
 
-@pytest.fixture
-def in_readers(monkeypatch):
-    """The rule-based recognizers run in the extraction workers however few the files."""
-    monkeypatch.setattr(ingest, "PARALLEL_THRESHOLD", 1)
-
-
-def test_a_passage_in_two_files_of_one_batch_has_one_run_per_recognizer(tmp_path, in_readers):
+def test_a_passage_in_two_files_of_one_batch_has_one_run_per_recognizer(tmp_path):
     root = _folder(tmp_path / "docs", RULES_ONLY)
     (root / "copy.md").write_text((root / "note0.md").read_text())
     index(root, workers=1)
@@ -72,7 +65,7 @@ def test_a_passage_in_two_files_of_one_batch_has_one_run_per_recognizer(tmp_path
     assert kinds == [("DATE", 2), ("DOI", 1), ("QUANTITY", 1)]
 
 
-def test_mentions_found_in_the_workers_are_those_a_pass_finds(tmp_path, in_readers):
+def test_mentions_found_in_the_workers_are_those_a_pass_finds(tmp_path):
     root = _folder(tmp_path / "docs", RULES_ONLY)
     idx = Index.for_root(root)
     first = index(root, workers=2)
@@ -86,7 +79,7 @@ def test_mentions_found_in_the_workers_are_those_a_pass_finds(tmp_path, in_reade
     assert (_rows(idx.db, query), _rows(idx.db, mentions)) == before
 
 
-def test_a_changed_file_is_recognized_only_in_its_new_passages(tmp_path, in_readers):
+def test_a_changed_file_is_recognized_only_in_its_new_passages(tmp_path):
     root = _folder(tmp_path / "docs", RULES_ONLY)
     idx = Index.for_root(root)
     index(root, workers=1)
