@@ -608,7 +608,9 @@ def _index(
     gone = [known[p]["doc_id"] for p in known if p not in seen]
     placed = _placed(con, [f.rel for f in todo if f.rel in known])
     workers = workers or os.cpu_count() or 1
-    run_with(_with_extraction(registry) if todo else [])  # the rule-based ones, in the readers
+    # With many files to read, the rule-based recognizers run in the readers; with a few,
+    # in the pass below (in this process).
+    run_with(_with_extraction(registry) if len(todo) >= PARALLEL_THRESHOLD else [])
     since = datetime.now()
     batch: list[Outcome] = []
     flushed = time.monotonic()

@@ -51,16 +51,13 @@ def test_a_plugin_package_is_found_by_its_entry_point():
 
 
 def test_runs_are_cached_and_a_run_with_nothing_found_still_counts(corpus):
-    first = index(corpus, registry=Registry([Words()]))  # run in the readers
-    n_units = _q(corpus, "SELECT count(*) FROM units")[0][0]
-    runs = "SELECT count(*), min(ran_at), max(ran_at) FROM runs WHERE recognizer = 'words'"
-    ran = _q(corpus, runs)
-    assert ran[0][0] == n_units and first.recognizers[0].units == n_units
-    assert _q(corpus, "SELECT count(*) FROM runs WHERE n_mentions = 0")[0][0] > 0
     words = Words()
-    again = index(corpus, registry=Registry([words]))
-    assert words.calls == 0 and again.recognizers[0].units == 0  # nothing re-run
-    assert _q(corpus, runs) == ran
+    first = index(corpus, registry=Registry([words]))
+    n_units = _q(corpus, "SELECT count(*) FROM units")[0][0]
+    assert words.calls == n_units and first.recognizers[0].units == n_units
+    assert _q(corpus, "SELECT count(*) FROM runs WHERE n_mentions = 0")[0][0] > 0
+    index(corpus, registry=Registry([words]))
+    assert words.calls == n_units  # nothing re-run
 
 
 def test_a_shared_unit_reuses_its_mentions(corpus):

@@ -15,6 +15,7 @@ from helpers import attached, copy_index, die_at
 
 from kbx.annotate import run
 from kbx.annotate.setup import registry_for
+from kbx.indexing import ingest
 from kbx.indexing.ingest import index
 from kbx.indexing.reprocess import reprocess
 from kbx.recognizers.spacy_ner import SpacyRecognizer
@@ -42,7 +43,13 @@ def _rows(db: Path, sql: str, params: list | None = None) -> list[tuple]:
         return con.execute(sql, params or []).fetchall()
 
 
-def test_a_passage_in_two_files_of_one_batch_has_one_run_per_recognizer(tmp_path):
+@pytest.fixture
+def in_readers(monkeypatch):
+    """The rule-based recognizers run in the extraction workers however few the files."""
+    monkeypatch.setattr(ingest, "PARALLEL_THRESHOLD", 1)
+
+
+def test_a_passage_in_two_files_of_one_batch_has_one_run_per_recognizer(tmp_path, in_readers):
     root = _folder(tmp_path / "docs", RULES_ONLY)
     (root / "copy.md").write_text((root / "note0.md").read_text())
     index(root, workers=1)
@@ -65,7 +72,7 @@ def test_a_passage_in_two_files_of_one_batch_has_one_run_per_recognizer(tmp_path
     assert kinds == [("DATE", 2), ("DOI", 1), ("QUANTITY", 1)]
 
 
-def test_mentions_found_in_the_workers_are_those_a_pass_finds(tmp_path):
+def test_mentions_found_in_the_workers_are_those_a_pass_finds(tmp_path, in_readers):
     root = _folder(tmp_path / "docs", RULES_ONLY)
     idx = Index.for_root(root)
     first = index(root, workers=2)
@@ -79,7 +86,7 @@ def test_mentions_found_in_the_workers_are_those_a_pass_finds(tmp_path):
     assert (_rows(idx.db, query), _rows(idx.db, mentions)) == before
 
 
-def test_a_changed_file_is_recognized_only_in_its_new_passages(tmp_path):
+def test_a_changed_file_is_recognized_only_in_its_new_passages(tmp_path, in_readers):
     root = _folder(tmp_path / "docs", RULES_ONLY)
     idx = Index.for_root(root)
     index(root, workers=1)
