@@ -324,13 +324,15 @@ def _recognize_all(
     todo = [r for r in chosen if totals[r.info.name]]
     if not todo:
         return list(reports.values())
-    for r in todo if engine is None else ():  # an engine's workers load their own
-        if hasattr(r, "load"):
-            r.load()  # before forking: one copy of the model, shared by every worker
-    _IN_WORKERS.clear()
-    _IN_WORKERS.update({r.info.name: r for r in todo})
     workers = engine.workers if engine else workers or os.cpu_count() or 1
     parallel = workers > 1 and any(totals[r.info.name] > batch_units(r) for r in todo)
+    for r in todo if engine is None else ():  # an engine's workers load their own
+        if hasattr(r, "load") and (parallel or r.info.slow):
+            # before forking: one copy, shared by every worker; a model loads at once
+            # either way, so a missing one is one line, not a failure per unit
+            r.load()
+    _IN_WORKERS.clear()
+    _IN_WORKERS.update({r.info.name: r for r in todo})
     pool = engine.start(todo) if engine else Forked(workers) if parallel else None
     try:
         for r in todo:

@@ -312,6 +312,11 @@ class QuantityRecognizer:
         cross_cells=False,
     )
 
+    def load(self):
+        """pint's registry, built before the readers fork so that they share one copy: a
+        reader would otherwise build its own on its first quantity (0.6 s of CPU each)."""
+        return registry()
+
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         out = []
         for text in texts:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kbx.recognizers import units
 from kbx.recognizers.quantities import QuantityRecognizer, find, number
 
 
@@ -173,3 +174,12 @@ def test_find_gives_the_interval_in_the_unit_as_written():
 )
 def test_numbers_as_written(written, value):
     assert number(written) == pytest.approx(value)
+
+
+def test_load_builds_the_unit_registry_the_readers_share():
+    """``load`` runs before the readers fork: it builds pint's registry there, so each
+    reader shares one, where it would build its own on its first quantity."""
+    r = QuantityRecognizer()
+    assert r.load() is units.registry() and units.registry.cache_info().currsize == 1
+    (found,) = r.recognize(["Keep 3.5 GB free."])
+    assert [(m.text, m.type) for m in found] == [("3.5 GB", "QUANTITY")]
