@@ -288,7 +288,7 @@ def record_info(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -
     stored = con.execute(
         "SELECT * FROM recognizer_info WHERE list_contains(?, name)", [list(rows)]
     ).fetchall()
-    changed = [row for name, row in rows.items() if row not in stored]
+    changed = [row for row in rows.values() if row not in stored]
     if not changed:
         return
     with transaction(con):
