@@ -203,23 +203,24 @@ def export(con: duckdb.DuckDBPyConnection, db: Path) -> Path:
                 m[...] = c
         text, head, off = (maps[order.index(name)] for name in ("text", "head", "off"))
         for lo in range(0, top, CHUNK_UNITS):
-            hi = lo + CHUNK_UNITS
-            rows = con.execute(
-                "SELECT unit_id, text, to_json(heading_path)::VARCHAR FROM units "
-                "WHERE unit_id >= ? AND unit_id < ? ORDER BY unit_id",
+            hi = min(lo + CHUNK_UNITS, top)
+            # A chunk's rows are contiguous in each array (an absent id has length 0), so
+            # each goes in as one joined piece.
+            texts, heads = con.execute(
+                "SELECT coalesce(string_agg(text, '' ORDER BY unit_id), ''), "
+                "coalesce(string_agg(to_json(heading_path)::VARCHAR, '' ORDER BY unit_id), '') "
+                "FROM units WHERE unit_id >= ? AND unit_id < ?",
                 [lo, hi],
-            ).fetchall()
-            for u, t, h in rows:
-                _put(text, text_start, u, t.encode())
-                _put(head, head_start, u, h.encode())
+            ).fetchone()
+            _put(text, int(text_start[lo]), texts.encode())
+            _put(head, int(head_start[lo]), heads.encode())
             blobs = con.execute(
                 """SELECT pl.offsets FROM placements pl JOIN documents d USING (doc_id)
                    WHERE pl.unit_id >= ? AND pl.unit_id < ?
                    ORDER BY pl.unit_id, d.path, pl.ordinal""",
                 [lo, hi],
             ).fetchall()
-            for r, (blob,) in enumerate(blobs, int(place_start[lo])):
-                _put(off, off_start, r, bytes(blob))
+            _put(off, int(off_start[place_start[lo]]), b"".join(b for (b,) in blobs))
     arrays.publish(tmp, path, maps)
     return path
 
@@ -235,11 +236,10 @@ def _starts(ids: np.ndarray, lengths: np.ndarray, top: int) -> np.ndarray:
     return start
 
 
-def _put(into: np.ndarray, start: np.ndarray, i: int, data: bytes) -> None:
+def _put(into: np.ndarray, at: int, data: bytes) -> None:
     import numpy as np
 
-    a = int(start[i])
-    into[a : a + len(data)] = np.frombuffer(data, dtype=np.uint8)
+    into[at : at + len(data)] = np.frombuffer(data, dtype=np.uint8)
 
 
 def load(db: Path, gen: int) -> PassagesFile | None:

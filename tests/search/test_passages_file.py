@@ -75,6 +75,35 @@ def _gen(idx: api.Index) -> int:
         return arrays.generation(con, passages_file.GENERATION)
 
 
+@pytest.mark.parametrize("chunk", [1, 2, 7])
+def test_a_file_exported_in_chunks_holds_every_units_text_heading_and_offsets(
+    posts, monkeypatch, chunk
+):
+    """Each chunk of units goes in as one piece: a unit, its heading and its placements'
+    offset maps are where the starts say, at any chunk size (gaps in the ids included)."""
+    with posts.writer() as con:
+        (gone,) = con.execute("SELECT min(unit_id) + 1 FROM units").fetchone()
+        con.execute("DELETE FROM placements WHERE unit_id = ?", [gone])
+        con.execute("DELETE FROM units WHERE unit_id = ?", [gone])
+        monkeypatch.setattr(passages_file, "CHUNK_UNITS", chunk)
+        passages_file.export(con, posts.db)
+        gen = arrays.generation(con, passages_file.GENERATION)
+        units = con.execute(
+            "SELECT unit_id, text, heading_path, unit_hash FROM units ORDER BY unit_id"
+        ).fetchall()
+        offsets = con.execute(
+            """SELECT pl.unit_id, list(pl.offsets ORDER BY d.path, pl.ordinal)
+               FROM placements pl JOIN documents d USING (doc_id) GROUP BY 1"""
+        ).fetchall()
+    pf = passages_file.load(posts.db, gen)
+    assert pf is not None and len(units) > 2 * chunk
+    assert pf.unit(gone) is None and not pf.placements(gone)
+    for u, text, heading, unit_hash in units:
+        assert pf.unit(u)[:3] == (text, heading, unit_hash)
+    for u, blobs in offsets:
+        assert [pf.row(r)[7] for r in pf.placements(u)] == [bytes(b) for b in blobs]
+
+
 def test_every_change_of_a_cited_field_makes_a_new_generation_and_index_exports_it(posts):
     root = posts.root
     rel = next(iter(POSTS))
