@@ -1,7 +1,8 @@
 """Each test's CPU seconds (this process and the children it reaped, user and system) and
 wall seconds, written as TSV to ``$CPU_LOG`` (build/cpu_durations.tsv by default) at the end
 of the run: on a shared machine the CPU is the figure its load moves least. Not loaded by
-default; ``python -m pytest -p cpu_durations`` (docs/TESTING.md)."""
+default; ``python -m pytest -p cpu_durations`` (docs/TESTING.md). Under xdist each
+worker writes its own file, named with its id (cpu_durations.gw0.tsv)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_sessionfinish(session) -> None:
+    if not _ROWS:  # xdist's controller runs no test
+        return
     path = Path(os.environ.get("CPU_LOG") or session.config.rootpath / "build/cpu_durations.tsv")
+    if worker := os.environ.get("PYTEST_XDIST_WORKER"):
+        path = path.with_name(f"{path.stem}.{worker}{path.suffix}")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{c:.3f}\t{w:.3f}\t{n}\n" for c, w, n in _ROWS))
