@@ -9,13 +9,28 @@ changes under the same version: new behaviour, new version.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from kbx.errors import BadArgument
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
+_LOADED: dict[tuple, object] = {}
+M = TypeVar("M")
+
+
+def loaded(key: tuple, load: Callable[[], M]) -> M:
+    """The model ``key`` names (its kind, where it lives and what identifies its contents),
+    loaded once per process. Each run of ``kbx index`` builds its recognizers anew, and a
+    server runs one on every change it sees; loading a pipeline takes from about half a
+    second (spaCy's small English one) to several (GLiNER), where a one-file re-index takes
+    a few tenths. A model is only read once loaded, so every recognizer of it can share it;
+    a forked reader inherits the parent's."""
+    found = _LOADED.get(key)
+    if found is None:
+        found = _LOADED[key] = load()
+    return found  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kbx.errors import GlinerOff, GlinerUnavailable
-from kbx.recognizers.base import Mention, RecognizerInfo, surface
+from kbx.recognizers.base import Mention, RecognizerInfo, loaded, surface
 
 VERSION = "4"  # 4: not in inline code nor across cells; 3: not run on code; 2: value = surface
 INSTALL = "pip install 'kbx[gliner]'"
@@ -95,7 +95,8 @@ class GlinerRecognizer:
             raise GlinerUnavailable("give at least one GLiNER label in kbx.toml")
         self.path, self.labels = path, labels
         self.threshold, self.batch_size = float(threshold), int(batch_size)
-        config = f"{_digest(path)}:{'|'.join(labels)}:{self.threshold}"
+        self._digest = _digest(path)
+        config = f"{self._digest}:{'|'.join(labels)}:{self.threshold}"
         self.info = RecognizerInfo(
             name="gliner",
             version=f"{VERSION}+{hashlib.sha256(config.encode()).hexdigest()[:12]}",
@@ -112,14 +113,18 @@ class GlinerRecognizer:
 
     def load(self):
         if self._model is None:
-            try:
-                from gliner import GLiNER
-            except ImportError:
-                raise GlinerUnavailable(f"GLiNER is not installed; {INSTALL}") from None
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            self._model = GLiNER.from_pretrained(str(self.path), local_files_only=True)
-            self._model.eval()
+            self._model = loaded(("gliner", str(self.path), self._digest), self._from_folder)
         return self._model
+
+    def _from_folder(self):
+        try:
+            from gliner import GLiNER
+        except ImportError:
+            raise GlinerUnavailable(f"GLiNER is not installed; {INSTALL}") from None
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        model = GLiNER.from_pretrained(str(self.path), local_files_only=True)
+        model.eval()
+        return model
 
     def _windows(self, text: str) -> list[tuple[int, int]]:
         """``[start, end)`` character ranges that fit the model: at most its ``max_len``

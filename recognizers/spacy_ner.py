@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kbx.errors import ModelMissing
-from kbx.recognizers.base import Mention, RecognizerInfo, surface
+from kbx.recognizers.base import Mention, RecognizerInfo, loaded, surface
 
 TYPES = ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "LAW", "PRODUCT", "WORK_OF_ART")
 BOOST_ONLY = ("EVENT", "LAW", "PRODUCT", "WORK_OF_ART")
@@ -113,18 +113,18 @@ class SpacyRecognizer:
 
     def load(self):
         if self._nlp is None:
-            import spacy
-
-            nlp = spacy.load(self.model)
-            keep = ["ner"]
-            if (
-                "tok2vec" in nlp.pipe_names
-                and "ner" in nlp.get_pipe("tok2vec").listening_components
-            ):
-                keep.insert(0, "tok2vec")  # a shared tok2vec stays only if NER listens to it
-            nlp.select_pipes(enable=keep)
-            self._nlp = nlp
+            self._nlp = loaded(("spacy", self.model, self.info.version), self._pipeline)
         return self._nlp
+
+    def _pipeline(self):
+        import spacy
+
+        nlp = spacy.load(self.model)
+        keep = ["ner"]
+        if "tok2vec" in nlp.pipe_names and "ner" in nlp.get_pipe("tok2vec").listening_components:
+            keep.insert(0, "tok2vec")  # a shared tok2vec stays only if NER listens to it
+        nlp.select_pipes(enable=keep)
+        return nlp
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         nlp = self.load()

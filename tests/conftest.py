@@ -81,25 +81,6 @@ def pytest_unconfigure(config) -> None:
         shutil.rmtree(site, ignore_errors=True)
 
 
-@pytest.fixture(autouse=True, scope="session")
-def one_spacy_pipeline_per_run():
-    """Every ``SpacyRecognizer`` of a model shares one loaded pipeline, as the recognizers
-    of one ``kbx`` process would: loading en_core_web_sm takes about 0.6 s, and the tests
-    build a recognizer for each index they make. The pipeline is the real one."""
-    from kbx.recognizers.spacy_ner import SpacyRecognizer
-
-    real, loaded = SpacyRecognizer.load, {}
-
-    def load(self):
-        if self.model not in loaded:
-            loaded[self.model] = real(self)
-        return loaded[self.model]
-
-    SpacyRecognizer.load = load
-    yield
-    SpacyRecognizer.load = real
-
-
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     """A folder with one document of each format, an ignored draft and a hidden folder."""

@@ -18,6 +18,7 @@ from kbx.entities import gazetteer as gz
 from kbx.errors import BadArgument, GlinerUnavailable, ModelMissing
 from kbx.indexing.ingest import index
 from kbx.indexing.reprocess import reprocess
+from kbx.recognizers import base
 from kbx.recognizers.base import check_spans, surface
 from kbx.recognizers.gliner_ner import GlinerRecognizer
 from kbx.recognizers.registry import Registry
@@ -62,6 +63,36 @@ def test_spacy_declares_its_model_and_what_only_boosts(spacy_ner):
     assert info.version.startswith(f"{VERSION}+en_core_web_sm") and info.version.endswith("3.8.0")
     assert set(info.boost_types) == set(BOOST_ONLY) and info.filter and info.names
     assert spacy_ner.load().pipe_names == ["ner"]  # tagger, parser and the rest do not run
+
+
+def test_every_run_of_the_same_pipeline_shares_one_load(tmp_path, monkeypatch):
+    """A server re-indexes on every change with recognizers built anew: the pipeline
+    loads once per process, however many recognizers and runs there are."""
+    import spacy
+
+    calls, real = [], spacy.load
+    monkeypatch.setattr(spacy, "load", lambda *a, **k: calls.append(a) or real(*a, **k))
+    monkeypatch.setattr(base, "_LOADED", {})
+    first, second = SpacyRecognizer(), SpacyRecognizer()
+    assert first.load() is second.load() and len(calls) == 1
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nRyan Dahl wrote Node.js in Berlin.\n")
+    index(root)
+    (root / "a.md").write_text("# A\n\nRyan Dahl wrote Deno in Berlin.\n")
+    report = index(root)
+    assert "spacy" in {r.name for r in report.recognizers} and len(calls) == 1
+
+
+def test_gliner_models_of_two_folders_are_two_models(tiny_gliner, tmp_path, monkeypatch):
+    monkeypatch.setattr(base, "_LOADED", {})
+    other = shutil.copytree(tiny_gliner, tmp_path / "other")
+    (other / "gliner_config.json").write_text((other / "gliner_config.json").read_text() + " ")
+    a = GlinerRecognizer(str(tiny_gliner), labels=["dataset"])
+    b = GlinerRecognizer(str(tiny_gliner), labels=["software"], threshold=0.2)
+    c = GlinerRecognizer(str(other), labels=["dataset"])
+    assert a.load() is b.load()  # the labels and threshold are the call's, not the model's
+    assert c.load() is not a.load()
 
 
 def test_a_missing_spacy_model_names_what_to_install():
