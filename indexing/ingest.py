@@ -25,7 +25,7 @@ import duckdb
 from kbx.analysis import Analyzer
 from kbx.annotate.context import refresh as refresh_context
 from kbx.annotate.engine import Engine, connect
-from kbx.annotate.run import RecognizerReport, recognize, record_info
+from kbx.annotate.run import RecognizerReport, batch_units, recognize, record_info
 from kbx.annotate.setup import registry_for
 from kbx.config import load_config
 from kbx.entities import facet_arrays
@@ -518,25 +518,32 @@ def index(
         registry = _index(
             idx, lease, report, max_size, workers, hidden, stemmer, registry, progress
         )
-        if worth_mapping(lease.con()):  # made where a reader will map them
-            refresh_mapped(lease.con(), idx.db)
-        report.searchable_s = time.monotonic() - started
         slow = _pending(lease.con(), registry)
-        if searchable:
-            searchable(report, slow)
-        if slow:  # the models: on the cluster when kbx.toml names one ([engine])
-            with _engine(idx) or nullcontext() as engine:
-                done = recognize(
-                    idx,
-                    registry,
-                    slow,
-                    progress=recognizer_progress,
-                    workers=workers,
-                    lease=lease,
-                    engine=engine,
-                )
-            report.recognizers += done
+        # The layer now, so that filters work while the models run, unless they have at
+        # most one batch to do: then it would be built twice within a second or two, and
+        # a rebuild costs 80 ms even for a few files (what a server pays on every change).
+        if not slow or any(n > batch_units(registry.get(name)) for name, n in slow.items()):
             _settle(lease, registry)
+        try:
+            if worth_mapping(lease.con()):  # made where a reader will map them
+                refresh_mapped(lease.con(), idx.db)
+            report.searchable_s = time.monotonic() - started
+            if searchable:
+                searchable(report, list(slow))
+            if slow:  # the models: on the cluster when kbx.toml names one ([engine])
+                with _engine(idx) or nullcontext() as engine:
+                    report.recognizers += recognize(
+                        idx,
+                        registry,
+                        list(slow),
+                        progress=recognizer_progress,
+                        workers=workers,
+                        lease=lease,
+                        engine=engine,
+                    )
+        finally:  # after the models, or without them: a pass that could not run, or ctrl-C
+            if slow:
+                _settle(lease, registry)
     report.seconds = time.monotonic() - started
     return report
 
@@ -571,8 +578,8 @@ def _index(
     registry: Registry | None,
     progress: Callable[[int, int, str], None] | None,
 ) -> Registry:
-    """Everything up to searchable: files, postings and the rule-based recognizers;
-    returns the recognizers of this index."""
+    """Everything up to searchable: files, postings and the rule-based recognizers (the
+    entity layer is the caller's to settle); returns the recognizers of this index."""
     con = lease.con()
     recorded = con.execute("SELECT value FROM kbx_meta WHERE key = 'root'").fetchone()[0]
     if recorded != str(idx.root):
@@ -649,14 +656,13 @@ def _index(
             names = [r.info.name for r in fast]
             passed = recognize(idx, registry, names, workers=workers, lease=lease)
         report.recognizers = _with_readers(lease.con(), passed, since)
-    _settle(lease, registry)
     return registry
 
 
-def _complete(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -> bool:
-    """Every unit has a good run of every one of these recognizers' current versions (a
-    unit has at most one run per recognizer, so counting them is enough): one scan of the
-    runs instead of a plan per recognizer."""
+def _lacking(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -> dict[str, int]:
+    """Per recognizer, the units with no good run of its current version (a unit has at
+    most one run per recognizer, so counting them is enough): one scan of the runs
+    instead of a plan per recognizer."""
     (units,) = con.execute("SELECT count(*) FROM units").fetchone()
     done = dict(
         con.execute(
@@ -664,7 +670,12 @@ def _complete(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -> 
                WHERE error IS NULL GROUP BY ALL"""
         ).fetchall()
     )
-    return all(done.get(f"{r.info.name} {r.info.version}") == units for r in recognizers)
+    key = {r.info.name: f"{r.info.name} {r.info.version}" for r in recognizers}
+    return {name: units - done.get(k, 0) for name, k in key.items()}
+
+
+def _complete(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -> bool:
+    return not any(_lacking(con, recognizers).values())
 
 
 def _with_readers(
@@ -697,13 +708,13 @@ def _with_extraction(registry: Registry) -> list[Recognizer]:
     return chosen
 
 
-def _pending(con: duckdb.DuckDBPyConnection, registry: Registry) -> list[str]:
-    """The recognizers left out of extraction (models: spaCy, GLiNER) with units to do.
-    They run once the folder is searchable, in the resumable pass of ``kbx reprocess``,
-    which lets readers in between its batches; killed, the next ``kbx index`` or ``kbx
-    reprocess`` carries on."""
+def _pending(con: duckdb.DuckDBPyConnection, registry: Registry) -> dict[str, int]:
+    """The recognizers left out of extraction (models: spaCy, GLiNER) with units to do,
+    and how many. They run once the folder is searchable, in the resumable pass of ``kbx
+    reprocess``, which lets readers in between its batches; killed, the next ``kbx index``
+    or ``kbx reprocess`` carries on."""
     slow = [r for r in registry if r.info.slow or not r.info.fork_safe]
-    return [r.info.name for r in slow if not _complete(con, [r])]
+    return {name: n for name, n in _lacking(con, slow).items() if n}
 
 
 def _settle(lease: WriterLease, registry: Registry) -> None:

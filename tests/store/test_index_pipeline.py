@@ -15,6 +15,7 @@ from helpers import attached, copy_index, die_at
 
 from kbx.annotate import run
 from kbx.annotate.setup import registry_for
+from kbx.entities import build
 from kbx.indexing import ingest
 from kbx.indexing.ingest import index
 from kbx.indexing.reprocess import reprocess
@@ -159,6 +160,23 @@ def test_an_interrupted_ner_pass_is_said_and_resumed(cut_short, tmp_path, monkey
     assert spacy.units == total - done
     assert search(idx, "Lisbon", facets=True).notes == []
     assert _rows(idx.db, "SELECT count(*) FROM runs WHERE recognizer = 'spacy'") == [(total,)]
+
+
+@pytest.mark.parametrize("batch, before_models", [(64, 0), (2, 1)])
+def test_the_layer_is_built_before_the_models_only_when_they_have_batches_to_do(
+    tmp_path, monkeypatch, batch, before_models
+):
+    """Six passages: one batch of the model's is built into the layer once, after it (a
+    server's re-index of a file); three batches, before them too, so that filters work
+    while they run."""
+    root = _folder(tmp_path / "docs", NER_ON)
+    monkeypatch.setattr(run, "SLOW_BATCH_UNITS", batch)
+    calls, real = [], build.refresh
+    monkeypatch.setattr(build, "refresh", lambda con: calls.append(1) or real(con))
+    said = []
+    index(root, workers=1, searchable=lambda r, nxt: said.append(len(calls)))
+    assert said == [before_models] and len(calls) == before_models + 1
+    assert not search(Index.for_root(root), "Lisbon", facets=True).notes  # settled, all run
 
 
 def test_names_not_yet_recognized_anywhere_are_said(tmp_path):
