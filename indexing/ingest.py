@@ -25,7 +25,7 @@ import duckdb
 from kbx.analysis import Analyzer
 from kbx.annotate.context import refresh as refresh_context
 from kbx.annotate.engine import Engine, connect
-from kbx.annotate.run import RecognizerReport, batch_units, recognize, record_info
+from kbx.annotate.run import RecognizerReport, batch_units, lacking, recognize, record_info
 from kbx.annotate.setup import registry_for
 from kbx.config import load_config
 from kbx.entities import facet_arrays
@@ -659,23 +659,9 @@ def _index(
     return registry
 
 
-def _lacking(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -> dict[str, int]:
-    """Per recognizer, the units with no good run of its current version (a unit has at
-    most one run per recognizer, so counting them is enough): one scan of the runs
-    instead of a plan per recognizer."""
-    (units,) = con.execute("SELECT count(*) FROM units").fetchone()
-    done = dict(
-        con.execute(
-            """SELECT recognizer || ' ' || version, count(*) FROM runs
-               WHERE error IS NULL GROUP BY ALL"""
-        ).fetchall()
-    )
-    key = {r.info.name: f"{r.info.name} {r.info.version}" for r in recognizers}
-    return {name: units - done.get(k, 0) for name, k in key.items()}
-
-
 def _complete(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -> bool:
-    return not any(_lacking(con, recognizers).values())
+    """Every unit has a good run of each of these recognizers' current versions."""
+    return not any(lacking(con, recognizers).values())
 
 
 def _with_readers(
@@ -714,7 +700,7 @@ def _pending(con: duckdb.DuckDBPyConnection, registry: Registry) -> dict[str, in
     reprocess``, which lets readers in between its batches; killed, the next ``kbx index``
     or ``kbx reprocess`` carries on."""
     slow = [r for r in registry if r.info.slow or not r.info.fork_safe]
-    return {name: n for name, n in _lacking(con, slow).items() if n}
+    return {name: n for name, n in lacking(con, slow).items() if n}
 
 
 def _settle(lease: WriterLease, registry: Registry) -> None:

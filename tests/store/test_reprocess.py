@@ -278,3 +278,39 @@ def test_a_batch_of_a_superseded_version_is_not_written(indexed):
         assert after == before  # rolled back: the newer runs stand
     finally:
         con.close()
+
+
+def test_the_counts_a_pass_starts_from_are_the_units_it_lists(indexed):
+    """``lacking`` counts what ``missing`` lists, one statement for every recognizer: after
+    an index, for a new version, past a redo time, with a failed run, and beside the run of
+    a unit no longer stored."""
+    idx = Index.for_root(indexed)
+    recognizers = [Words("2"), IdentifierRecognizer()]  # words 1 ran: 2 is a new version
+
+    def both(redo=None):
+        with idx.writer() as con:
+            counted = recognize_module.lacking(con, recognizers, redo)
+            listed = {
+                r.info.name: len(
+                    recognize_module.missing(con, r, redo_from=(redo or {}).get(r.info.name))
+                )
+                for r in recognizers
+            }
+        return counted, listed
+
+    counted, listed = both()
+    assert counted == listed == {"words": N_DOCS, "identifiers": 0}
+    with idx.writer() as con:
+        con.execute(
+            "UPDATE runs SET error = 'boom' WHERE recognizer = 'identifiers' AND unit_hash = "
+            "(SELECT min(unit_hash) FROM runs)"
+        )
+        con.execute(
+            "INSERT INTO runs SELECT 'gone', recognizer, version, 0, NULL, ran_at FROM runs "
+            "WHERE recognizer = 'identifiers' LIMIT 1"
+        )
+        (when,) = con.execute("SELECT max(ran_at) FROM runs").fetchone()
+    counted, listed = both()
+    assert counted == listed and listed["identifiers"] == 1
+    counted, listed = both({"identifiers": when})  # runs before this count as missing
+    assert counted == listed and listed["identifiers"] >= N_DOCS - 1
