@@ -6,7 +6,9 @@ forks) and the wall time, for this checkout beside another
 (``--kbx DIR``, a folder holding its ``kbx`` package), each in a child process, the two
 taken in turn for ``--rounds`` rounds. Files: the first ``--files`` of the Node.js corpus
 by path, copied to a temporary folder; the rule-based recognizers (as
-``benchmarks/ingest.py``); DuckDB on one thread (``KBX_DUCKDB_THREADS=1``, as the tests).
+``benchmarks/ingest.py``), or with ``--ner`` spaCy too, as ``kbx[ner]`` installs it (the
+calls of a child are one long-lived process, as a server is); DuckDB on one thread
+(``KBX_DUCKDB_THREADS=1``, as the tests).
 Statements are counted by a wrapper around the connections ``duckdb.connect`` returns.
 
     python benchmarks/small_index.py --kbx /tmp/base --rounds 5
@@ -109,6 +111,9 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=2, help="files of the Node.js corpus")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=8, help="index() calls per child and kind")
+    ap.add_argument(
+        "--ner", action="store_true", help="spaCy on too (as kbx[ner] installs it), not rules only"
+    )
     args = ap.parse_args()
     corpus = args.eval / NODEJS
     files = sorted(p for p in corpus.rglob("*.md") if p.is_file())[: args.files]
@@ -118,16 +123,16 @@ def main() -> None:
             target = root / p.relative_to(corpus)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(p, target)
-        (root / "kbx.toml").write_text(
-            '[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n', encoding="utf-8"
-        )
+        off = '"gliner", "acronyms"' if args.ner else '"spacy", "gliner", "acronyms"'
+        (root / "kbx.toml").write_text(f"[recognizers]\ndisable = [{off}]\n", encoding="utf-8")
         changed = str(files[-1].relative_to(corpus))
         rounds = [
             (child(args.kbx, root, args.reps, changed), child("", root, args.reps, changed))
             for _ in range(args.rounds)
         ]
     size = sum(p.stat().st_size for p in files)
-    print(f"{len(files)} files of {corpus} ({size:,} bytes); {changed} changes")
+    print(f"{len(files)} files of {corpus} ({size:,} bytes); {changed} changes", end="")
+    print("; spaCy on" if args.ner else "; rule-based recognizers")
     print("| checkout | kind | CPU ms | CPU ms per round | wall ms | statements |")
     print("| --- | --- | ---: | --- | ---: | ---: |")
     for i, name in ((0, f"other ({args.kbx})"), (1, "this")):
