@@ -78,3 +78,26 @@ def test_the_search_path_loads_nothing_heavy():
 
 def test_the_probe_sees_a_heavy_import():  # the two tests above could fail
     assert "kbx.extract.document" in _loaded("from kbx import api; api.read")
+
+
+def test_an_unchanged_folders_index_compiles_no_recognizer_pattern(tmp_path):
+    """The date and quantity patterns (about 130 ms to compile) wait for a text to read:
+    ``kbx index`` of an unchanged folder, what an agent runs before searching, has none."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nFive kg on 4 March 2021.\n")
+    (root / "kbx.toml").write_text('[recognizers]\ndisable = ["spacy", "gliner"]\n')
+    index(root)
+    probe = (
+        "from kbx.indexing.ingest import index\n"
+        "from kbx.recognizers import dates, quantities\n"
+        f"index({str(root)!r})\n"
+        "print(dates._expressions.cache_info().currsize,"
+        " quantities._quantity.cache_info().currsize)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-2:] == ["0", "0"]
+    (root / "a.md").write_text("# A\n\nSix kg on 5 March 2021.\n")
+    changed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert changed.stdout.split()[-2:] == ["1", "1"]  # the probe sees a compile
