@@ -173,13 +173,11 @@ def _authors(con: duckdb.DuckDBPyConnection) -> None:
     if not written:
         return  # no document names its authors
     owners = _owners(con, {x for _, w, a in written for x in (w, a)})
-    doc_authors = []
+    doc_authors, labels = [], {}  # labels: each new person by the least of its names
     for doc_id, w, author in written:
         found = owners.get(author, set()) | owners.get(w, set())
         entity_id = min(found) if len(found) == 1 else f"person:{slug(author)}"
         doc_authors.append((doc_id, w, author, entity_id))
-    labels: dict[str, str] = {}
-    for _, _, author, entity_id in doc_authors:
         labels[entity_id] = min(labels.get(entity_id, author), author)
     select, params = rows_select(["entity_id", "label"], list(labels.items()))
     con.execute(
