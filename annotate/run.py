@@ -2,7 +2,10 @@
 
 Each batch is one transaction that replaces a recognizer's mentions and runs for
 its units, so search sees a unit's old mentions or its new ones, never a mix; an
-interrupted pass resumes where it stopped, since finished batches have their runs.
+interrupted pass resumes where it stopped, since finished batches have their runs. A
+small pass, where each recognizer has one batch (a re-index of a changed file), writes
+them all in one transaction: a transaction's statements, not the rules, are most of what
+a small re-index costs.
 """
 
 from __future__ import annotations
@@ -177,26 +180,34 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> No
         con.execute(f"INSERT INTO {table} {select}", params)
 
 
-def _write(con: duckdb.DuckDBPyConnection, name: str, mentions: list, runs: list) -> int:
-    """Swap the units' mentions and runs in one transaction; returns the mentions removed."""
-    hashes = [r[0] for r in runs]
+def _write(con: duckdb.DuckDBPyConnection, results: dict[str, tuple[list, list]]) -> dict[str, int]:
+    """Swap the units' mentions and runs of each recognizer named (``name: (mentions,
+    runs)``) in one transaction; returns the mentions removed, per name. Nothing is written
+    where a newer version of one of them ran meanwhile (``Superseded``)."""
+    results = {name: done for name, done in results.items() if done[1]}
+    if not results:
+        return {}
+    names = list(results)
     with transaction(con):
-        current = con.execute(
-            "SELECT version FROM recognizer_info WHERE name = ?", [name]
-        ).fetchone()
-        if runs and current and current[0] != runs[0][2]:
-            raise Superseded(f"{name} {current[0]} replaced {runs[0][2]} during this pass")
-        (removed,) = con.execute(
-            "DELETE FROM mentions WHERE recognizer = ? AND list_contains(?, unit_hash)",
-            [name, hashes],
-        ).fetchone()
-        con.execute(
-            "DELETE FROM runs WHERE recognizer = ? AND list_contains(?, unit_hash)", [name, hashes]
+        stored = dict(
+            con.execute(
+                "SELECT name, version FROM recognizer_info WHERE list_contains(?, name)", [names]
+            ).fetchall()
         )
-        _insert(con, "mentions", mentions)
-        _insert(con, "runs", runs)
+        for name, (_, runs) in results.items():
+            if name in stored and stored[name] != runs[0][2]:
+                raise Superseded(f"{name} {stored[name]} replaced {runs[0][2]} during this pass")
+        which = " OR ".join(["(recognizer = ? AND list_contains(?, unit_hash))"] * len(names))
+        params = [x for name, (_, runs) in results.items() for x in (name, [r[0] for r in runs])]
+        gone = con.execute(f"DELETE FROM mentions WHERE {which} RETURNING recognizer", params)
+        removed = dict.fromkeys(names, 0)
+        for (name,) in gone.fetchall():
+            removed[name] += 1
+        con.execute(f"DELETE FROM runs WHERE {which}", params)
+        _insert(con, "mentions", [m for mentions, _ in results.values() for m in mentions])
+        _insert(con, "runs", [r for _, runs in results.values() for r in runs])
         runs_changed(con)
-        if mentions or removed:
+        if any(removed.values()) or any(mentions for mentions, _ in results.values()):
             mark_dirty(con)
     return removed
 
@@ -326,6 +337,37 @@ def record_info(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -
         runs_changed(con)
 
 
+def _commit(
+    lease: WriterLease,
+    results: dict[str, tuple[list, list]],
+    reports: dict[str, RecognizerReport],
+    totals: dict[str, int],
+    progress: Callable[[str, int, int], None] | None,
+) -> bool:
+    """Write batches of results (``_write``) and count them in their reports; False where a
+    newer version superseded the one recognizer written (several are then written alone)."""
+    try:
+        removed = _write(lease.con(), results)
+    except Superseded as e:
+        if len(results) > 1:
+            for name, done in results.items():
+                _commit(lease, {name: done}, reports, totals, progress)
+            return True
+        (name,) = results
+        reports[name].superseded = str(e)
+        return False
+    kill_point("recognize.batch")
+    for name, (mentions, runs) in results.items():
+        report = reports[name]
+        report.removed += removed.get(name, 0)
+        report.units += len(runs)
+        report.mentions += len(mentions)
+        report.failures += [(run[0], run[4]) for run in runs if run[4]]
+        if progress:
+            progress(name, report.units, totals[name])
+    return True
+
+
 def _recognize_all(
     index: Index,
     registry: Registry,
@@ -355,31 +397,35 @@ def _recognize_all(
     _IN_WORKERS.clear()
     _IN_WORKERS.update({r.info.name: r for r in todo})
     pool = engine.start(todo) if engine else Forked(workers) if parallel else None
+    # a small pass (each recognizer one batch, here): all of them in one transaction
+    held: dict[str, tuple[list, list]] | None = (
+        {} if pool is None and all(totals[r.info.name] <= batch_units(r) for r in todo) else None
+    )
     try:
         for r in todo:
             report = reports[r.info.name]
             started = time.monotonic()
-            while True:
+            while not report.superseded:
                 chunk = missing(
                     lease.con(), r, CHUNK_UNITS, since, redo_from=redo_from.get(r.info.name)
                 )
                 own = pool if engine or r.info.fork_safe else None
-                try:
-                    for mentions, runs in _results(r, chunk, own, lease):
-                        report.removed += _write(lease.con(), r.info.name, mentions, runs)
-                        kill_point("recognize.batch")
-                        report.units += len(runs)
-                        report.mentions += len(mentions)
-                        report.failures += [(run[0], run[4]) for run in runs if run[4]]
-                        if progress:
-                            progress(r.info.name, report.units, totals[r.info.name])
-                except Superseded as e:
-                    report.superseded = str(e)
-                    break
+                for mentions, runs in _results(r, chunk, own, lease):
+                    if held is not None:
+                        held[r.info.name] = (mentions, runs)
+                    elif not _commit(
+                        lease, {r.info.name: (mentions, runs)}, reports, totals, progress
+                    ):
+                        break
                 if len(chunk) < CHUNK_UNITS:  # that was the last one
                     break
             report.seconds = time.monotonic() - started
+        if held:
+            _commit(lease, held, reports, totals, progress)
+        for r in todo:
+            report = reports[r.info.name]
             if report.units >= RATE_MIN_UNITS:
+                own = pool if engine or r.info.fork_safe else None
                 rate = report.units / report.seconds / (workers if own else 1)
                 _record_rate(lease.con(), r, rate)
     finally:

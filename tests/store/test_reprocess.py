@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import Words, attached, copy_index
+from helpers import Words, attached, copy_index, die_at
 from inprocess import run_cli
 
 from kbx.annotate import run as recognize_module
@@ -151,8 +151,8 @@ def _killed(root: Path, where: str, mode: str = "bump") -> None:
             if where == "inside" and table == "mentions" and len(calls) == 2:
                 os.kill(os.getpid(), signal.SIGKILL)
 
-        def write(con, name, mentions, runs):
-            n = real_write(con, name, mentions, runs)
+        def write(con, results):
+            n = real_write(con, results)
             calls.append(1)
             if where == "after" and len(calls) == 3:
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -273,7 +273,9 @@ def test_a_batch_of_a_superseded_version_is_not_written(indexed):
         (h,) = con.execute("SELECT unit_hash FROM units LIMIT 1").fetchone()
         before = con.execute("SELECT count(*) FROM runs WHERE recognizer = 'words'").fetchone()
         with pytest.raises(recognize_module.Superseded, match="words 9 replaced 1"):
-            recognize_module._write(con, "words", [], [(h, "words", "1", 0, None, datetime.now())])
+            recognize_module._write(
+                con, {"words": ([], [(h, "words", "1", 0, None, datetime.now())])}
+            )
         after = con.execute("SELECT count(*) FROM runs WHERE recognizer = 'words'").fetchone()
         assert after == before  # rolled back: the newer runs stand
     finally:
@@ -314,3 +316,24 @@ def test_the_counts_a_pass_starts_from_are_the_units_it_lists(indexed):
     assert counted == listed and listed["identifiers"] == 1
     counted, listed = both({"identifiers": when})  # runs before this count as missing
     assert counted == listed and listed["identifiers"] >= N_DOCS - 1
+
+
+def test_a_small_pass_commits_every_recognizer_at_once(indexed):
+    """Killed after its first commit, a pass whose recognizers each have one batch has
+    written all of them: their runs and mentions went in one transaction."""
+    idx = Index.for_root(indexed)
+    recognize_module.BATCH_UNITS = N_DOCS  # each recognizer's work is one batch
+    ((before,),) = _q(indexed, "SELECT max(ran_at) FROM runs")
+
+    def forced():
+        reprocess(idx, Registry([Words("2"), IdentifierRecognizer()]), redo_all=True)
+
+    assert die_at("recognize.batch:1", forced) == 137
+    ran = "SELECT recognizer, version, count(*) FROM runs WHERE ran_at > ? GROUP BY ALL ORDER BY 1"
+    ids = IdentifierRecognizer().info.version
+    assert _q(indexed, ran, [before]) == [("identifiers", ids, N_DOCS), ("words", "2", N_DOCS)]
+    assert _q(indexed, "SELECT count(*) FROM runs") == [(2 * N_DOCS,)]  # no old run is left
+    added = _q(
+        indexed, "SELECT count(*) FROM mentions WHERE recognizer = 'words' AND version = '2'"
+    )
+    assert added == [(2 * N_DOCS,)]
