@@ -16,10 +16,7 @@ from kbx.store.transaction import transaction
 def problems(con: duckdb.DuckDBPyConnection) -> list[str]:
     """What is inconsistent now (for ``kbx status``; the next writing command repairs it)."""
     found = []
-    (orphans,) = con.execute(
-        "SELECT count(*) FROM units ANTI JOIN placements USING (unit_id)"
-    ).fetchone()
-    if orphans:
+    if orphans := _orphans(con):
         found.append(f"{orphans} units no document places (swept by the next `kbx index`)")
     if is_dirty(con):
         found.append(
@@ -66,9 +63,18 @@ def drop_orphans(con: duckdb.DuckDBPyConnection, everywhere: bool = False) -> in
 
 
 def sweep(con: duckdb.DuckDBPyConnection) -> int:
-    """Delete every unit no document places; returns how many."""
+    """Delete every unit no document places; returns how many. Every writing command
+    starts with it and there are almost never any: one read says so, and only then does a
+    transaction open."""
+    if not _orphans(con):
+        return 0
     with transaction(con):
         return drop_orphans(con, everywhere=True)
+
+
+def _orphans(con: duckdb.DuckDBPyConnection) -> int:
+    (n,) = con.execute("SELECT count(*) FROM units ANTI JOIN placements USING (unit_id)").fetchone()
+    return n
 
 
 CONTENT = {  # every table, free of ids and times: what two builds of the same files share
