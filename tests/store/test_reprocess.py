@@ -318,11 +318,11 @@ def test_the_counts_a_pass_starts_from_are_the_units_it_lists(indexed):
     assert counted == listed and listed["identifiers"] >= N_DOCS - 1
 
 
-def test_a_small_pass_commits_every_recognizer_at_once(indexed):
+def test_a_small_pass_commits_every_recognizer_at_once(indexed, monkeypatch):
     """Killed after its first commit, a pass whose recognizers each have one batch has
     written all of them: their runs and mentions went in one transaction."""
     idx = Index.for_root(indexed)
-    recognize_module.BATCH_UNITS = N_DOCS  # each recognizer's work is one batch
+    monkeypatch.setattr(recognize_module, "BATCH_UNITS", N_DOCS)  # each one's work: one batch
     ((before,),) = _q(indexed, "SELECT max(ran_at) FROM runs")
 
     def forced():
