@@ -14,7 +14,9 @@ and anything is scored, so a selective filter narrows the work to its units.
 Where the index has its postings exported as mapped arrays of the current generation
 (store/postings_file.py) and they are large enough to repay importing numpy in a cold
 process, ``rank`` scores over those instead, with the same functions: the same scores and
-order, without planning a statement or scanning a term's postings twice (df and scores).
+order, without planning a statement or scanning a term's postings twice (df and scores),
+the query's term ids read from the file's own dictionary, the words' scores summed in one
+``bincount``.
 """
 
 from __future__ import annotations
@@ -48,9 +50,12 @@ def _pairs(groups: list[list[str]]) -> list[tuple[str, int]]:
     return [(form, i) for i, g in enumerate(groups) for form in dict.fromkeys(g)]
 
 
-def term_ids(con: duckdb.DuckDBPyConnection, forms: list[str]) -> dict[str, int]:
-    """The ids of those ``forms`` the index holds (an IN list: the unique index answers it,
+def term_ids(con: duckdb.DuckDBPyConnection, forms: list[str], pf=None) -> dict[str, int]:
+    """The ids of those ``forms`` the index holds: from the mapped postings ``pf`` when the
+    caller has them current (no statement), else an IN list (the unique index answers it,
     where ``list_contains`` would read every term)."""
+    if pf is not None:
+        return pf.ids(forms)
     forms = list(dict.fromkeys(forms))
     if not forms:
         return {}
@@ -111,12 +116,12 @@ def rank(
     pairs = _pairs(groups)
     if not pairs:
         return [], 0
-    ids = term_ids(con, [form for form, _ in pairs]) if ids is None else ids
+    f = doc_filter or DocFilter()
+    pf = None if f.boosts else mapped(con, db, generation)
+    ids = term_ids(con, [form for form, _ in pairs], pf) if ids is None else ids
     found = [(ids[form], g) for form, g in pairs if form in ids]
     if not found:
         return [], 0
-    f = doc_filter or DocFilter()
-    pf = None if f.boosts else mapped(con, db, generation)
     if pf is not None:
         return _rank_mapped(con, pf, found, len(groups), f, params, limit, allowed)
     rows = con.execute(
@@ -173,9 +178,8 @@ def _rank_mapped(
         ids = keep.keys >> 32  # a unit twice is set twice: no need to make them distinct
         allowed = np.zeros(size, dtype=bool)
         allowed[ids[ids < size]] = True
-    score = np.zeros(size, dtype=np.float64)
-    matched = np.zeros(size, dtype=np.int32)
     w = float(params.heading_weight)
+    words_units, words_scores = [], []  # per query word its units (in order) and scores
     for g in range(n_groups):
         us, cs = [], []
         for t in dict.fromkeys(t for t, grp in found if grp == g):
@@ -193,18 +197,30 @@ def _rank_mapped(
         if not us:
             continue
         units, c = (us[0], cs[0]) if len(us) == 1 else _best_per_unit(us, cs)
-        score[units] += grid(c)
-        matched[units] += 1
-    hit = np.flatnonzero(matched)
-    s = score[hit]
+        if len(units):
+            words_units.append(units)  # sorted, as the postings are
+            words_scores.append(grid(c))
+    if not words_units:
+        return [], 0
+    # Summed by one bincount, not a scatter per word: sums on the grid are exact in any order.
+    every = np.concatenate(words_units)
+    score = np.bincount(every, weights=np.concatenate(words_scores), minlength=size)
+    seen = np.zeros(size, dtype=bool)
+    seen[every] = True
+    hit = np.flatnonzero(seen)
+    total, s = len(hit), score[hit]
     if limit is not None and limit < len(hit):
         cut = np.partition(s, len(s) - limit)[len(s) - limit]
         near = s >= cut  # the ties at the cut compete by unit id below
         hit, s = hit[near], s[near]
     order = np.lexsort((hit, -s))[:limit]
     hit, s = hit[order], s[order]
-    rows = [(int(u), float(v), int(m)) for u, v, m in zip(hit, s, matched[hit], strict=True)]
-    return rows, int(np.count_nonzero(matched))
+    matched = np.zeros(len(hit), dtype=np.int64)  # the words each hit holds
+    for units in words_units:
+        at = np.minimum(np.searchsorted(units, hit), len(units) - 1)
+        matched += units[at] == hit
+    rows = [(int(u), float(v), int(m)) for u, v, m in zip(hit, s, matched, strict=True)]
+    return rows, total
 
 
 def _best_per_unit(us: list, cs: list) -> tuple:

@@ -158,7 +158,7 @@ def _mapped_candidates(
     ignoring case (the SQL's ``contains`` prefilter)."""
     import numpy as np
 
-    ids = term_ids(con, [t for g in groups for t in g])
+    ids = term_ids(con, [t for g in groups for t in g], pf)
     held = None
     for g in groups:
         found = sorted({ids[t] for t in g if t in ids})

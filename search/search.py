@@ -324,9 +324,9 @@ def search(
         groups = an.query(query)
         f = compile_filters(con, filters)
         depth = k if mode == "bm25" else max(k, FUSION_DEPTH)
-        ids = term_ids(con, [t for g in groups for t in g])
         gen = int(state.get(POSTINGS, 0))
         pf = mapped(con, index.db, gen)
+        ids = term_ids(con, [t for g in groups for t in g], pf)
         layer = facet_layer(index, state) if facets or f.places else None
         keep = allowed(con, f, layer) if pf is not None or layer is not None else None
         ranked, total = rank(con, groups, f, params, depth, index.db, gen, ids, keep)

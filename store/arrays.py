@@ -188,6 +188,22 @@ class Strings:
         a, b = int(self.offsets[i]), int(self.offsets[i + 1])
         return bytes(self.blob[a:b]).decode()
 
+    def find(self, value: str, lo: int = 0, hi: int | None = None) -> int | None:
+        """The index of ``value`` among strings sorted in byte order (as DuckDB sorts
+        them), searched within ``[lo, hi)``; None when it is not there."""
+        target = value.encode()
+        hi = len(self) if hi is None else hi
+        offsets, blob = self.offsets, self.blob
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if bytes(blob[int(offsets[mid]) : int(offsets[mid + 1])]) < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(self) and bytes(blob[int(offsets[lo]) : int(offsets[lo + 1])]) == target:
+            return lo
+        return None
+
     @staticmethod
     def pack(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np

@@ -104,3 +104,25 @@ def test_an_export_in_many_ranges_holds_every_posting_in_order(tmp_path, monkeyp
         for u, tf, htf in zip(*pf.of(t), strict=True)
     ]
     assert got == want and len(want) > 30
+
+
+def test_the_files_terms_give_the_ids_the_terms_table_gives(tmp_path):
+    """Every term and some the index lacks, looked up in the mapped file's dictionary: the
+    same ids as the SQL, for terms sharing their first eight bytes, non-ASCII ones
+    (byte order is not code-point order past ASCII), and prefixes of terms."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text(
+        "# Documentation\n\nDocumented documents: documentary documentation, café, naïve "
+        "Zürich, 日本語, мир, αβγ, ǅemal, ﬁne, v18.2.0, ERR_4021_ABC, ERR_4021_ABD, "
+        "abcdefgh, abcdefg.\n"
+    )
+    index(root, workers=1)
+    idx = Index.for_root(root)
+    with idx.reader() as con:
+        pf = bm25.mapped(con)
+        terms = [t for (t,) in con.execute("SELECT term FROM terms").fetchall()]
+        asked = terms + ["documen", "documentations", "abcdefgh0", "", "zzz", "日本", "ми", "caf"]
+        assert pf is not None and len(terms) > 20 and any(not t.isascii() for t in terms)
+        assert pf.ids(asked) == bm25.term_ids(con, asked)
+        assert pf.ids([]) == {}
