@@ -5,9 +5,11 @@ times, about 20 ms each at 200k units under load).
 Where the entity layer's arrays are current (entities/facet_arrays.py, the caller's
 generation check), an entity, type or date condition is read from them: per passage its
 entities, types and dates, the very rows ``--entity``, ``--type`` and ``--after`` keep in
-SQL (the arrays are exported by the same joins). Paths, metadata and quantities stay SQL,
-and the sets of both kinds are intersected. The SQL is the reference and the fallback;
-tests/search/test_allowed.py holds the two equal on random stores.
+SQL (the arrays are exported by the same joins). A path or metadata condition finds its
+documents in SQL and their passages in the arrays (the join to placements and the sort of
+its keys cost more than the glob); quantities stay SQL, and the sets are intersected. The
+SQL is the reference and the fallback; tests/search/test_facet_arrays.py holds the two
+equal on random stores.
 """
 
 from __future__ import annotations
@@ -75,21 +77,19 @@ def _distinct(a: np.ndarray) -> np.ndarray:
     return a[np.r_[True, a[1:] != a[:-1]][: len(a)]]
 
 
-def _find(strings, value: str) -> int | None:
-    """The index of ``value`` among the layer's sorted strings (byte order, as DuckDB
-    sorts), or None."""
-    target = value.encode()
-    lo, hi = 0, len(strings)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        a, b = int(strings.offsets[mid]), int(strings.offsets[mid + 1])
-        if bytes(strings.blob[a:b]) < target:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < len(strings) and strings[lo] == value:
-        return lo
-    return None
+def _document_rows(
+    con: duckdb.DuckDBPyConnection, layer: FacetArrays, where: list[str], params: list
+) -> np.ndarray:
+    """The layer's passage rows of the documents meeting every condition ``where`` (SQL
+    over ``documents d``: a glob, metadata): one small statement, no join to placements."""
+    import numpy as np
+
+    sql = f"SELECT doc_id FROM documents d WHERE {' AND '.join(where)}"
+    docs = np.asarray(con.execute(sql, params).fetchnumpy()["doc_id"], dtype=np.int64)
+    top = int(layer.pl_doc.max()) + 1 if len(layer.pl_doc) else 0
+    chosen = np.zeros(top, dtype=bool)
+    chosen[docs[docs < top]] = True
+    return np.flatnonzero(chosen[layer.pl_doc])
 
 
 def _layer_rows(layer: FacetArrays, kind: tuple) -> np.ndarray:
@@ -100,7 +100,7 @@ def _layer_rows(layer: FacetArrays, kind: tuple) -> np.ndarray:
 
     what = kind[0]
     if what == "entity":
-        i = _find(layer.strings("ent_id"), kind[1])
+        i = layer.strings("ent_id").find(kind[1])
         at = np.flatnonzero(layer.ent == i) if i is not None else np.zeros(0, np.int64)
         return _owners(layer.ent_start, at)
     if what == "type":
@@ -117,20 +117,27 @@ def allowed(
 ) -> Allowed | None:
     """The placements every condition of ``f`` keeps (None: ``f`` filters nothing), each
     entity, type and date condition over the ``layer``'s arrays when the caller found them
-    current, the rest (and everything without them) in one SQL statement."""
+    current, the documents of path and metadata conditions in one small statement, the
+    rest (and everything without them) in one SQL statement."""
     import numpy as np
 
     if not f.places:
         return None
     rows = None
-    sql, params = [], []
+    sql, params, where, where_params = [], [], [], []
     for places, ps, kind in zip(f.places, f.place_params, f.kinds, strict=True):
-        if layer is not None and kind is not None:
+        if layer is not None and kind is not None and kind[0] == "documents":
+            where.append(kind[1])
+            where_params += ps
+        elif layer is not None and kind is not None:
             got = _layer_rows(layer, kind)
             rows = got if rows is None else np.intersect1d(rows, got, assume_unique=True)
         else:
             sql.append(places)
             params += ps
+    if where:
+        got = _document_rows(con, layer, where, where_params)
+        rows = got if rows is None else np.intersect1d(rows, got, assume_unique=True)
     keys = None
     if rows is not None:
         keys = _keys(layer.pl_unit[rows], layer.pl_doc[rows])  # rows by unit, then doc

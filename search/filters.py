@@ -47,7 +47,8 @@ class DocFilter:
     asked: list[Asked] = field(default_factory=list)  # the same, for the facets' arrays
     # per clause added with ``keep``: its parameters, and what the entity layer's arrays
     # answer it by (search/allowed.py: ("entity", id), ("type", T), ("dates", after,
-    # before, date_from)), or None where only the SQL can
+    # before, date_from), ("documents", condition on ``documents d``: the documents by
+    # SQL, their passages from the arrays)), or None where only the SQL can
     place_params: list[list] = field(default_factory=list)
     kinds: list[tuple | None] = field(default_factory=list)
 
@@ -225,7 +226,8 @@ def _meta(con: duckdb.DuckDBPyConnection, spec: str, f: DocFilter) -> None:
         top = ", ".join(list(values)[:12])
         raise BadArgument(f"no document has {key}={value!r}; values of {key}: {top}")
     clause = f"list_contains(coalesce({_values(key)}, []), ?)"
-    f.keep(_documents_where(clause if op == "=" else f"NOT {clause}"), [value.lower()])
+    clause = clause if op == "=" else f"NOT {clause}"
+    f.keep(_documents_where(clause), [value.lower()], ("documents", clause))
 
 
 def _dates(filters: Filters, f: DocFilter) -> None:
@@ -304,7 +306,7 @@ def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> 
     if filters is None:
         return f
     if filters.path:
-        f.keep(_documents_where("d.path GLOB ?"), [filters.path])
+        f.keep(_documents_where("d.path GLOB ?"), [filters.path], ("documents", "d.path GLOB ?"))
     for name in filters.entities:
         _entity(con, name, f)
     for t in filters.types:

@@ -275,6 +275,8 @@ KEPT_ASKED = [
     Filters(types=["DATE"], path="b/*", quantities=["mass>1kg"]),
     Filters(entities=["doi:10.1/b"], meta=["kind=note"]),
     Filters(path="a/*"),
+    Filters(path="*", meta=["kind!=note"]),
+    Filters(types=["DATE"], meta=["kind=note"], quantities=["mass>1kg"]),
 ]
 
 
