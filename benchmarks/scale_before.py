@@ -6,7 +6,8 @@ checkout's run alternately, on the same index and queries, so only the query pat
 differs and the machine's load falls on both alike. Two paths:
 
 * ``rank`` (default): ``compile_filters`` then ``rank`` (top 10) on one open connection
-  (this checkout's finds the placements the filter keeps first, as a search does),
+  (each revision finds the placements the filter keeps first, as its search does, where
+  it has ``search/allowed.py``),
   for the claims of the scale benchmark, with each of its filters (``--db`` a cached index);
 * ``--search ROOT``: ``search`` as ``kbx serve`` answers it (k=8, the exact-phrase pass,
   facets) on a warm connection, for one-word and two-to-three-word queries drawn from the
@@ -53,14 +54,22 @@ ASKED = {
 }
 
 
-RANKING = ("filters", "bm25")
-SEARCH = ("filters", "bm25", "passages", "facets", "grep", "search")
+RANKING = ("filters", "allowed", "bm25")
+SEARCH = ("filters", "allowed", "bm25", "passages", "facets", "grep", "search")
 
 
 def old_modules(rev: str, tmp: Path, names: tuple[str, ...] = RANKING) -> dict:
-    """Revision ``rev``'s search modules ``names`` (in import order), each importing the
-    others of its revision."""
+    """Revision ``rev``'s search modules ``names`` (in import order) that it has, each
+    importing the others of its revision."""
     loaded = {}
+    there = subprocess.run(
+        ["git", "ls-tree", "--name-only", f"{rev}:search"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    names = tuple(n for n in names if f"{n}.py" in there)
     for name in names:
         text = subprocess.run(
             ["git", "show", f"{rev}:search/{name}.py"],
@@ -141,6 +150,16 @@ def _rank_now(con, an, q: str, asked, layer):
     return bm25.rank(con, an.query(q), f, limit=10, allowed=allowed(con, f, layer))
 
 
+def _rank_before(old: dict, con, an, q: str, asked, layer):
+    """The revision's ranking as its search ran it: with its placements found first
+    where it had ``search/allowed.py``, else the filter's SQL inside the ranking."""
+    f = old["filters"].compile_filters(con, asked)
+    if "allowed" not in old:
+        return old["bm25"].rank(con, an.query(q), f, limit=10)
+    keep = old["allowed"].allowed(con, f, layer)
+    return old["bm25"].rank(con, an.query(q), f, limit=10, allowed=keep)
+
+
 def main() -> None:
     p = eval_arg(__doc__.split("\n\n")[0])
     p.add_argument("--db", type=Path, help="a kbx index the scale benchmark built")
@@ -164,9 +183,7 @@ def main() -> None:
         arrays.stay_warm()  # a long-lived process, as the scale workers are
         layer = facet_layer(Index(args.db.resolve(), args.db.parent), index_state(con))
         fns = {
-            f"before ({args.before})": lambda q, f: old["bm25"].rank(
-                con, an.query(q), old["filters"].compile_filters(con, f), limit=10
-            ),
+            f"before ({args.before})": lambda q, f: _rank_before(old, con, an, q, f, layer),
             "after (this checkout)": lambda q, f: _rank_now(con, an, q, f, layer),
         }
         rows = timed(fns, {f: (asked, claims) for f, asked in ASKED.items()}, args.repeat)
