@@ -85,11 +85,8 @@ def _document_rows(
     import numpy as np
 
     sql = f"SELECT doc_id FROM documents d WHERE {' AND '.join(where)}"
-    docs = np.asarray(con.execute(sql, params).fetchnumpy()["doc_id"], dtype=np.int64)
-    top = int(layer.pl_doc.max()) + 1 if len(layer.pl_doc) else 0
-    chosen = np.zeros(top, dtype=bool)
-    chosen[docs[docs < top]] = True
-    return np.flatnonzero(chosen[layer.pl_doc])
+    docs = np.asarray(con.execute(sql, params).fetchnumpy()["doc_id"], dtype=layer.pl_doc.dtype)
+    return np.flatnonzero(np.isin(layer.pl_doc, docs, kind="table"))  # a mask, no sort
 
 
 def _layer_rows(layer: FacetArrays, kind: tuple) -> np.ndarray:
@@ -126,15 +123,15 @@ def allowed(
     rows = None
     sql, params, where, where_params = [], [], [], []
     for places, ps, kind in zip(f.places, f.place_params, f.kinds, strict=True):
-        if layer is not None and kind is not None and kind[0] == "documents":
-            where.append(kind[1])
-            where_params += ps
-        elif layer is not None and kind is not None:
-            got = _layer_rows(layer, kind)
-            rows = got if rows is None else np.intersect1d(rows, got, assume_unique=True)
-        else:
+        if layer is None or kind is None:
             sql.append(places)
             params += ps
+        elif kind[0] == "documents":
+            where.append(kind[1])
+            where_params += ps
+        else:
+            got = _layer_rows(layer, kind)
+            rows = got if rows is None else np.intersect1d(rows, got, assume_unique=True)
     if where:
         got = _document_rows(con, layer, where, where_params)
         rows = got if rows is None else np.intersect1d(rows, got, assume_unique=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -42,6 +43,9 @@ from kbx.search.scoring import (
 from kbx.store import arrays
 from kbx.store.postings import mapped_path
 
+if TYPE_CHECKING:  # numpy: only once a search ranks over the mapped file
+    from kbx.store.postings_file import PostingsFile
+
 __all__ = ["BM25Params", "DEFAULT_PARAMS", "rank", "rank_sql", "term_ids"]
 
 
@@ -50,7 +54,9 @@ def _pairs(groups: list[list[str]]) -> list[tuple[str, int]]:
     return [(form, i) for i, g in enumerate(groups) for form in dict.fromkeys(g)]
 
 
-def term_ids(con: duckdb.DuckDBPyConnection, forms: list[str], pf=None) -> dict[str, int]:
+def term_ids(
+    con: duckdb.DuckDBPyConnection, forms: list[str], pf: PostingsFile | None = None
+) -> dict[str, int]:
     """The ids of those ``forms`` the index holds: from the mapped postings ``pf`` when the
     caller has them current (no statement), else an IN list (the unique index answers it,
     where ``list_contains`` would read every term)."""

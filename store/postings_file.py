@@ -13,7 +13,7 @@ search for all of them in one ``searchsorted``, the bytes settle it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -47,7 +47,7 @@ class PostingsFile:
         forms = list(dict.fromkeys(forms))
         if not forms:
             return {}
-        keys = np.array([prefix(f.encode()) for f in forms], dtype=np.uint64)
+        keys = prefixes(*arrays.Strings.pack(forms))
         lo = np.searchsorted(self.term_prefix, keys, side="left")
         hi = np.searchsorted(self.term_prefix, keys, side="right")
         terms = arrays.Strings(self.term_off, self.term_blob)
@@ -134,14 +134,9 @@ def export(con: duckdb.DuckDBPyConnection, db: Path) -> Path:
 RANGE_ROWS = 2_000_000  # postings read at a time by ``export``
 
 
-def prefix(term: bytes) -> int:
-    """A term's first 8 bytes as a big-endian number, zeros after a shorter one: in the
-    terms' byte order, never decreasing."""
-    return int.from_bytes(term[:8].ljust(8, b"\0"), "big")
-
-
 def prefixes(offsets: np.ndarray, blob: np.ndarray) -> np.ndarray:
-    """``prefix`` of every string of a packed column, in one pass per byte position."""
+    """Each string of a packed column as its first 8 bytes read as a big-endian number,
+    zeros after a shorter one: in the strings' byte order, never decreasing."""
     n = len(offsets) - 1
     lengths = np.diff(offsets)
     head = np.zeros((n, 8), dtype=np.uint8)
@@ -153,13 +148,10 @@ def prefixes(offsets: np.ndarray, blob: np.ndarray) -> np.ndarray:
 
 def load(db: Path, gen: int) -> PostingsFile | None:
     """The file, mapped, if it is of generation ``gen``; else None."""
-    found = arrays.load(mapped_path(db), gen)
+    found = arrays.load_as(PostingsFile, mapped_path(db), gen)  # another layout: None
     if found is None:
         return None
-    n, avglen, *rest = found
-    if len(found) != len(fields(PostingsFile)):
-        return None  # a file of another layout (an earlier kbx): exported again
-    return PostingsFile(int(n[0]), float(avglen[0]), *rest)
+    return replace(found, n=int(found.n[0]), avglen=float(found.avglen[0]))
 
 
 MAPS = arrays.Maps(load)
