@@ -20,9 +20,10 @@ _TAG_OR_TEXT = re.compile(r"<[^>]*>|[^<]+")
 # Block structure comes from markdown-it; its inline parser gives no columns.
 # Groups: code span, escape, entity, autolink; the rest is dropped. The lookahead names
 # every character a match can start with, so most positions fail on one class test rather
-# than on each alternative (half the scan's time on the Node.js corpus).
+# than on each alternative (half the scan's time on the Node.js corpus). The outer group
+# is the whole match: ``split`` then hands over every piece with its length, in C.
 _INLINE = re.compile(
-    r"(?=[`\\&<\]!\[*~_])(?:"
+    r"(?=[`\\&<\]!\[*~_])((?:"
     r"(?P<tick>`+)(?P<code>.+?)(?P=tick)"
     r"|\\(?P<esc>[!-/:-@\[-`{-~])"
     r"|(?P<ent>&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});)"
@@ -30,8 +31,11 @@ _INLINE = re.compile(
     r"|\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)"
     r"|\]\[[^\]]*\]"
     r"|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<!--.*?-->"
-    r"|!?\[|\]|\*+|~~|(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])|\\$)"
+    r"|!?\[|\]|\*+|~~|(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])|\\$))"
 )
+# ``_INLINE.split`` gives, after each piece of text, the whole match and then its groups
+# in this order; the text after the last match ends the list.
+_GROUPS = 1 + _INLINE.groups
 _MDX_STATEMENT = re.compile(r"^(import|export)\s.+(from\s+['\"]|=)", re.S)
 
 
@@ -212,10 +216,11 @@ class _Walker:
 
     def inline(self, b: TextBuilder, content: str, cursor: int, limit: int) -> int:
         """Add a block's inline text, markup stripped, each line found in the source.
-        Most matches are markup to drop: ``lastgroup`` names the kept kind in one look.
-        A line's leading blanks only separate it from the last (markdown-it.rs writes a
+        ``split`` cuts a line into text and matches in one C call; most matches are
+        markup to drop, and the one group set in a kept match says its kind. A line's
+        leading blanks only separate it from the last (markdown-it.rs writes a
         continuation line's tab as spaces), so the line is looked up without them."""
-        find, flowing, scan = self.table.text.find, b.flowing, _INLINE.finditer
+        find, flowing, split = self.table.text.find, b.flowing, _INLINE.split
         for n, line in enumerate(content.split("\n")):
             if n:
                 b.space()
@@ -224,22 +229,28 @@ class _Walker:
             if pos < 0:
                 cursor = b.aligned(line, cursor, limit)
                 continue
-            last = 0
-            for m in scan(line):
-                start, end = m.span()
-                if start > last:
-                    flowing(line[last:start], pos + last)
-                kind = m.lastgroup
-                if kind is not None:
-                    if kind == "code":
-                        b.code(m.group("code"), pos + m.start("code"))
-                    elif kind == "ent":
-                        b.synthetic(html.unescape(m.group("ent")), pos + start)
-                    else:  # an escaped character or an autolink: kept as written
-                        b.verbatim(m.group(kind), pos + m.start(kind))
-                last = end
-            if last < len(line):
-                flowing(line[last:] if last else line, pos + last)
+            pieces = split(line)
+            if len(pieces) == 1:
+                flowing(line, pos)
+                cursor = pos + len(line)
+                continue
+            at = pos
+            for i in range(0, len(pieces) - 1, _GROUPS):
+                text, whole, tick, code, esc, ent, auto = pieces[i : i + _GROUPS]
+                if text:
+                    flowing(text, at)
+                    at += len(text)
+                if code is not None:
+                    b.code(code, at + len(tick))
+                elif esc is not None:
+                    b.verbatim(esc, at + 1)
+                elif ent is not None:
+                    b.synthetic(html.unescape(ent), at)
+                elif auto is not None:
+                    b.verbatim(auto, at + 1)
+                at += len(whole)
+            if pieces[-1]:
+                flowing(pieces[-1], at)
             cursor = pos + len(line)
         return cursor
 
