@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from kbx.extract.textmap import Segment, TextBuilder, line_range
+import numpy as np
+
+from kbx.extract.textmap import (
+    LineTable,
+    Row,
+    Segment,
+    TextBuilder,
+    as_segments,
+    line_range,
+    resolved,
+)
 
 PROSE, CODE, TABLE = "prose", "code", "table"
 Span = tuple[int, int]
@@ -13,10 +24,14 @@ Span = tuple[int, int]
 
 @dataclass
 class Block:
-    """One structural piece of a document: a paragraph, list item, table row, code block."""
+    """One structural piece of a document: a paragraph, list item, table row, code block.
+    Its map stays as its builder recorded it (``rows`` over ``table``) until a unit is
+    made of it: a document's units turn the rows of all their blocks into line, column and
+    byte a few array operations at a time."""
 
     text: str
-    segments: list[Segment]
+    rows: list[Row]
+    table: LineTable
     kind: str = PROSE
     heading_path: tuple[str, ...] = ()
     page: int | None = None
@@ -26,12 +41,24 @@ class Block:
 
     @classmethod
     def built(
-        cls, b: TextBuilder, kind: str, heading_path: tuple[str, ...], text: str | None = None
+        cls,
+        b: TextBuilder,
+        kind: str,
+        heading_path: tuple[str, ...],
+        text: str | None = None,
+        page: int | None = None,
     ) -> Block:
         """The block a parser's builder holds (its ``text``, if the caller has it already),
-        with its inline code and cell separators."""
+        with its inline code and cell separators. The builder is not written to again."""
         text = b.text() if text is None else text
-        return cls(text, b.segments, kind, heading_path, code_spans=b.code_spans, breaks=b.breaks)
+        return cls(
+            text, b.raw, b.table, kind, heading_path, page, code_spans=b.code_spans, breaks=b.breaks
+        )
+
+    @cached_property
+    def segments(self) -> list[Segment]:
+        """The block's offset map (a window of a long block slices it)."""
+        return as_segments(resolved(self.table, self.rows))
 
 
 @dataclass
@@ -47,13 +74,17 @@ class Unit:
     """
 
     text: str
-    segments: list[Segment]
+    offset_map: np.ndarray  # (n, 5): the segments' columns, see extract/textmap.py
     kind: str
     heading_path: tuple[str, ...]
     n_tokens: int
     page: int | None = None
     code_spans: tuple[Span, ...] = ()
     breaks: tuple[int, ...] = ()
+
+    @cached_property
+    def segments(self) -> list[Segment]:
+        return as_segments(self.offset_map)
 
     @property
     def hash(self) -> str:
@@ -65,7 +96,7 @@ class Unit:
 
     @property
     def lines(self) -> tuple[int, int]:
-        return line_range(self.segments, self.text)
+        return line_range(self.offset_map, self.text)
 
 
 @dataclass

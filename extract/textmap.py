@@ -5,6 +5,10 @@ A verbatim segment copies original characters one for one from ``(line, col)``
 onward and never crosses a line break; a synthetic one (a decoded entity, a
 separator kbx inserted) maps every character to its single source position.
 Lines are 1-based, columns and bytes 0-based, offsets end-exclusive.
+
+Extraction carries a unit's map as an ``(n, 5)`` array of those columns (``resolved``):
+built by a few array operations per unit, not a tuple per segment, and packed from there.
+``as_segments`` gives the tuples back.
 """
 
 from __future__ import annotations
@@ -14,10 +18,13 @@ import zlib
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate
-from operator import sub
+
+import numpy as np
 
 Segment = tuple[int, int, int, int, int]  # clean_start, line, col, byte, verbatim
+Row = list[int]  # what a builder records: clean_start, source offset, verbatim
 
 _FLOW_RUN = re.compile(r"\S+(?: \S+)*")
 
@@ -48,6 +55,13 @@ class LineTable:
             acc += (len(line) if self.ascii else len(line.encode(encoding, "replace"))) + 1
         self.byte_starts = byte_starts
 
+    @cached_property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Line starts, byte starts, and whether each line with a byte start holds a
+        character outside ASCII (bytes and columns part there): for ``resolved``."""
+        wide = np.array([not line.isascii() for line in self.lines[: len(self.byte_starts)]])
+        return np.asarray(self.starts, np.int64), np.asarray(self.byte_starts, np.int64), wide
+
     def position(self, offset: int) -> Position:
         """Line, column and byte of a character offset into ``text``."""
         return Position(*self.where(offset))
@@ -75,7 +89,7 @@ class TextBuilder:
     def __init__(self, table: LineTable):
         self.table = table
         self.parts: list[str] = []
-        self.raw: list[list[int]] = []  # [clean_start, source offset, verbatim]
+        self.raw: list[Row] = []  # never changed once added: blocks keep the list
         self.length = 0
         self.pending_space = False
         self._code: list[list[int]] = []  # [start, end] of inline code; end -1 while open
@@ -102,26 +116,6 @@ class TextBuilder:
             raw.append([self.length, offset, int(verbatim)])
         parts.append(text)
         self.length += len(text)
-
-    @property
-    def segments(self) -> list[Segment]:
-        """The offset map, source offsets turned into line, column and byte."""
-        table = self.table  # LineTable.where, inlined: this runs once per segment
-        starts, bytes_at, lines = table.starts, table.byte_starts, table.lines
-        last = len(bytes_at) - 1
-        ascii_text, encoding = table.ascii, table.encoding
-        out: list[Segment] = []
-        for cs, offset, verbatim in self.raw:
-            i = bisect_right(starts, offset) - 1
-            col = offset - starts[i]
-            if i > last:
-                byte = bytes_at[-1]
-            elif ascii_text or lines[i].isascii():
-                byte = bytes_at[i] + col
-            else:
-                byte = bytes_at[i] + len(lines[i][:col].encode(encoding, "replace"))
-            out.append((cs, i + 1, col, byte, verbatim))
-        return out
 
     def verbatim(self, text: str, offset: int) -> None:
         """Copy ``text`` found at ``offset`` of the source, split at line breaks."""
@@ -267,11 +261,33 @@ class TextBuilder:
         return "".join(self.parts)
 
 
-def shift(segments: list[Segment], delta: int) -> list[Segment]:
-    """Move segments ``delta`` characters along the clean text."""
-    if not delta:
-        return segments
-    return [(cs + delta, line, col, byte, v) for cs, line, col, byte, v in segments]
+def resolved(table: LineTable, rows: list[Row] | np.ndarray) -> np.ndarray:
+    """Rows of (clean start, source offset, verbatim) as an ``(n, 5)`` offset map, each
+    source offset found among the line starts by one ``searchsorted``."""
+    rows = np.asarray(rows, np.int64).reshape(-1, 3)
+    offsets = rows[:, 1]
+    starts, bytes_at, wide = table.arrays
+    i = np.searchsorted(starts, offsets, "right") - 1
+    col = offsets - starts[i]
+    last = len(bytes_at) - 1
+    within = np.minimum(i, last)
+    byte = np.where(i > last, bytes_at[-1], bytes_at[within] + col)
+    if not table.ascii:  # a segment on a line with other characters counts its bytes
+        lines, encoding = table.lines, table.encoding
+        for k in np.flatnonzero(wide[within] & (i <= last)).tolist():
+            n, c = int(i[k]), int(col[k])
+            byte[k] = bytes_at[n] + len(lines[n][:c].encode(encoding, "replace"))
+    return np.column_stack((rows[:, 0], i + 1, col, byte, rows[:, 2]))
+
+
+def as_segments(offset_map: np.ndarray) -> list[Segment]:
+    """The tuples of an ``(n, 5)`` offset map."""
+    return list(map(tuple, offset_map.tolist()))
+
+
+def as_map(segments: list[Segment]) -> np.ndarray:
+    """The ``(n, 5)`` array of a list of segments."""
+    return np.asarray(segments, np.int64).reshape(-1, 5)
 
 
 def slice_segments(
@@ -332,7 +348,7 @@ def locate(segments: list[Segment], text: str, offset: int, encoding: str = "utf
     return Position(line, col + d, byte + len(text[cs:offset].encode(encoding, "replace")))
 
 
-def line_range(segments: list[Segment], text: str) -> tuple[int, int]:
+def line_range(segments: list[Segment] | np.ndarray, text: str) -> tuple[int, int]:
     """First and last original line that the non-blank clean text comes from.
 
     A segment counts when any of its characters is not blank, not just its first: an
@@ -340,42 +356,40 @@ def line_range(segments: list[Segment], text: str) -> tuple[int, int]:
     first and last segments that count lie on the lowest and highest lines of all, which
     settles it without testing the segments between.
     """
-    if not segments:
+    if not len(segments):
         return 1, 1
-    lines = [s[1] for s in segments]
+    if isinstance(segments, np.ndarray):
+        starts, lines = segments[:, 0].tolist(), segments[:, 1].tolist()
+    else:
+        starts, lines = [s[0] for s in segments], [s[1] for s in segments]
     lo, hi = min(lines), max(lines)
-    n = len(segments)
-    first = next((i for i in range(n) if _counts(segments, i, text)), None)
+    n = len(starts)
+    first = next((i for i in range(n) if _counts(starts, i, text)), None)
     if first is None:
         return lo, hi
-    last = next(i for i in range(n - 1, first - 1, -1) if _counts(segments, i, text))
+    last = next(i for i in range(n - 1, first - 1, -1) if _counts(starts, i, text))
     if lines[first] == lo and lines[last] == hi:
         return lo, hi
-    counted = [lines[i] for i in range(first, last + 1) if _counts(segments, i, text)]
+    counted = [lines[i] for i in range(first, last + 1) if _counts(starts, i, text)]
     return min(counted), max(counted)
 
 
-def _counts(segments: list[Segment], i: int, text: str) -> bool:
-    """Segment ``i`` maps a character that is not blank."""
-    start = segments[i][0]
-    end = segments[i + 1][0] if i + 1 < len(segments) else len(text)
+def _counts(starts: list[int], i: int, text: str) -> bool:
+    """Segment ``i`` (of those starting at ``starts``) maps a character that is not blank."""
+    start = starts[i]
+    end = starts[i + 1] if i + 1 < len(starts) else len(text)
     return start < end and (not text[start].isspace() or bool(text[start:end].strip()))
 
 
-def pack(segments: list[Segment]) -> bytes:
-    """A compact byte form of an offset map: deltas of each column, zlib-compressed (~10x).
-    The columns are built by C loops (a transpose, then ``map``), not per segment."""
-    flat = array("i", bytes(20 * len(segments)))
-    if segments:
-        cs, line, col, byte, verbatim = zip(*segments, strict=True)
-        flat[0::5] = array("i", map(sub, cs, (0, *cs[:-1])))
-        flat[1::5] = array("i", map(sub, line, (0, *line[:-1])))
-        flat[2::5] = array("i", col)
-        flat[3::5] = array("i", map(sub, byte, (0, *byte[:-1])))
-        flat[4::5] = array("i", verbatim)
+def pack(segments: list[Segment] | np.ndarray) -> bytes:
+    """A compact byte form of an offset map: deltas of each column, zlib-compressed (~10x)."""
+    m = segments if isinstance(segments, np.ndarray) else as_map(segments)
+    flat = m.astype(np.int32)
+    flat[1:, _DELTAS] -= flat[:-1, _DELTAS]
     return zlib.compress(flat.tobytes(), PACK_LEVEL)
 
 
+_DELTAS = [0, 1, 3]  # clean start, line and byte grow along a map; col and verbatim do not
 PACK_LEVEL = 1  # zlib's fastest: a third of level 6's time, maps about a tenth larger
 
 

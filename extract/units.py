@@ -11,9 +11,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from itertools import chain
+
+import numpy as np
 
 from kbx.extract.model import TABLE, Block, Span, Unit
-from kbx.extract.textmap import Segment, shift, slice_segments
+from kbx.extract.textmap import as_map, resolved, slice_segments
 
 TOKEN = re.compile(r"\w+")
 CHUNK = re.compile(r"\S+")
@@ -25,33 +28,93 @@ def count_tokens(text: str) -> int:
     return len(TOKEN.findall(text))  # the list is built in C; a generator resumes per token
 
 
-def _join(blocks: list[Block], encoding: str) -> Unit:
+class _Rows:
+    """The map rows of all a document's blocks, and of its joined units: each array step
+    runs once per document, over all of them, where once per unit would cost more than
+    the work."""
+
+    def __init__(self, blocks: list[Block]):
+        self.first: dict[int, int] = {}  # id of a block -> its first row here
+        n = 0
+        for b in blocks:
+            self.first[id(b)] = n
+            n += len(b.rows)
+        flat = chain.from_iterable(chain.from_iterable(b.rows for b in blocks))
+        self.rows = np.fromiter(flat, np.int64, 3 * n)
+        self.table = blocks[0].table if blocks else None
+        # runs of rows the units take: first row, how many, how far along the unit's text
+        self.take: list[int] = []
+        self.counts: list[int] = []
+        self.moves: list[int] = []
+        self.seps: list[tuple[int, int]] = []  # separator rows: where, at which clean start
+        self.units: list[tuple[Unit, int, int]] = []  # each unit's rows: [start, end)
+        self.n = 0  # rows taken so far
+
+    def join(self, unit: Unit, blocks: list[Block], at: list[int]) -> None:
+        """``unit`` is ``blocks`` set one after another, block k from ``at[k]`` of its text
+        on, each after the first led by a separator mapped where the block begins."""
+        start = n = self.n
+        for k, b in enumerate(blocks):
+            first = self.first[id(b)]
+            if k:  # the block's first row, not verbatim, where the separator starts
+                self.seps.append((n, at[k] - len(_sep(blocks, k))))
+                self.take.append(first)
+                self.counts.append(1)
+                self.moves.append(0)
+                n += 1
+            self.take.append(first)
+            self.counts.append(len(b.rows))
+            self.moves.append(at[k])
+            n += len(b.rows)
+        self.units.append((unit, start, n))
+        self.n = n
+
+    def fill(self) -> None:
+        """Give every joined unit its offset map."""
+        if not self.units:
+            return
+        sizes = np.array(self.counts)
+        ends = np.cumsum(sizes)
+        idx = np.arange(ends[-1]) + np.repeat(np.array(self.take) - (ends - sizes), sizes)
+        m = resolved(self.table, self.rows.reshape(-1, 3))[idx]
+        m[:, 0] += np.repeat(self.moves, sizes)
+        if self.seps:
+            where, clean = zip(*self.seps, strict=True)
+            m[list(where), 0] = clean
+            m[list(where), 4] = 0
+        for unit, a, z in self.units:
+            unit.offset_map = m[a:z]
+
+
+def _sep(blocks: list[Block], k: int) -> str:
+    """What goes between block ``k - 1`` and block ``k`` of a unit."""
+    return "\n" if blocks[k].kind == TABLE and blocks[k - 1].kind == TABLE else "\n\n"
+
+
+def _join(blocks: list[Block], rows: _Rows) -> Unit:
+    """One unit of consecutive blocks, a separator between each two."""
     parts: list[str] = []
-    segments: list[Segment] = []
+    at: list[int] = []  # where each block's text starts in the unit's
     code: list[Span] = []
     breaks: list[int] = []
     length = 0
     kinds: Counter[str] = Counter()
     for i, b in enumerate(blocks):
         if i:
-            rows = b.kind == TABLE and blocks[i - 1].kind == TABLE
-            sep = "\n" if rows else "\n\n"
-            if rows:  # a mention may not run from one row into the next
+            sep = _sep(blocks, i)
+            if len(sep) == 1:  # rows of a table: a mention may not run from one into the next
                 breaks.append(length)
-            first = b.segments[0] if b.segments else (0, 1, 0, 0, 0)
-            segments.append((length, first[1], first[2], first[3], 0))
             parts.append(sep)
             length += len(sep)
-        segments.extend(shift(b.segments, length))
+        at.append(length)
         code.extend((s + length, e + length) for s, e in b.code_spans)
         breaks.extend(x + length for x in b.breaks)
         parts.append(b.text)
         length += len(b.text)
         kinds[b.kind] += b.n_tokens or 1
-    text = "".join(parts)
-    return Unit(
-        text=text,
-        segments=segments,
+    unit = Unit(
+        text="".join(parts),
+        offset_map=_FILLED_LATER,
         kind=kinds.most_common(1)[0][0],
         heading_path=blocks[0].heading_path,
         n_tokens=sum(b.n_tokens for b in blocks),
@@ -59,6 +122,11 @@ def _join(blocks: list[Block], encoding: str) -> Unit:
         code_spans=tuple(code),
         breaks=tuple(breaks),
     )
+    rows.join(unit, blocks, at)
+    return unit
+
+
+_FILLED_LATER = np.zeros((0, 5), np.int64)  # by ``_Rows.fill``, for the whole document
 
 
 def _within(block: Block, a: int, b: int) -> tuple[tuple[Span, ...], tuple[int, ...]]:
@@ -104,7 +172,7 @@ def _window(block: Block, encoding: str, size: int, overlap: int) -> list[Unit]:
         a = cut_at[start] if start else 0
         b = cut_at[end] if end < len(spans) else len(text)
         piece = text[a:b].rstrip()
-        segs = slice_segments(block.segments, text, a, a + len(piece), encoding)
+        segs = as_map(slice_segments(block.segments, text, a, a + len(piece), encoding))
         code, breaks = _within(block, a, a + len(piece))
         units.append(
             Unit(
@@ -133,6 +201,7 @@ def pack(
     """Units of one document, in reading order."""
     for b in blocks:
         b.n_tokens = count_tokens(b.text)
+    rows = _Rows(blocks)
     units: list[Unit] = []
     i = 0
     while i < len(blocks):  # one section (same heading path and page) at a time
@@ -147,7 +216,7 @@ def pack(
         count = 0
         for b in section:
             if pending and (count + b.n_tokens > max_tokens or count >= target):
-                units.append(_join(pending, encoding))
+                units.append(_join(pending, rows))
                 pending, count = [], 0
             if b.n_tokens > max_tokens:
                 units.extend(_window(b, encoding, max_tokens, overlap))
@@ -155,6 +224,7 @@ def pack(
             pending.append(b)
             count += b.n_tokens
         if pending:
-            units.append(_join(pending, encoding))
+            units.append(_join(pending, rows))
         i = j
+    rows.fill()
     return units

@@ -96,7 +96,7 @@ def prepare(doc: Document, analyzer: Analyzer, skip: frozenset[str] = frozenset(
             if h not in skip and h not in _RECOGNIZED:
                 todo.append(first[h])
         start, end = u.lines
-        out.placements.append((ordinal, first[h], u.kind, u.page, start, end, pack(u.segments)))
+        out.placements.append((ordinal, first[h], u.kind, u.page, start, end, pack(u.offset_map)))
     units = [u for _, u in out.units]
     terms = analyze_units(units, analyzer)
     out.units = [

@@ -267,7 +267,7 @@ def parse(data: bytes) -> tuple[list[Block], Metadata, list[str], str]:
                 b = TextBuilder(table)
                 b.flowing(piece, offset + at)
                 if b.text().strip():
-                    blocks.append(Block(b.text(), b.segments, PROSE, section, number))
+                    blocks.append(Block.built(b, PROSE, section, page=number))
         path = spans[-1][1]
         offset += len(page) + 3
     if pages and not blocks:

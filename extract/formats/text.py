@@ -201,5 +201,5 @@ def parse(text: str, original: str, encoding: str) -> tuple[list[Block], Metadat
             b = TextBuilder(table)
             b.flowing(part, at)
             if b.text().strip():
-                blocks.append(Block(b.text(), b.segments, PROSE, path))
+                blocks.append(Block.built(b, PROSE, path))
     return blocks, Metadata(), []

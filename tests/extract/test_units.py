@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import hashlib
 
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
 from kbx.extract import extract
-from kbx.extract.units import count_tokens
+from kbx.extract.formats import markdown
+from kbx.extract.model import TABLE
+from kbx.extract.units import _join, _Rows, count_tokens
 
 
 def _long_section(n_paragraphs: int) -> str:
@@ -47,3 +52,38 @@ def test_unit_identity_is_the_hash_of_its_heading_path_and_clean_text():
     nested = extract("n.md", b"# S\n\n## T\n\nsome clean text\n")
     assert nested.units[-1].text == "T\n\nsome clean text"
     assert nested.units[-1].hash != u.hash  # same words under another heading
+
+
+def _joined_by_definition(blocks):
+    """A unit's map as its definition says: each block's map moved to where its text starts,
+    and before each block but the first a separator mapped where that block begins."""
+    out, length = [], 0
+    for k, b in enumerate(blocks):
+        if k:
+            sep = "\n" if b.kind == TABLE and blocks[k - 1].kind == TABLE else "\n\n"
+            out.append((length, *b.segments[0][1:4], 0))
+            length += len(sep)
+        out += [(cs + length, *rest) for cs, *rest in b.segments]
+        length += len(b.text)
+    return out
+
+
+CELL = st.text(st.sampled_from("ab é€😀*_`"), min_size=1, max_size=6).filter(str.strip)
+PARAGRAPH = st.lists(CELL, min_size=1, max_size=5).map(" ".join)
+TABLE_ROWS = st.integers(1, 3).map(lambda n: "| h | i |\n| - | - |\n" + "| x | é |\n" * n)
+
+
+@given(
+    st.lists(st.one_of(PARAGRAPH, TABLE_ROWS), min_size=1, max_size=8),
+    st.lists(st.tuples(st.integers(0, 20), st.integers(1, 4)), min_size=1, max_size=4),
+)
+def test_a_joined_units_map_is_its_blocks_maps_end_to_end(parts, picks):
+    text = "\n\n".join(parts) + "\n"
+    blocks, _, _ = markdown.parse(text, text, "utf-8")
+    assume(blocks)  # markup alone makes no block
+    rows = _Rows(blocks)
+    chosen = [blocks[a % len(blocks) :][:n] for a, n in picks]  # any blocks, any order
+    units = [_join(c, rows) for c in chosen]
+    rows.fill()
+    for unit, c in zip(units, chosen, strict=True):
+        assert unit.segments == _joined_by_definition(c)
