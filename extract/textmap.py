@@ -7,7 +7,7 @@ separator kbx inserted) maps every character to its single source position.
 Lines are 1-based, columns and bytes 0-based, offsets end-exclusive.
 
 Extraction carries a unit's map as an ``(n, 5)`` array of those columns (``resolved``):
-built by a few array operations per unit, not a tuple per segment, and packed from there.
+built by a few array operations per document, not a tuple per segment, and packed from there.
 ``as_segments`` gives the tuples back.
 """
 
@@ -358,10 +358,8 @@ def line_range(segments: list[Segment] | np.ndarray, text: str) -> tuple[int, in
     """
     if not len(segments):
         return 1, 1
-    if isinstance(segments, np.ndarray):
-        starts, lines = segments[:, 0].tolist(), segments[:, 1].tolist()
-    else:
-        starts, lines = [s[0] for s in segments], [s[1] for s in segments]
+    m = segments if isinstance(segments, np.ndarray) else as_map(segments)
+    starts, lines = m[:, 0].tolist(), m[:, 1].tolist()
     lo, hi = min(lines), max(lines)
     n = len(starts)
     first = next((i for i in range(n) if _counts(starts, i, text)), None)

@@ -57,7 +57,7 @@ class _Rows:
         for k, b in enumerate(blocks):
             first = self.first[id(b)]
             if k:  # the block's first row, not verbatim, where the separator starts
-                self.seps.append((n, at[k] - len(_sep(blocks, k))))
+                self.seps.append((n, at[k - 1] + len(blocks[k - 1].text)))
                 self.take.append(first)
                 self.counts.append(1)
                 self.moves.append(0)
@@ -76,7 +76,7 @@ class _Rows:
         sizes = np.array(self.counts)
         ends = np.cumsum(sizes)
         idx = np.arange(ends[-1]) + np.repeat(np.array(self.take) - (ends - sizes), sizes)
-        m = resolved(self.table, self.rows.reshape(-1, 3))[idx]
+        m = resolved(self.table, self.rows)[idx]
         m[:, 0] += np.repeat(self.moves, sizes)
         if self.seps:
             where, clean = zip(*self.seps, strict=True)
@@ -84,11 +84,6 @@ class _Rows:
             m[list(where), 4] = 0
         for unit, a, z in self.units:
             unit.offset_map = m[a:z]
-
-
-def _sep(blocks: list[Block], k: int) -> str:
-    """What goes between block ``k - 1`` and block ``k`` of a unit."""
-    return "\n" if blocks[k].kind == TABLE and blocks[k - 1].kind == TABLE else "\n\n"
 
 
 def _join(blocks: list[Block], rows: _Rows) -> Unit:
@@ -101,8 +96,9 @@ def _join(blocks: list[Block], rows: _Rows) -> Unit:
     kinds: Counter[str] = Counter()
     for i, b in enumerate(blocks):
         if i:
-            sep = _sep(blocks, i)
-            if len(sep) == 1:  # rows of a table: a mention may not run from one into the next
+            rows_apart = b.kind == TABLE and blocks[i - 1].kind == TABLE
+            sep = "\n" if rows_apart else "\n\n"
+            if rows_apart:  # a mention may not run from one row into the next
                 breaks.append(length)
             parts.append(sep)
             length += len(sep)

@@ -230,10 +230,6 @@ class _Walker:
                 cursor = b.aligned(line, cursor, limit)
                 continue
             pieces = split(line)
-            if len(pieces) == 1:
-                flowing(line, pos)
-                cursor = pos + len(line)
-                continue
             at = pos
             for i in range(0, len(pieces) - 1, _GROUPS):
                 text, whole, tick, code, esc, ent, auto = pieces[i : i + _GROUPS]
