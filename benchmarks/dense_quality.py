@@ -42,8 +42,8 @@ from common import (
 from search_quality import load_scifact, scores, units_to_docs
 
 from kbx.search.bm25 import rank
-from kbx.search.hybrid import rrf
-from kbx.search.search import hits_for
+from kbx.search.hybrid import fuse, rrf
+from kbx.search.search import FUSION_DEPTH, hits_for
 from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
 from kbx.vectors.matrix import best_per_unit
@@ -234,7 +234,17 @@ def fusions(
     out["min-max score sum, passages (a comparison)"] = to_docs(
         score_fusion(bm_rows, de_rows), docs_of
     )
+    out[HYBRID] = to_docs(kbx_hybrid(bm_rows, de_rows), docs_of)
     return out
+
+
+HYBRID = f"kbx search --mode hybrid (convex, top {FUSION_DEPTH})"
+
+
+def kbx_hybrid(bm_rows: list[tuple], de_rows: list[tuple[int, float]]) -> Rows:
+    """The fusion ``kbx search --mode hybrid`` ranks by, over the lists' top it fuses."""
+    n = FUSION_DEPTH
+    return [r[0] for r in fuse(bm_rows[:n], de_rows[:n], n)]
 
 
 def scifact(
@@ -346,6 +356,7 @@ def nodejs(
                 lists[f"RRF k={k}, passages"] = [f.key for f in rrf([bm, de], k)]
             lists["RRF k=20, dense weight 0.5"] = [f.key for f in rrf([bm, de], 20, [1.0, 0.5])]
             lists["min-max score sum (a comparison)"] = score_fusion(bm_rows, de_rows)
+            lists[HYBRID] = kbx_hybrid(bm_rows, de_rows)
             for name, units in lists.items():
                 ranks.setdefault(name, []).append(first_hit(q, cite(units, groups)))
     table_ = nodejs_table(questions, ranks, len(set(vecs.ids.tolist())), len(vecs.ids))

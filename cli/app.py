@@ -343,12 +343,14 @@ def search(
         bool, typer.Option("--full", help="Print whole passages, not snippets.")
     ] = False,
     mode: Annotated[
-        str,
+        str | None,
         typer.Option(
             help="Rank by words (bm25), by meaning (dense: the vectors `kbx embed` made), "
-            "or both fused by reciprocal rank (hybrid)."
+            "or both, their scores combined (hybrid). Default: hybrid once `kbx embed` has "
+            "run on the index, else bm25.",
+            show_default=False,
         ),
-    ] = "bm25",
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -663,19 +665,22 @@ def resolve(
 
 @app.command()
 def embed(db: DbOption = None, as_json: JsonOption = False) -> None:
-    """Give every passage a vector, for `kbx search --mode dense|hybrid`.
+    """Give every passage a vector, so that `kbx search` ranks by meaning too.
 
     Runs the dense model (the dense extra: all-MiniLM-L6-v2 on ONNX Runtime,
     or the model folder that kbx.toml names) over the passages that lack a
     vector of it, in batches that commit as they go: interrupted, the next
     run goes on from there. A few passages a second on a laptop's CPU, so a
-    large folder takes a while; search by words works meanwhile.
+    large folder takes a while; search by words works meanwhile. Once it has
+    run, `kbx search` is hybrid by default (`--mode bm25` for words alone).
 
     Examples:
 
       kbx embed
 
-      kbx search "how do I stop a stream early" --mode hybrid
+      kbx search "how do I stop a stream early"
+
+      kbx search "how do I stop a stream early" --mode dense
     """
     index = api.Index.find(db)
     with progress_bar("[bold]embedding", as_json) as bar:

@@ -1,9 +1,11 @@
-"""Reciprocal rank fusion: one ranking from several, by rank alone.
+"""Fusion of the BM25 and dense rankings: one ranking from several.
 
-RRF (Cormack, Clarke and Büttcher, SIGIR 2009): an item's score is the sum over the lists
-that hold it of ``1 / (k + rank)``, ranks from 1. It needs no score calibration between
-BM25 and cosine, which live on unrelated scales; ``k`` damps the weight of the very top
-ranks (60 in the paper; docs/BENCHMARKS.md compares 20 and 60 on kbx's data).
+``kbx search --mode hybrid`` fuses by ``convex``, a weighted sum of scores each scaled by
+its list's best (Bruch, Gai and Ingber, TOIS 2023). ``rrf``, reciprocal rank fusion by rank
+alone (Cormack, Clarke and Büttcher, SIGIR 2009), is the usual alternative, measured beside
+it: chosen on SciFact's odd-id queries and reported on its even-id ones and on the Node.js
+questions, the convex combination ranked at or above RRF (docs/BENCHMARKS.md, "Dense
+retrieval: the fusion").
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ from kbx.vectors.model import Encoder
 from kbx.vectors.rank import dense_rank
 
 DEFAULT_K = 20  # RRF k: 20 ranked SciFact train a little above 60 (docs/BENCHMARKS.md)
+# BM25's weight in ``convex`` (the dense list's 1 - ALPHA): the best on SciFact train's
+# odd-id queries, fusing the top 100 of each list as search does (benchmarks/fusion.py)
+ALPHA = 0.4
 LISTS = ("bm25", "dense")  # the names of ``fuse``'s lists, as JSON's per-hit ``ranks``
 
 
 @dataclass(frozen=True)
 class Fused:
-    """One item of a fused ranking: its RRF score and its rank (from 1) in each list that
-    held it, by list position (``ranks[0]`` is the first list's)."""
+    """One item of a fused ranking: its fused score and its rank (from 1) in each list
+    that held it, by list position (``ranks[0]`` is the first list's)."""
 
     key: Hashable
     score: float
@@ -64,24 +69,44 @@ def rrf(
     return fused
 
 
-def minmax_sum(lists: Sequence[Sequence[tuple[Hashable, float]]]) -> list[tuple[Hashable, float]]:
-    """Score fusion, the comparison RRF is measured against: each list's scores scaled to
-    [0, 1] by its own best and worst, summed (an item missing from a list scores 0 there;
-    CombSUM of Fox and Shaw 1994 over min-max scores, the convex combination with equal
-    weights that Bruch, Gai and Ingber, TOIS 2023, find beats RRF). Best first, ties by
-    key order of first appearance."""
-    total: dict[Hashable, float] = {}
-    for ranking in lists:
-        if not ranking:
-            continue
-        hi, lo = max(s for _, s in ranking), min(s for _, s in ranking)
-        seen = set()
-        for key, s in ranking:
-            if key not in seen:
-                seen.add(key)
-                total[key] = total.get(key, 0.0) + ((s - lo) / (hi - lo) if hi > lo else 1.0)
-    order = {key: n for n, key in enumerate(total)}
-    return sorted(total.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+def convex(
+    lists: Sequence[Sequence[tuple[Hashable, float]]],
+    weights: Sequence[float],
+    depth: int | None = None,
+) -> list[Fused]:
+    """Fuse scored rankings by a convex combination of theoretically scaled scores (TM2C2 of
+    Bruch, Gai and Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval", TOIS
+    2023): each list's scores become ``s / best``, 0 being the least score its scorer gives
+    (BM25; a cosine, clipped there), so a list's scale depends on its best score alone, not
+    on how deep it was cut as min-max scaling's would; an item's score is the weighted sum
+    over the lists. An item a list lacks scores there what the list's last item does when
+    the list was cut at ``depth`` (it ranked below: that is its score's bound, and the
+    fusion then ranks as over the whole lists, docs/BENCHMARKS.md), and 0 when the list holds
+    all its scorer found. ``ranks`` and the order of ties are as in ``rrf``."""
+    if len(weights) != len(lists):
+        raise ValueError("give one weight per list")
+    ranks: dict[Hashable, list[int | None]] = {}
+    scaled: list[dict[Hashable, float]] = []
+    below: list[float] = []  # what an item the list lacks scores there
+    for i, ranking in enumerate(lists):
+        best = max((s for _, s in ranking), default=0.0)
+        mine: dict[Hashable, float] = {}
+        for r, (key, s) in enumerate(ranking, 1):
+            slot = ranks.setdefault(key, [None] * len(lists))
+            if slot[i] is None:
+                slot[i] = r
+                mine[key] = max(s, 0.0) / best if best > 0 else 1.0
+        cut = depth is not None and len(ranking) >= depth
+        below.append(max(ranking[-1][1], 0.0) / best if cut and best > 0 else 0.0)
+        scaled.append(mine)
+    order = {key: n for n, key in enumerate(ranks)}
+    parts = list(zip(weights, scaled, below, strict=True))
+    fused = [
+        Fused(key, sum(w * m.get(key, b) for w, m, b in parts), tuple(rs))
+        for key, rs in ranks.items()
+    ]
+    fused.sort(key=lambda f: (-f.score, min(r for r in f.ranks if r is not None), order[f.key]))
+    return fused
 
 
 def dense_ranking(
@@ -103,16 +128,18 @@ def dense_ranking(
 def fuse(
     bm25_rows: Sequence[tuple[int, float, int]],
     dense_rows: Sequence[tuple[int, float]],
-    k: float = DEFAULT_K,
+    depth: int | None = None,
+    alpha: float = ALPHA,
     limit: int | None = None,
 ) -> list[tuple[int, float, int, dict[str, int | None]]]:
-    """BM25's ``(unit_id, score, matched)`` rows and the dense ``(unit_id, cosine)`` rows
-    fused by ``rrf``: ``(unit_id, rrf score, matched, ranks)`` best first, where ``ranks``
+    """BM25's ``(unit_id, score, matched)`` rows and the dense ``(unit_id, cosine)`` rows,
+    each list the top ``depth`` of its ranking, fused by ``convex`` (BM25 weighing
+    ``alpha``): ``(unit_id, fused score, matched, ranks)`` best first, where ``ranks``
     names each list's rank of the unit (None: not in it) and ``matched`` is the query
     terms BM25 found in it (0 for a unit only the dense list holds). The first three
     fields are what ``hits_for`` takes."""
     matched = {r[0]: r[2] for r in bm25_rows}
-    fused = rrf([[r[0] for r in bm25_rows], [r[0] for r in dense_rows]], k)
+    fused = convex([[r[:2] for r in bm25_rows], dense_rows], [alpha, 1 - alpha], depth)
     return [
         (f.key, f.score, matched.get(f.key, 0), dict(zip(LISTS, f.ranks, strict=True)))
         for f in fused[:limit]

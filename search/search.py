@@ -6,6 +6,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -19,11 +20,14 @@ from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.grep import grep, phrase_terms
 from kbx.search.passages import each, line_span, mark, matches, snippet_window
 from kbx.search.state import NAMES, facet_layer, index_state, mapped_passages
-from kbx.store.db import ENTITIES_DIRTY, RUNS, Index
+from kbx.store.db import ENTITIES_DIRTY, RUNS, VECTORS, Index
 from kbx.store.passages_file import GENERATION as PASSAGES
 from kbx.store.passages_file import PassagesFile
 from kbx.store.postings import GENERATION as POSTINGS
 from kbx.store.postings import analyzer_from
+
+if TYPE_CHECKING:
+    from kbx.vectors.model import Encoder
 
 
 @dataclass
@@ -198,19 +202,36 @@ MODES = ("bm25", "dense", "hybrid")
 FUSION_DEPTH = 100  # passages of each list that fusion ranks from
 
 
-def _by_meaning(con, index: Index, query: str, f: DocFilter, bm25: list, mode: str) -> list:
-    """The dense list (``(unit_id, cosine, 0, ranks)``), or it fused with BM25's. (Imported
+def _chosen(
+    index: Index, state: dict[str, str], mode: str | None
+) -> tuple[str, Encoder | None, list[str]]:
+    """The mode a search ranks by, its model, and a note: ``mode`` as asked, or by default
+    hybrid where ``kbx embed`` gave the index vectors and the model loads, bm25 elsewhere (a
+    note then says why dense retrieval is off, where the index has vectors). (Imported
     here: a BM25 search never loads numpy or the model's runtime.)"""
-    from kbx.search.hybrid import dense_ranking, fuse
+    if mode == "bm25" or (mode is None and VECTORS not in state):
+        return "bm25", None, []
     from kbx.vectors.setup import encoder_or_why
 
     enc, why = encoder_or_why(index.root)
-    if enc is None:
+    if enc is not None:
+        return mode or "hybrid", enc, []
+    if mode is not None:
         raise BadArgument(f"--mode {mode} needs dense retrieval, which is off: {why}")
-    dense = dense_ranking(con, enc, query, f, limit=FUSION_DEPTH, db=index.db)
+    return "bm25", None, [f"{why}; ranked by words alone (bm25)"]
+
+
+def _by_meaning(
+    con, index: Index, enc: Encoder, query: str, f: DocFilter, bm25: list, mode: str, depth: int
+) -> list:
+    """The dense list (``(unit_id, cosine, 0, ranks)``), or it fused with BM25's: each list
+    the top ``depth`` of its ranking (BM25's was asked for as many)."""
+    from kbx.search.hybrid import dense_ranking, fuse
+
+    dense = dense_ranking(con, enc, query, f, limit=depth, db=index.db)
     if mode == "dense":
         return [(u, s, 0, {"bm25": None, "dense": i}) for i, (u, s) in enumerate(dense, 1)]
-    return fuse(bm25, dense)
+    return fuse(bm25, dense, depth)
 
 
 def phrase_parts(query: str) -> tuple[bool, str]:
@@ -305,21 +326,23 @@ def search(
     params: BM25Params = DEFAULT_PARAMS,
     exact: int = 3,
     facets: bool = False,
-    mode: str = "bm25",
+    mode: str | None = None,
 ) -> SearchResult:
     """The ``k`` best passages for ``query`` among those ``filters`` allow, up to ``exact``
     literal matches of it, and (with ``facets``) the facet counts of every match. ``mode``
     ranks by words (bm25), by meaning (dense: the vectors of ``kbx embed``), or both fused
-    by reciprocal rank (hybrid); the filters narrow every list alike, and grep's exact
-    matches and the facets stay those of the words."""
+    (hybrid: ``hybrid.fuse``); by default hybrid where the index has vectors, else bm25.
+    The filters narrow every list alike, and grep's exact matches and the facets stay
+    those of the words."""
     if not query.strip():
         raise BadArgument("the query is empty; give some words to search for")
     if k < 1:
         raise BadArgument("-k must be at least 1")
-    if mode not in MODES:
+    if mode is not None and mode not in MODES:
         raise BadArgument(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     with index.reader() as con:
         state = index_state(con)
+        mode, enc, dense_notes = _chosen(index, state, mode)
         an = analyzer_from(state)
         groups = an.query(query)
         f = compile_filters(con, filters)
@@ -331,7 +354,7 @@ def search(
         keep = allowed(con, f, layer) if pf is not None or layer is not None else None
         ranked, total = rank(con, groups, f, params, depth, index.db, gen, ids, keep)
         if mode != "bm25":
-            ranked = _by_meaning(con, index, query, f, ranked, mode)[:k]
+            ranked = _by_meaning(con, index, enc, query, f, ranked, mode, depth)[:k]
         passages = mapped_passages(index, state)
         hits, indexed = _hits(con, ranked, groups, an, f, keep, passages)
         result = SearchResult(query, groups, hits, total, max(0, total - len(hits)), mode=mode)
@@ -358,7 +381,7 @@ def search(
             result.notes = pending_names(con, index, state) if NAMES in state else []
             if ENTITIES_DIRTY in state:
                 result.notes.append(STALE_LAYER)
-        result.notes += file_states(con, index, hits, indexed)
+        result.notes += dense_notes + file_states(con, index, hits, indexed)
         if facets:
             result.facets = facet_counts(con, list(ids.values()), f, layer, pf, keep)
     return result

@@ -11,14 +11,14 @@ from kbx.entities import facet_arrays
 from kbx.entities.facet_arrays import GENERATION as FACETS
 from kbx.entities.facet_arrays import FacetArrays
 from kbx.store import arrays, passages_file
-from kbx.store.db import ENTITIES_DIRTY, RUNS, Index
+from kbx.store.db import ENTITIES_DIRTY, RUNS, VECTORS, Index
 from kbx.store.passages_file import GENERATION as PASSAGES
 from kbx.store.passages_file import PassagesFile
 from kbx.store.postings import ANALYZER_KEYS
 from kbx.store.postings import GENERATION as POSTINGS
 
 NAMES = "a name recognizer has run"  # a key of ``index_state`` that kbx_meta never has
-STATE_KEYS = (*ANALYZER_KEYS, POSTINGS, FACETS, PASSAGES, RUNS, ENTITIES_DIRTY)
+STATE_KEYS = (*ANALYZER_KEYS, POSTINGS, FACETS, PASSAGES, RUNS, ENTITIES_DIRTY, VECTORS)
 
 
 def index_state(con: duckdb.DuckDBPyConnection) -> dict[str, str]:

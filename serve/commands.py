@@ -66,7 +66,7 @@ def search(
     meta: list[str] | None = None,
     path: str | None = None,
     facets: bool = True,
-    mode: str = "bm25",
+    mode: str | None = None,
     quantity: list[str] | None = None,
 ) -> dict:
     """``kbx search --json`` (``facets`` False leaves them out, as ``kbx search`` does)."""

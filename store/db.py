@@ -254,6 +254,7 @@ def mark_dirty(con: duckdb.DuckDBPyConnection) -> None:
 
 
 RUNS = "runs_generation"  # kbx_meta key: bumped by every write of runs or recognizer_info
+VECTORS = "vectors_generation"  # kbx_meta key: bumped by every write of vectors (vectors/)
 
 
 def runs_changed(con: duckdb.DuckDBPyConnection) -> None:

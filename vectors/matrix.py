@@ -21,8 +21,7 @@ import duckdb
 import numpy as np
 
 from kbx.store import arrays
-
-GENERATION = "vectors_generation"  # kbx_meta key, bumped by every write of vectors
+from kbx.store.db import VECTORS as GENERATION
 
 
 def bump(con: duckdb.DuckDBPyConnection) -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kbx.search.hybrid import fuse, minmax_sum, rrf
+from kbx.search.hybrid import convex, fuse, rrf
 
 ranking = st.lists(st.integers(0, 30), max_size=20, unique=True)
 
@@ -63,19 +63,46 @@ def test_an_item_in_both_lists_beats_one_at_the_same_ranks_in_one(a, b):
 
 
 def test_fuse_names_each_lists_rank_and_keeps_bm25s_matched_terms():
-    rows = fuse([(7, 3.2, 2), (8, 1.0, 1)], [(9, 0.8), (7, 0.7)], k=60, limit=2)
-    assert rows[0][0] == 7 and rows[0][2] == 2 and rows[0][3] == {"bm25": 1, "dense": 2}
-    assert rows[1] == (9, pytest.approx(1 / 61), 0, {"bm25": None, "dense": 1})
+    rows = fuse([(7, 3.2, 2), (8, 1.0, 1)], [(9, 0.8), (7, 0.7)], alpha=0.5, limit=2)
+    assert rows[0][:3] == (7, pytest.approx(0.5 + 0.5 * 0.7 / 0.8), 2)
+    assert rows[0][3] == {"bm25": 1, "dense": 2}
+    assert rows[1] == (9, pytest.approx(0.5), 0, {"bm25": None, "dense": 1})
     assert len(rows) == 2
+    only_words = fuse([(7, 3.2, 2), (8, 1.0, 1)], [(9, 0.8), (7, 0.7)], alpha=1.0)
+    assert [r[0] for r in only_words] == [7, 8, 9]  # alpha 1: BM25's order, then the rest
 
 
-def test_minmax_sum_scales_each_list_to_its_own_range():
-    fused = dict(minmax_sum([[("a", 12.0), ("b", 4.0), ("c", 2.0)], [("c", 0.9), ("a", 0.5)]]))
-    assert fused == pytest.approx({"a": 1.0, "b": 0.2, "c": 1.0})
-    assert [k for k, _ in minmax_sum([[("a", 12.0), ("b", 4.0), ("c", 2.0)], [("c", 0.9)]])][
-        :2
-    ] == ["a", "c"]  # a tie goes to the first seen
-    assert minmax_sum([[("x", 3.0)], []]) == [("x", 1.0)]
+def test_convex_scales_each_list_by_its_best_above_its_floor():
+    bm25 = [("a", 12.0), ("b", 4.0), ("c", 2.0)]
+    cosine = [("c", 0.8), ("a", 0.4), ("d", -0.1)]  # a cosine below the floor counts as it
+    fused = {f.key: f for f in convex([bm25, cosine], [0.75, 0.25])}
+    assert fused["a"].score == pytest.approx(0.75 * 1 + 0.25 * 0.5)
+    assert fused["b"].score == pytest.approx(0.75 * 4 / 12)  # missing from the dense list: 0
+    assert fused["c"].score == pytest.approx(0.75 * 2 / 12 + 0.25 * 1)
+    assert fused["d"].score == 0.0 and fused["d"].ranks == (None, 3)
+    assert [f.key for f in convex([bm25, cosine], [0.75, 0.25])] == ["a", "c", "b", "d"]
+    with pytest.raises(ValueError):
+        convex([bm25], [0.5, 0.5])
+
+
+def test_convex_does_not_depend_on_how_deep_a_list_was_cut():
+    bm25 = [("a", 9.0), ("b", 6.0), ("c", 3.0), ("d", 1.0)]
+    cosine = [("b", 0.9), ("c", 0.7), ("a", 0.2), ("d", 0.1)]
+    deep = {f.key: f.score for f in convex([bm25, cosine], [0.5, 0.5])}
+    cut = {f.key: f.score for f in convex([bm25[:3], cosine[:3]], [0.5, 0.5])}
+    for key in ("a", "b", "c"):  # min-max scaling would move these: the worst score moved
+        assert cut[key] == pytest.approx(deep[key])
+
+
+@given(st.lists(ranking, min_size=1, max_size=3), st.floats(0, 1))
+def test_convex_with_one_list_weighted_alone_keeps_its_order(lists, alpha):
+    scored = [[(x, float(len(lst) - i)) for i, x in enumerate(lst)] for lst in lists]
+    only_first = convex(scored, [1.0] + [0.0] * (len(scored) - 1))
+    assert [f.key for f in only_first][: len(lists[0])] == lists[0]
+    weights = [alpha] + [1 - alpha] * (len(scored) - 1)
+    fused = convex(scored, weights)
+    assert sorted(f.key for f in fused) == sorted({x for lst in lists for x in lst})
+    assert all(0 <= f.score <= sum(weights) + 1e-9 for f in fused)
 
 
 def test_weights_scale_each_lists_terms():

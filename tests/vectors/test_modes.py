@@ -34,12 +34,16 @@ def folder(tmp_path: Path, tiny_model: Path) -> Path:
 
 
 def test_embed_then_hybrid_finds_a_passage_in_other_words(folder):
+    idx = api.Index.for_root(folder)
+    assert api.search(idx, "automobile vendor").mode == "bm25"  # no vectors yet
     out = json.loads(run_cli("embed", "--json", cwd=folder).stdout)
     assert out["units"] == len(DOCS) and out["off"] is None
-    idx = api.Index.for_root(folder)
-    words = api.search(idx, "automobile vendor")
+    words = api.search(idx, "automobile vendor", mode="bm25")
     assert [h.path for h in words.hits] == ["fleet/vans.md"] and words.mode == "bm25"
-    both = api.search(idx, "automobile vendor", mode="hybrid")
+    both = api.search(idx, "automobile vendor")  # hybrid by default, once vectors exist
+    assert [h.path for h in both.hits] == [
+        h.path for h in api.search(idx, "automobile vendor", mode="hybrid").hits
+    ]
     by_path = {h.path: h.ranks for h in both.hits}
     assert by_path["fleet/vans.md"]["bm25"] == 1  # in both lists
     assert by_path["fleet/cars.md"] == {"bm25": None, "dense": by_path["fleet/cars.md"]["dense"]}
@@ -67,3 +71,11 @@ def test_an_unknown_mode_and_a_mode_without_vectors_are_clear_errors(folder, tmp
     (folder / "kbx.toml").write_text("[dense]\nenable = false\n")
     with pytest.raises(BadArgument, match=r"--mode dense needs dense retrieval, which is off"):
         api.search(idx, "car", mode="dense")
+
+
+def test_with_the_model_off_an_embedded_index_says_so_and_ranks_by_words(folder):
+    assert run_cli("embed", cwd=folder).returncode == 0
+    (folder / "kbx.toml").write_text("[dense]\nenable = false\n")
+    r = api.search(api.Index.for_root(folder), "automobile vendor")
+    assert r.mode == "bm25" and [h.path for h in r.hits] == ["fleet/vans.md"]
+    assert any("dense retrieval is off" in n and "(bm25)" in n for n in r.notes)
