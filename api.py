@@ -43,6 +43,7 @@ _WHERE = {  # name -> (module, attribute)
     "GAZETTEER_TYPES": ("kbx.gazetteer.entries", "TYPES"),
     "IndexReport": ("kbx.indexing.ingest", "IndexReport"),
     "index": ("kbx.indexing.ingest", "index"),
+    "VECTORS_STAGE": ("kbx.indexing.ingest", "VECTORS_STAGE"),
     "walk_of": ("kbx.indexing.ingest", "walk_of"),
     "ReprocessReport": ("kbx.indexing.reprocess", "ReprocessReport"),
     "purge": ("kbx.indexing.reprocess", "purge"),

@@ -152,7 +152,8 @@ def index(
 
         def tick_recognizer(name: str, done: int, total: int) -> None:
             if name not in stages:
-                stages[name] = bar.add_task(f"recognizer {name}", total=total)
+                label = name if name == api.VECTORS_STAGE else f"recognizer {name}"
+                stages[name] = bar.add_task(label, total=total)
             bar.update(stages[name], completed=done)
 
         def searchable(r: api.IndexReport, slow: list[str]) -> None:
@@ -201,6 +202,11 @@ def index(
         out.print(f"  [yellow]![/] {escape(f['path'])}: {escape(f['error'])}")
     for name, why in report.unavailable:
         out.print(f"  recognizer {name} not run: {why}", markup=False)
+    if report.vectors and report.vectors.off:
+        out.print(f"  new passages not embedded: {report.vectors.off}", markup=False)
+    elif report.vectors:
+        v = report.vectors
+        out.print(f"  vectors: {v.units} passages embedded with {v.model}", markup=False)
     if resolved:
         out.print(f"  resolved: {_resolved_line(resolved)}", markup=False)
         if resolved.offline:
@@ -672,7 +678,8 @@ def embed(db: DbOption = None, as_json: JsonOption = False) -> None:
     vector of it, in batches that commit as they go: interrupted, the next
     run goes on from there. A few passages a second on a laptop's CPU, so a
     large folder takes a while; search by words works meanwhile. Once it has
-    run, `kbx search` is hybrid by default (`--mode bm25` for words alone).
+    run, `kbx search` is hybrid by default (`--mode bm25` for words alone) and
+    `kbx index` embeds the passages it adds.
 
     Examples:
 

@@ -10,16 +10,30 @@ from contextlib import nullcontext
 
 from kbx.annotate.engine import connect
 from kbx.config import load_config
-from kbx.store.db import Index
+from kbx.store.db import Index, WriterLease
 from kbx.vectors import run
 from kbx.vectors.setup import encoder_or_why
 
 
-def embed(index: Index, progress: Callable[[int, int], None] | None = None) -> run.VectorReport:
+def embed(
+    index: Index,
+    progress: Callable[[int, int], None] | None = None,
+    lease: WriterLease | None = None,
+) -> run.VectorReport:
     """Vectors for every unit that lacks them; without a model, the line that says why.
-    An engine that cannot run is one ``EngineUnavailable`` line before anything is written."""
+    An engine that cannot run is one ``EngineUnavailable`` line before anything is written.
+    With ``lease``, the pass that ends a ``kbx index`` run on an embedded index: it keeps
+    up the vectors the index has and does nothing (and says why) where they are of another
+    model or version: ``kbx embed`` embeds every passage anew then."""
     enc, why = encoder_or_why(index.root)
     if enc is None:
         return run.VectorReport(off=why)
+    if lease is not None and not run.has_vectors(lease.con(), enc):
+        return run.VectorReport(
+            enc.name,
+            enc.version,
+            off=f"the index's vectors are not of {enc.name} {enc.version}: `kbx embed` "
+            "embeds every passage with it",
+        )
     with connect(load_config(index.root).engine) or nullcontext() as engine:
-        return run.embed(index, enc, progress=progress, workers=engine)
+        return run.embed(index, enc, progress=progress, lease=lease, workers=engine)

@@ -19,6 +19,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -40,6 +41,7 @@ from kbx.store import passages_file, postings_file
 from kbx.store.arrays import worth_mapping
 from kbx.store.consistency import drop_orphans, unplace
 from kbx.store.db import (
+    VECTORS,
     WRITER_WAIT,
     Index,
     WriterLease,
@@ -60,6 +62,9 @@ from kbx.store.schema import REEXTRACT
 from kbx.store.transaction import transaction
 from kbx.store.workers import each_in_order, timed
 
+if TYPE_CHECKING:
+    from kbx.vectors.run import VectorReport
+
 DEFAULT_MAX_SIZE = 50 * 1024 * 1024
 BATCH_DOCS = 400
 # A batch also ends after this long, or as soon as a reader asks for the file. Each commit
@@ -70,6 +75,7 @@ PARALLEL_THRESHOLD = 32
 AHEAD_BYTES = 64 * 1024 * 1024  # files read ahead of the writer, at most (two per worker)
 
 
+VECTORS_STAGE = "vectors"  # the name ``recognizer_progress`` and ``searchable`` give it
 AS_TEXT = "read as plain text"  # the note on a file its format's parser failed on
 
 
@@ -108,6 +114,7 @@ class IndexReport:
     recognizers: list[RecognizerReport] = field(default_factory=list)
     unavailable: list[tuple[str, str]] = field(default_factory=list)  # recognizers not run
     searchable_s: float | None = None  # when every file was in, before the slow recognizers
+    vectors: VectorReport | None = None  # where the index has vectors: its new units'
     seconds: float = 0.0
 
 
@@ -519,6 +526,7 @@ def index(
             idx, lease, report, max_size, workers, hidden, stemmer, registry, progress
         )
         slow = _pending(lease.con(), registry)
+        embedding = _unembedded(lease.con())
         # The layer now, so that filters work while the models run, unless they have at
         # most one batch to do: then it would be built twice within a second or two, and
         # a rebuild costs 80 ms even for a few files (what a server pays on every change).
@@ -529,7 +537,7 @@ def index(
                 refresh_mapped(lease.con(), idx.db)
             report.searchable_s = time.monotonic() - started
             if searchable:
-                searchable(report, list(slow))
+                searchable(report, list(slow) + ([VECTORS_STAGE] if embedding else []))
             if slow:  # the models: on the cluster when kbx.toml names one ([engine])
                 with _engine(idx) or nullcontext() as engine:
                     report.recognizers += recognize(
@@ -544,8 +552,30 @@ def index(
         finally:  # after the models, or without them: a pass that could not run, or ctrl-C
             if slow:
                 _settle(lease, registry)
+        if embedding:
+            from kbx.indexing.embedding import embed
+
+            tick = recognizer_progress
+            report.vectors = embed(
+                idx, (lambda d, t: tick(VECTORS_STAGE, d, t)) if tick else None, lease
+            )
     report.seconds = time.monotonic() - started
     return report
+
+
+def _unembedded(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the index has vectors (``kbx embed`` ran on it) and a unit has none: then
+    ``kbx index`` gives the units it added theirs, last, so an embedded index stays whole,
+    as its mentions do, and a pass killed earlier carries on. Two statements, and no model
+    loaded, where nothing is missing."""
+    if not con.execute("SELECT 1 FROM kbx_meta WHERE key = ?", [VECTORS]).fetchone():
+        return False
+    return bool(
+        con.execute(
+            """SELECT 1 FROM units u WHERE NOT EXISTS
+               (SELECT 1 FROM vectors v WHERE v.unit_hash = u.unit_hash) LIMIT 1"""
+        ).fetchone()
+    )
 
 
 def refresh_mapped(con: duckdb.DuckDBPyConnection, db: Path) -> None:

@@ -99,6 +99,12 @@ def standing(con: duckdb.DuckDBPyConnection, enc: Encoder) -> Standing:
     return Standing(enc.name, enc.version, units, current, stale, units - current - stale)
 
 
+def has_vectors(con: duckdb.DuckDBPyConnection, enc: Encoder) -> bool:
+    """Whether any unit has a vector of this model and version."""
+    sql = "SELECT 1 FROM vectors WHERE model = ? AND version = ? LIMIT 1"
+    return con.execute(sql, [enc.name, enc.version]).fetchone() is not None
+
+
 def coverage(con: duckdb.DuckDBPyConnection, enc: Encoder) -> tuple[int, int]:
     """(units with a current vector, units): until they are equal, a dense ranking sees
     only part of the corpus."""

@@ -79,3 +79,34 @@ def test_with_the_model_off_an_embedded_index_says_so_and_ranks_by_words(folder)
     r = api.search(api.Index.for_root(folder), "automobile vendor")
     assert r.mode == "bm25" and [h.path for h in r.hits] == ["fleet/vans.md"]
     assert any("dense retrieval is off" in n and "(bm25)" in n for n in r.notes)
+
+
+def test_kbx_index_embeds_what_it_adds_to_an_embedded_index(folder):
+    idx = api.Index.for_root(folder)
+    (folder / "fleet" / "bikes.md").write_text("# Bikes\n\nA crimson bicycle.\n")
+    assert api.index(folder).vectors is None  # never embedded: no vectors pass, no model
+    assert run_cli("embed", cwd=folder).returncode == 0
+    (folder / "fleet" / "trucks.md").write_text("# Trucks\n\nA crimson vehicle.\n")
+    shown = run_cli("index", ".", cwd=folder)
+    assert shown.returncode == 0 and "vectors: 1 passages embedded" in shown.stdout
+    with idx.reader() as con:
+        lacking = "SELECT count(*) FROM units u WHERE NOT EXISTS (SELECT 1 FROM vectors v "
+        assert con.execute(lacking + "WHERE v.unit_hash = u.unit_hash)").fetchone() == (0,)
+    hits = {h.path: h.ranks for h in api.search(idx, "automobile").hits}
+    assert hits["fleet/trucks.md"]["dense"] is not None  # by meaning: "vehicle"
+    assert api.index(folder).vectors is None  # nothing added: nothing to embed
+
+
+def test_kbx_index_leaves_vectors_of_another_model_to_kbx_embed(folder, make_model, tmp_path):
+    assert run_cli("embed", cwd=folder).returncode == 0
+    other = make_model(tmp_path / "other", seed=1)
+    (folder / "kbx.toml").write_text(
+        f'[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n\n[dense]\nmodel = "{other}"\n'
+    )
+    (folder / "fleet" / "trucks.md").write_text("# Trucks\n\nA crimson vehicle.\n")
+    report = api.index(folder)
+    assert report.vectors.units == 0 and "`kbx embed` embeds every passage" in report.vectors.off
+    idx = api.Index.for_root(folder)
+    with idx.reader() as con:
+        (versions,) = con.execute("SELECT count(DISTINCT version) FROM vectors").fetchone()
+    assert versions == 1  # the old model's vectors stand, none of the new model's
