@@ -245,6 +245,10 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
             + (f" ({behind}; run `kbx reprocess`)" if behind else ""),
             markup=False,
         )
+    for v in s.vectors:
+        out.print(f"vectors    {v['model']} {v['version']}: {v['units']}/{s.units} units")
+    if not s.vectors:
+        out.print("vectors    none (`kbx embed` adds them: search by meaning too)", markup=False)
     for p in s.problems:
         out.print(f"[yellow]inconsistent[/] {escape(p)}")
     for f in s.failures:

@@ -31,6 +31,7 @@ class Status:
     failures: list[dict] = field(default_factory=list)
     recognizers: list[dict] = field(default_factory=list)  # see reprocess.PlanRow
     problems: list[str] = field(default_factory=list)  # what the next writing command repairs
+    vectors: list[dict] = field(default_factory=list)  # model, version, units: kbx embed's
 
 
 def status(index: Index, registry: Registry | None = None) -> Status:
@@ -52,6 +53,14 @@ def status(index: Index, registry: Registry | None = None) -> Status:
         terms = con.execute("SELECT count(*) FROM terms").fetchone()[0]
         meta = dict(con.execute("SELECT key, value FROM kbx_meta").fetchall())
         found = problems(con)
+        vectors = [
+            {"model": m, "version": v, "units": n}
+            for m, v, n in con.execute(
+                """SELECT model, version, count(DISTINCT unit_hash) FROM vectors
+                   WHERE unit_hash IN (SELECT unit_hash FROM units)
+                   GROUP BY ALL ORDER BY 3 DESC, 1, 2"""
+            ).fetchall()
+        ]
         failures = [
             {"path": p, "status": s, "error": e}
             for p, s, e in con.execute(
@@ -74,4 +83,5 @@ def status(index: Index, registry: Registry | None = None) -> Status:
         failures=failures,
         recognizers=standings,
         problems=found,
+        vectors=vectors,
     )

@@ -36,8 +36,13 @@ def folder(tmp_path: Path, tiny_model: Path) -> Path:
 def test_embed_then_hybrid_finds_a_passage_in_other_words(folder):
     idx = api.Index.for_root(folder)
     assert api.search(idx, "automobile vendor").mode == "bm25"  # no vectors yet
+    assert (
+        api.status(idx).vectors == [] and "vectors    none" in run_cli("status", cwd=folder).stdout
+    )
     out = json.loads(run_cli("embed", "--json", cwd=folder).stdout)
     assert out["units"] == len(DOCS) and out["off"] is None
+    (row,) = api.status(idx).vectors
+    assert row["units"] == len(DOCS) and row["model"] == out["model"]
     words = api.search(idx, "automobile vendor", mode="bm25")
     assert [h.path for h in words.hits] == ["fleet/vans.md"] and words.mode == "bm25"
     both = api.search(idx, "automobile vendor")  # hybrid by default, once vectors exist
