@@ -212,6 +212,8 @@ def _chosen(
     here: a BM25 search never loads numpy or the model's runtime.)"""
     if mode == "bm25" or (mode is None and VECTORS not in state):
         return "bm25", None, []
+    if VECTORS not in state:
+        raise BadArgument(f"--mode {mode} needs vectors, and the index has none: run `kbx embed`")
     from kbx.vectors.setup import encoder_or_why
 
     enc, why = encoder_or_why(index.root, optimize=arrays.WARM)  # a cold process: one query

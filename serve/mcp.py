@@ -42,6 +42,10 @@ Quantity = Annotated[
     Field(description="[DIMENSION] OP VALUE in SI, e.g. mass>1kg, size<=4GB; all must match"),
 ]
 By = Annotated[str, Field(description="who makes the change, e.g. agent:<your client's name>")]
+Mode = Annotated[
+    str | None,
+    Field(description="bm25 (words), dense (meaning) or hybrid; default hybrid once embedded"),
+]
 
 
 def _result(call: Callable[[], dict], render: Callable[[dict], str]) -> CallToolResult:
@@ -93,13 +97,14 @@ def server(index: LiveIndex) -> MCPServer:
         path: Glob = None,
         quantity: Quantity = None,
         facets: bool = False,
+        mode: Mode = None,
     ) -> CallToolResult:
-        """Ranked passages (BM25) for words, each cited as path:start-end #hash with a
-        snippet: read only those lines. Below them, exact matches of the query as a phrase
-        (grep finds every one, or a regex). Filters narrow to passages naming an entity,
-        with a mention type, dated after/before, with a quantity (mass>1kg), by front-matter
-        field or path; facets counts entities, types, years and quantities among all
-        matches."""
+        """Ranked passages for the query's words (and its meaning, once the folder is
+        embedded), each cited as path:start-end #hash with a snippet: read only those
+        lines. Below them, exact matches of the query as a phrase (grep finds every one,
+        or a regex). Filters narrow to passages naming an entity, with a mention type,
+        dated after/before, with a quantity (mass>1kg), by front-matter field or path;
+        facets counts entities, types, years and quantities among all matches."""
         return _result(
             lambda: commands.search(
                 index,
@@ -113,7 +118,8 @@ def server(index: LiveIndex) -> MCPServer:
                 meta,
                 path,
                 facets,
-                quantity=quantity,
+                mode,
+                quantity,
             ),
             text.search,
         )

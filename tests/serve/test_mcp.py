@@ -73,6 +73,10 @@ async def _converse(agent: Client, docs) -> None:
     assert (entry["added_by"], entry["source"]) == ("agent:pytest", "notes/cedar.md")
     named = await agent.call_tool("search", {"query": "certificate", "entity": ["Bluefin Labs"]})
     assert [h["path"] for h in named.structured_content["hits"]] == ["notes/cedar.md"]
+    words = await agent.call_tool("search", {"query": "certificate", "mode": "bm25"})
+    assert words.structured_content["mode"] == "bm25"  # and the folder has no vectors:
+    off = await agent.call_tool("search", {"query": "certificate", "mode": "dense"})
+    assert off.is_error and "the index has none: run `kbx embed`" in off.content[0].text
 
     gone = await agent.call_tool(
         "gazetteer_retract", {"id": "gz:bluefin-labs", "by": "agent:pytest", "why": "a test"}

@@ -73,6 +73,10 @@ def test_an_unknown_mode_and_a_mode_without_vectors_are_clear_errors(folder, tmp
     idx = api.Index.for_root(folder)
     with pytest.raises(BadArgument, match="unknown mode 'semantic'; choose from bm25, dense"):
         api.search(idx, "car", mode="semantic")
+    for mode in ("dense", "hybrid"):  # asked for, and no vectors yet
+        with pytest.raises(BadArgument, match=rf"--mode {mode} needs vectors, .* `kbx embed`"):
+            api.search(idx, "car", mode=mode)
+    assert run_cli("embed", cwd=folder).returncode == 0
     (folder / "kbx.toml").write_text("[dense]\nenable = false\n")
     with pytest.raises(BadArgument, match=r"--mode dense needs dense retrieval, which is off"):
         api.search(idx, "car", mode="dense")
