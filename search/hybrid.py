@@ -116,13 +116,15 @@ def dense_ranking(
     f: DocFilter | None = None,
     limit: int = 100,
     db: Path | None = None,
+    units: np.ndarray | None = None,
 ) -> list[tuple[int, float]]:
     """``(unit_id, cosine)``, best first, among the units ``f`` allows: the same allowed
     set BM25 ranks from (``DocFilter.units()``), so a filtered hybrid query never returns
     a passage the filter excludes. Boost-only conditions (``f.boosts``) do not move it.
-    Pass ``db=index.db`` to scan the memory-mapped matrix when it is current."""
+    Pass ``db=index.db`` to scan the memory-mapped matrix when it is current, and
+    ``units`` when the allowed units are known already (``dense_rank``)."""
     f = f or DocFilter()
-    return dense_rank(con, enc, query, f.units(), f.params, limit, db)
+    return dense_rank(con, enc, query, f.units(), f.params, limit, db, units)
 
 
 def fuse(

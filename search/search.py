@@ -225,13 +225,23 @@ def _chosen(
 
 
 def _by_meaning(
-    con, index: Index, enc: Encoder, query: str, f: DocFilter, bm25: list, mode: str, depth: int
+    con,
+    index: Index,
+    enc: Encoder,
+    query: str,
+    f: DocFilter,
+    keep: Allowed | None,
+    bm25: list,
+    mode: str,
+    depth: int,
 ) -> list:
     """The dense list (``(unit_id, cosine, 0, ranks)``), or it fused with BM25's: each list
-    the top ``depth`` of its ranking (BM25's was asked for as many)."""
+    the top ``depth`` of its ranking (BM25's was asked for as many), among the units the
+    filter allows (``keep``'s, where the BM25 side found them)."""
     from kbx.search.hybrid import dense_ranking, fuse
 
-    dense = dense_ranking(con, enc, query, f, limit=depth, db=index.db)
+    units = keep.units if keep is not None else None
+    dense = dense_ranking(con, enc, query, f, limit=depth, db=index.db, units=units)
     if mode == "dense":
         return [(u, s, 0, {"bm25": None, "dense": i}) for i, (u, s) in enumerate(dense, 1)]
     return fuse(bm25, dense, depth)
@@ -357,7 +367,7 @@ def search(
         keep = allowed(con, f, layer) if pf is not None or layer is not None else None
         ranked, total = rank(con, groups, f, params, depth, index.db, gen, ids, keep)
         if mode != "bm25":
-            ranked = _by_meaning(con, index, enc, query, f, ranked, mode, depth)[:k]
+            ranked = _by_meaning(con, index, enc, query, f, keep, ranked, mode, depth)[:k]
         passages = mapped_passages(index, state)
         hits, indexed = _hits(con, ranked, groups, an, f, keep, passages)
         result = SearchResult(query, groups, hits, total, max(0, total - len(hits)), mode=mode)

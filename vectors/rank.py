@@ -27,6 +27,7 @@ def dense_rank(
     params: Sequence = (),
     limit: int = 100,
     db: Path | None = None,
+    units: np.ndarray | None = None,
 ) -> list[tuple[int, float]]:
     """``(unit_id, cosine)`` of the ``limit`` units nearest ``query`` (text, or its vector)
     by their best window, best first, ties by unit id. ``allowed`` is SQL of the units to
@@ -34,9 +35,15 @@ def dense_rank(
     gives); None ranks them all.
     Only vectors of ``enc``'s model and version count: a unit without one is not ranked.
     With ``db`` (the index file), the matrix exported beside it is scanned when it is
-    current (matrix.py); the SQL scan otherwise. Both give the same ranking."""
+    current (matrix.py); the SQL scan otherwise. Both give the same ranking. ``units``:
+    the ids ``allowed`` selects, sorted, where the caller has them already (a search's
+    BM25 side found them over the entity layer's arrays), so the matrix scan needs no
+    statement for them."""
     q = enc.query(query) if isinstance(query, str) else np.asarray(query, dtype=np.float32)
     m = matrix.load(con, db, enc.name, enc.version) if db is not None else None
+    if m is not None and units is not None:
+        ids, scores = m.scores(q, units)
+        return _top(ids, scores, limit)
     if m is not None:
         return _from_matrix(con, m, q, allowed, params, limit)
     where = f"AND u.unit_id IN ({allowed})" if allowed else ""

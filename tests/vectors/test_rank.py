@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kbx.indexing.ingest import index
 from kbx.recognizers.registry import Registry
+from kbx.search.allowed import allowed
 from kbx.search.bm25 import rank
 from kbx.search.filters import Filters, compile_filters
 from kbx.search.hybrid import dense_ranking, fuse
@@ -103,6 +104,10 @@ def test_the_memory_mapped_matrix_ranks_as_the_sql_scan_does(tmp_path, tiny_mode
                 f = compile_filters(con, filters)
                 sql = dense_ranking(con, enc, query, f, limit=3)
                 assert _same(dense_ranking(con, enc, query, f, limit=3, db=idx.db), sql)
+                found = allowed(con, f)  # the placements a search finds allowed
+                if found is not None:  # the units given, not selected by a statement
+                    given = dense_ranking(con, enc, query, f, 3, idx.db, found.units)
+                    assert _same(given, sql)
 
 
 def test_a_stale_matrix_is_not_used_and_a_removed_units_row_is_dropped(tmp_path, tiny_model):
