@@ -244,7 +244,7 @@ HYBRID = f"kbx search --mode hybrid (convex, top {FUSION_DEPTH})"
 def kbx_hybrid(bm_rows: list[tuple], de_rows: list[tuple[int, float]]) -> Rows:
     """The fusion ``kbx search --mode hybrid`` ranks by, over the lists' top it fuses."""
     n = FUSION_DEPTH
-    return [r[0] for r in fuse(bm_rows[:n], de_rows[:n], n)]
+    return [r[0] for r in fuse(bm_rows[:n], de_rows[:n], (len(bm_rows) > n, len(de_rows) > n))]
 
 
 def scifact(

@@ -4,8 +4,8 @@ The fusions compared, each over the top ``--depth`` of both lists (100, what ``k
 --mode hybrid`` fuses, and 1,000): reciprocal rank fusion (``kbx.search.hybrid.rrf``, k = 20
 and 60) and the convex combination of theoretically scaled scores
 (``kbx.search.hybrid.convex``, Bruch, Gai and Ingber, TOIS 2023) at BM25 weights alpha from
-0 to 1 by 0.1 (the dense list weighs 1 - alpha); an item a cut list lacks scores there what
-its last item does, and, for comparison at the first depth, 0.
+0.1 to 0.9 by 0.1 (the dense list weighs 1 - alpha); an item a cut list lacks scores there
+what its last item does, and, for comparison at the first depth, 0.
 
 The choice is made on SciFact train's queries with an odd id (nDCG@10), and reported on its
 queries with an even id (a half never looked at to choose) and on the Node.js dev questions
@@ -50,7 +50,7 @@ def fusions(depths: list[int]) -> dict[str, Fusion]:
             ]
         for a in ALPHAS[1:-1]:
             out[f"convex alpha={a}, top {n}"] = lambda b, d, n=n, a=a: [
-                f.key for f in convex([b[:n], d[:n]], [a, 1 - a], n)
+                f.key for f in convex([b[:n], d[:n]], [a, 1 - a], [len(b) > n, len(d) > n])
             ]
     for a in ALPHAS[1:-1]:  # the same, an item a list lacks scoring 0 there, not the cut's
         out[f"convex alpha={a}, top {depths[0]}, lacking = 0"] = lambda b, d, a=a: [
@@ -124,7 +124,7 @@ def main() -> None:
     p.add_argument("--skip-nodejs", action="store_true")
     a = p.parse_args()
     enc = packaged()
-    ways = fusions(a.depth or [FUSION_DEPTH, DEPTH])
+    ways = fusions(sorted({FUSION_DEPTH, *(a.depth or [DEPTH])}))  # the choice is at the first
     sci = scifact(a.eval, a.cache, enc, ways)
     product = f"top {FUSION_DEPTH}"  # what kbx search fuses: the choice is made there
     chosen = max(

@@ -246,7 +246,8 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
             markup=False,
         )
     for v in s.vectors:
-        out.print(f"vectors    {v['model']} {v['version']}: {v['units']}/{s.units} units")
+        line = f"vectors    {v['model']} {v['version']}: {v['units']}/{s.units} units"
+        out.print(line, markup=False)
     if not s.vectors:
         out.print("vectors    none (`kbx embed` adds them: search by meaning too)", markup=False)
     for p in s.problems:
@@ -364,7 +365,7 @@ def search(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Find the passages that best match QUERY (BM25), each cited by file and lines.
+    """Find the passages that best match QUERY, each cited by file and lines.
 
     Lean text, for an agent's context: passages grouped by file, best file first, under
     the file's path and hash (to pass to `kbx read --hash`); each passage shows its line

@@ -41,7 +41,6 @@ from kbx.store import passages_file, postings_file
 from kbx.store.arrays import worth_mapping
 from kbx.store.consistency import drop_orphans, unplace
 from kbx.store.db import (
-    VECTORS,
     WRITER_WAIT,
     Index,
     WriterLease,
@@ -522,11 +521,12 @@ def index(
     # background work: it waits out another writer's run (a server's re-index) for up to a
     # minute, and says so, where an interactive edit gives up sooner
     with idx.writing("index", wait=WRITER_WAIT), WriterLease(idx) as lease:
+        (last_unit,) = lease.con().execute("SELECT coalesce(max(unit_id), 0) FROM units").fetchone()
         registry = _index(
             idx, lease, report, max_size, workers, hidden, stemmer, registry, progress
         )
         slow = _pending(lease.con(), registry)
-        embedding = _unembedded(lease.con())
+        embedding = _unembedded(lease.con(), last_unit)
         # The layer now, so that filters work while the models run, unless they have at
         # most one batch to do: then it would be built twice within a second or two, and
         # a rebuild costs 80 ms even for a few files (what a server pays on every change).
@@ -557,23 +557,27 @@ def index(
 
             tick = recognizer_progress
             report.vectors = embed(
-                idx, (lambda d, t: tick(VECTORS_STAGE, d, t)) if tick else None, lease
+                idx,
+                (lambda d, t: tick(VECTORS_STAGE, d, t)) if tick else None,
+                lease=lease,
+                added_after=last_unit,
             )
     report.seconds = time.monotonic() - started
     return report
 
 
-def _unembedded(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether the index has vectors (``kbx embed`` ran on it) and a unit has none: then
-    ``kbx index`` gives the units it added theirs, last, so an embedded index stays whole,
-    as its mentions do, and a pass killed earlier carries on. Two statements, and no model
-    loaded, where nothing is missing."""
-    if not con.execute("SELECT 1 FROM kbx_meta WHERE key = ?", [VECTORS]).fetchone():
-        return False
+def _unembedded(con: duckdb.DuckDBPyConnection, last_unit: int) -> bool:
+    """Whether the index has vectors (``kbx embed`` ran on it) and a unit this run added
+    (its id past ``last_unit``, the ids being a sequence) has none: then ``kbx index``
+    gives those theirs, last, so an embedded index stays whole as its mentions do. Only
+    those: a pass ``kbx embed`` left is its to finish, not a server's next re-index, which
+    would hold the write lock through it. No model is loaded where nothing is missing."""
     return bool(
         con.execute(
-            """SELECT 1 FROM units u WHERE NOT EXISTS
-               (SELECT 1 FROM vectors v WHERE v.unit_hash = u.unit_hash) LIMIT 1"""
+            """SELECT 1 FROM units u WHERE u.unit_id > ? AND EXISTS (SELECT 1 FROM vectors)
+               AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.unit_hash = u.unit_hash)
+               LIMIT 1""",
+            [last_unit],
         ).fetchone()
     )
 

@@ -72,19 +72,21 @@ def rrf(
 def convex(
     lists: Sequence[Sequence[tuple[Hashable, float]]],
     weights: Sequence[float],
-    depth: int | None = None,
+    cut: Sequence[bool] | None = None,
 ) -> list[Fused]:
     """Fuse scored rankings by a convex combination of theoretically scaled scores (TM2C2 of
     Bruch, Gai and Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval", TOIS
     2023): each list's scores become ``s / best``, 0 being the least score its scorer gives
     (BM25; a cosine, clipped there), so a list's scale depends on its best score alone, not
     on how deep it was cut as min-max scaling's would; an item's score is the weighted sum
-    over the lists. An item a list lacks scores there what the list's last item does when
-    the list was cut at ``depth`` (it ranked below: that is its score's bound, and the
-    fusion then ranks as over the whole lists, docs/BENCHMARKS.md), and 0 when the list holds
-    all its scorer found. ``ranks`` and the order of ties are as in ``rrf``."""
-    if len(weights) != len(lists):
-        raise ValueError("give one weight per list")
+    over the lists. An item a list lacks scores there what the list's last item does where
+    the list was ``cut`` short (it ranked below: that is its score's bound, and the fusion
+    then ranks as over the whole lists, docs/BENCHMARKS.md), and 0 where the list holds all
+    its scorer found. A list with no score above 0 adds nothing. ``ranks`` and the order of
+    ties are as in ``rrf``."""
+    cuts = list(cut) if cut is not None else [False] * len(lists)
+    if len(weights) != len(lists) or len(cuts) != len(lists):
+        raise ValueError("give one weight (and one cut) per list")
     ranks: dict[Hashable, list[int | None]] = {}
     scaled: list[dict[Hashable, float]] = []
     below: list[float] = []  # what an item the list lacks scores there
@@ -95,9 +97,8 @@ def convex(
             slot = ranks.setdefault(key, [None] * len(lists))
             if slot[i] is None:
                 slot[i] = r
-                mine[key] = max(s, 0.0) / best if best > 0 else 1.0
-        cut = depth is not None and len(ranking) >= depth
-        below.append(max(ranking[-1][1], 0.0) / best if cut and best > 0 else 0.0)
+                mine[key] = max(s, 0.0) / best if best > 0 else 0.0
+        below.append(max(ranking[-1][1], 0.0) / best if cuts[i] and best > 0 else 0.0)
         scaled.append(mine)
     order = {key: n for n, key in enumerate(ranks)}
     parts = list(zip(weights, scaled, below, strict=True))
@@ -130,18 +131,19 @@ def dense_ranking(
 def fuse(
     bm25_rows: Sequence[tuple[int, float, int]],
     dense_rows: Sequence[tuple[int, float]],
-    depth: int | None = None,
+    cut: tuple[bool, bool] = (False, False),
     alpha: float = ALPHA,
     limit: int | None = None,
 ) -> list[tuple[int, float, int, dict[str, int | None]]]:
     """BM25's ``(unit_id, score, matched)`` rows and the dense ``(unit_id, cosine)`` rows,
-    each list the top ``depth`` of its ranking, fused by ``convex`` (BM25 weighing
-    ``alpha``): ``(unit_id, fused score, matched, ranks)`` best first, where ``ranks``
+    each the top of its ranking (``cut``: whether each list left some out), fused by
+    ``convex`` (BM25 weighing ``alpha``): ``(unit_id, fused score, matched, ranks)`` best
+    first, where ``ranks``
     names each list's rank of the unit (None: not in it) and ``matched`` is the query
     terms BM25 found in it (0 for a unit only the dense list holds). The first three
     fields are what ``hits_for`` takes."""
     matched = {r[0]: r[2] for r in bm25_rows}
-    fused = convex([[r[:2] for r in bm25_rows], dense_rows], [alpha, 1 - alpha], depth)
+    fused = convex([[r[:2] for r in bm25_rows], dense_rows], [alpha, 1 - alpha], cut)
     return [
         (f.key, f.score, matched.get(f.key, 0), dict(zip(LISTS, f.ranks, strict=True)))
         for f in fused[:limit]

@@ -204,19 +204,24 @@ FUSION_DEPTH = 100  # passages of each list that fusion ranks from
 
 
 def _chosen(
-    index: Index, state: dict[str, str], mode: str | None
+    con: duckdb.DuckDBPyConnection, index: Index, state: dict[str, str], mode: str | None
 ) -> tuple[str, Encoder | None, list[str]]:
     """The mode a search ranks by, its model, and a note: ``mode`` as asked, or by default
-    hybrid where ``kbx embed`` gave the index vectors and the model loads, bm25 elsewhere (a
-    note then says why dense retrieval is off, where the index has vectors). (Imported
-    here: a BM25 search never loads numpy or the model's runtime.)"""
+    hybrid where ``kbx embed`` gave the index vectors of the model it loads now, bm25
+    elsewhere (a note then says why, where the index has vectors). (Imported here: a BM25
+    search never loads numpy or the model's runtime.)"""
     if mode == "bm25" or (mode is None and VECTORS not in state):
         return "bm25", None, []
     if VECTORS not in state:
         raise BadArgument(f"--mode {mode} needs vectors, and the index has none: run `kbx embed`")
+    from kbx.vectors.run import has_vectors
     from kbx.vectors.setup import encoder_or_why
 
     enc, why = encoder_or_why(index.root, optimize=arrays.WARM)  # a cold process: one query
+    if enc is not None and not has_vectors(con, enc):
+        enc, why = None, f"no passage has a vector of {enc.name} {enc.version}: run `kbx embed`"
+        if mode is not None:
+            raise BadArgument(f"--mode {mode} needs vectors: {why}")
     if enc is not None:
         return mode or "hybrid", enc, []
     if mode is not None:
@@ -225,26 +230,28 @@ def _chosen(
 
 
 def _by_meaning(
-    con,
+    con: duckdb.DuckDBPyConnection,
     index: Index,
     enc: Encoder,
     query: str,
     f: DocFilter,
     keep: Allowed | None,
     bm25: list,
+    matched: int,
     mode: str,
     depth: int,
 ) -> list:
     """The dense list (``(unit_id, cosine, 0, ranks)``), or it fused with BM25's: each list
-    the top ``depth`` of its ranking (BM25's was asked for as many), among the units the
-    filter allows (``keep``'s, where the BM25 side found them)."""
+    the top ``depth`` of its ranking (BM25's, of the ``matched`` units, was asked for as
+    many), among the units the filter allows (``keep``'s, where the BM25 side found them)."""
     from kbx.search.hybrid import dense_ranking, fuse
 
     units = keep.units if keep is not None else None
     dense = dense_ranking(con, enc, query, f, limit=depth, db=index.db, units=units)
     if mode == "dense":
-        return [(u, s, 0, {"bm25": None, "dense": i}) for i, (u, s) in enumerate(dense, 1)]
-    return fuse(bm25, dense, depth)
+        words = {r[0]: i for i, r in enumerate(bm25, 1)}
+        return [(u, s, 0, {"bm25": words.get(u), "dense": i}) for i, (u, s) in enumerate(dense, 1)]
+    return fuse(bm25, dense, (matched > len(bm25), len(dense) >= depth))
 
 
 def phrase_parts(query: str) -> tuple[bool, str]:
@@ -355,7 +362,7 @@ def search(
         raise BadArgument(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     with index.reader() as con:
         state = index_state(con)
-        mode, enc, dense_notes = _chosen(index, state, mode)
+        mode, enc, dense_notes = _chosen(con, index, state, mode)
         an = analyzer_from(state)
         groups = an.query(query)
         f = compile_filters(con, filters)
@@ -367,7 +374,7 @@ def search(
         keep = allowed(con, f, layer) if pf is not None or layer is not None else None
         ranked, total = rank(con, groups, f, params, depth, index.db, gen, ids, keep)
         if mode != "bm25":
-            ranked = _by_meaning(con, index, enc, query, f, keep, ranked, mode, depth)[:k]
+            ranked = _by_meaning(con, index, enc, query, f, keep, ranked, total, mode, depth)[:k]
         passages = mapped_passages(index, state)
         hits, indexed = _hits(con, ranked, groups, an, f, keep, passages)
         result = SearchResult(query, groups, hits, total, max(0, total - len(hits)), mode=mode)

@@ -6,7 +6,7 @@ sends them to the model on every turn."""
 import json
 import logging
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
@@ -43,8 +43,8 @@ Quantity = Annotated[
 ]
 By = Annotated[str, Field(description="who makes the change, e.g. agent:<your client's name>")]
 Mode = Annotated[
-    str | None,
-    Field(description="bm25 (words), dense (meaning) or hybrid; default hybrid once embedded"),
+    Literal["bm25", "dense", "hybrid"] | None,
+    Field(description="words, meaning or both; default hybrid once the folder is embedded"),
 ]
 
 

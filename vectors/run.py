@@ -59,17 +59,20 @@ def missing(
     limit: int | None = None,
     redo_from: datetime | None = None,
     keys_only: bool = False,
+    added_after: int = 0,
 ) -> list[tuple]:
     """Units without a vector of this model and version (with ``redo_from``, also those
-    whose vector is older: a forced pass, resumable like any other), in unit order."""
+    whose vector is older: a forced pass, resumable like any other), in unit order; with
+    ``added_after``, only those whose id is past it."""
     columns = "u.unit_hash" if keys_only else "u.unit_hash, u.heading_path, u.text"
     sql = f"""SELECT {columns} FROM units u
               ANTI JOIN (SELECT unit_hash FROM vectors WHERE model = ? AND version = ?
                          AND embedded_at >= ?) v USING (unit_hash)
-              ORDER BY u.unit_id"""
+              WHERE u.unit_id > ? ORDER BY u.unit_id"""
     if limit:
         sql += f" LIMIT {int(limit)}"
-    return con.execute(sql, [enc.name, enc.version, redo_from or datetime.min]).fetchall()
+    params = [enc.name, enc.version, redo_from or datetime.min, added_after]
+    return con.execute(sql, params).fetchall()
 
 
 @dataclass
@@ -212,10 +215,12 @@ def embed(
     redo_from: datetime | None = None,
     lease: WriterLease | None = None,
     workers: Workers | None = None,
+    added_after: int | None = None,
 ) -> VectorReport:
     """Give every unit of ``index`` a vector of the index's model (or ``enc``), batch by
     batch; ``progress(done, total)`` after each. Holds the index's write lock (re-entrant:
-    ``kbx index`` may call this under its own) and writes on ``lease`` when given. With
+    ``kbx index`` may call this under its own, with ``added_after``: only the units whose
+    id is past it) and writes on ``lease`` when given. With
     ``workers`` (a cluster), the batches are embedded there, every batch of a chunk in
     flight at once, and committed here in order, as the recognizer pass does."""
     if enc is None:
@@ -226,10 +231,11 @@ def embed(
     started = time.monotonic()
     with index.writing("embed"), nullcontext(lease) if lease else WriterLease(index) as lease:
         report.removed += sweep(lease.con())
-        total = len(missing(lease.con(), enc, redo_from=redo_from, keys_only=True))
+        after = added_after or 0
+        total = len(missing(lease.con(), enc, None, redo_from, True, after))
         folder = setting(index.root).folder
         while total:
-            chunk = missing(lease.con(), enc, CHUNK_UNITS, redo_from)
+            chunk = missing(lease.con(), enc, CHUNK_UNITS, redo_from, added_after=after)
             batches = [chunk[s : s + BATCH_UNITS] for s in range(0, len(chunk), BATCH_UNITS)]
             for batch, rows in _embedded(enc, batches, lease, workers, folder):
                 report.removed += write(lease.con(), rows)

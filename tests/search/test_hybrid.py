@@ -85,6 +85,22 @@ def test_convex_scales_each_list_by_its_best_above_its_floor():
         convex([bm25], [0.5, 0.5])
 
 
+def test_an_item_a_cut_list_lacks_scores_its_last_and_one_a_whole_list_lacks_zero():
+    bm25, cosine = [("a", 8.0), ("b", 4.0)], [("c", 0.5), ("b", 0.25)]
+    whole = {f.key: f.score for f in convex([bm25, cosine], [0.5, 0.5])}
+    assert whole["c"] == pytest.approx(0.5) and whole["a"] == pytest.approx(0.5)
+    cut = {f.key: f.score for f in convex([bm25, cosine], [0.5, 0.5], [True, True])}
+    assert cut["c"] == pytest.approx(0.5 * 4 / 8 + 0.5)  # ranked below BM25's last
+    assert cut["a"] == pytest.approx(0.5 + 0.5 * 0.25 / 0.5)
+    with pytest.raises(ValueError):
+        convex([bm25, cosine], [0.5, 0.5], [True])
+
+
+def test_a_list_with_nothing_above_zero_adds_nothing():
+    rows = fuse([(1, 5.0, 2)], [(2, -0.05), (3, 0.0)])  # every cosine at or below 0
+    assert [r[0] for r in rows] == [1, 2, 3] and rows[1][1] == rows[2][1] == 0.0
+
+
 def test_convex_does_not_depend_on_how_deep_a_list_was_cut():
     bm25 = [("a", 9.0), ("b", 6.0), ("c", 3.0), ("d", 1.0)]
     cosine = [("b", 0.9), ("c", 0.7), ("a", 0.2), ("d", 0.1)]

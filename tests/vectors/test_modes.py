@@ -55,6 +55,8 @@ def test_embed_then_hybrid_finds_a_passage_in_other_words(folder):
     assert both.mode == "hybrid" and both.hits[0].path == "fleet/vans.md"
     dense = api.search(idx, "automobile", mode="dense", filters=api.Filters(path="kitchen/*"))
     assert [h.path for h in dense.hits] == ["kitchen/bread.md"]  # the filter narrows it too
+    by_meaning = {h.path: h.ranks for h in api.search(idx, "vendor", mode="dense").hits}
+    assert by_meaning["fleet/vans.md"]["bm25"] == 1  # the words found it too, and say where
 
 
 def test_the_cli_says_the_mode_and_each_hits_ranks(folder):
@@ -104,6 +106,15 @@ def test_kbx_index_embeds_what_it_adds_to_an_embedded_index(folder):
     hits = {h.path: h.ranks for h in api.search(idx, "automobile").hits}
     assert hits["fleet/trucks.md"]["dense"] is not None  # by meaning: "vehicle"
     assert api.index(folder).vectors is None  # nothing added: nothing to embed
+    with idx.writer() as con:  # a unit left without one, as by a `kbx embed` stopped early
+        con.execute(
+            """DELETE FROM vectors WHERE unit_hash IN (SELECT u.unit_hash FROM units u
+               JOIN placements USING (unit_id) JOIN documents d USING (doc_id)
+               WHERE d.path = 'kitchen/bread.md')"""
+        )
+    (folder / "fleet" / "vans.md").write_text("# Vans\n\nTwo crimson vehicles.\n")
+    assert api.index(folder).vectors.units == 1  # what the run added: the rest is kbx embed's
+    assert json.loads(run_cli("embed", "--json", cwd=folder).stdout)["units"] == 1
 
 
 def test_kbx_index_leaves_vectors_of_another_model_to_kbx_embed(folder, make_model, tmp_path):
@@ -119,3 +130,7 @@ def test_kbx_index_leaves_vectors_of_another_model_to_kbx_embed(folder, make_mod
     with idx.reader() as con:
         (versions,) = con.execute("SELECT count(DISTINCT version) FROM vectors").fetchone()
     assert versions == 1  # the old model's vectors stand, none of the new model's
+    r = api.search(idx, "automobile vendor")  # and search, by default, says so
+    assert r.mode == "bm25" and any("no passage has a vector of" in n for n in r.notes)
+    with pytest.raises(BadArgument, match="--mode hybrid needs vectors: no passage has"):
+        api.search(idx, "automobile vendor", mode="hybrid")

@@ -81,7 +81,7 @@ def test_fusion_finds_the_passage_asked_for_in_other_words(tmp_path, tiny_model)
         bm25, _ = rank(con, groups, limit=10)
         assert _paths(con, [r[0] for r in bm25]) == ["fleet/vans.md"]  # the word "vendor"
         dense = dense_ranking(con, enc, "automobile vendor", limit=10)
-        fused = fuse(bm25, dense, 10)
+        fused = fuse(bm25, dense)
         cars = next(r for r in fused if _paths(con, [r[0]]) == ["fleet/cars.md"])
         assert cars[2] == 0 and cars[3]["bm25"] is None and cars[3]["dense"] >= 1
         first = fused[0]
