@@ -368,12 +368,11 @@ def nodejs(
     return table_
 
 
-def nodejs_table(
-    questions: list[Question], ranks: dict[str, list[int | None]], n: int, windows: int
-) -> str:
-    heads = ["system"] + [
-        f"{k} {m}" for k in ("lex", "para", "all") for m in ("hit@1", "hit@5", "MRR")
-    ]
+KIND_HEADS = [f"{k} {m}" for k in ("lex", "para", "all") for m in ("hit@1", "hit@5", "MRR")]
+
+
+def kind_rows(questions: list[Question], ranks: dict[str, list[int | None]]) -> list[list]:
+    """A row a system: hit@1, hit@5 and MRR of its first-hit ranks, by kind and over all."""
     rows = []
     for name, rs in ranks.items():
         row: list = [name]
@@ -381,6 +380,13 @@ def nodejs_table(
             sel = [r for q, r in zip(questions, rs, strict=True) if kind in (None, q.kind)]
             row.extend(f"{m:.2f}" for m in hit_metrics(sel))
         rows.append(row)
+    return rows
+
+
+def nodejs_table(
+    questions: list[Question], ranks: dict[str, list[int | None]], n: int, windows: int
+) -> str:
+    heads, rows = ["system", *KIND_HEADS], kind_rows(questions, ranks)
     head = (
         f"### Node.js dev questions ({len(questions)}, {n:,} units, {windows:,} windows), top 5\n\n"
     )

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from common import NODEJS, build_kbx, eval_arg, first_hit, hit_metrics, load_questions, table
-from dense_quality import DEPTH, QueryVectors, UnitVectors, log, to_docs
+from common import NODEJS, build_kbx, eval_arg, first_hit, load_questions, table
+from dense_quality import DEPTH, KIND_HEADS, QueryVectors, UnitVectors, kind_rows, log, to_docs
 from search_quality import load_scifact, scores, units_to_docs
 
 from kbx.search.bm25 import rank
@@ -107,14 +107,7 @@ def nodejs(eval_dir: Path, cache: Path, enc: Encoder, ways: dict[str, Fusion]) -
                 firsts[name].append(
                     first_hit(q, [(h.path, h.start_line, h.end_line) for h in hits])
                 )
-    rows = []
-    for name, rs in firsts.items():
-        row: list = [name]
-        for kind in ("lexical", "paraphrase", None):
-            sel = [r for q, r in zip(questions, rs, strict=True) if kind in (None, q.kind)]
-            row.extend(f"{m:.2f}" for m in hit_metrics(sel))
-        rows.append(row)
-    return rows
+    return kind_rows(questions, firsts)
 
 
 def main() -> None:
@@ -137,9 +130,7 @@ def main() -> None:
     )
     if a.skip_nodejs:
         return
-    heads = ["fusion"] + [
-        f"{k} {m}" for k in ("lex", "para", "all") for m in ("hit@1", "hit@5", "MRR")
-    ]
+    heads = ["fusion", *KIND_HEADS]
     print("\n### Node.js dev questions (40: 20 lexical, 20 paraphrase), top 5 as cited\n")
     print(table(heads, nodejs(a.eval, a.cache, enc, ways)))
 
