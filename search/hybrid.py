@@ -138,10 +138,9 @@ def fuse(
     """BM25's ``(unit_id, score, matched)`` rows and the dense ``(unit_id, cosine)`` rows,
     each the top of its ranking (``cut``: whether each list left some out), fused by
     ``convex`` (BM25 weighing ``alpha``): ``(unit_id, fused score, matched, ranks)`` best
-    first, where ``ranks``
-    names each list's rank of the unit (None: not in it) and ``matched`` is the query
-    terms BM25 found in it (0 for a unit only the dense list holds). The first three
-    fields are what ``hits_for`` takes."""
+    first, where ``ranks`` names each list's rank of the unit (None: not in it) and
+    ``matched`` is the query terms BM25 found in it (0 for a unit only the dense list
+    holds). The first three fields are what ``hits_for`` takes."""
     matched = {r[0]: r[2] for r in bm25_rows}
     fused = convex([[r[:2] for r in bm25_rows], dense_rows], [alpha, 1 - alpha], cut)
     return [
