@@ -52,21 +52,31 @@ def rrf(
     w = list(weights) if weights is not None else [1.0] * len(lists)
     if len(w) != len(lists):
         raise ValueError("give one weight per list")
+    fused = [
+        Fused(
+            key, sum(wi / (k + r) for wi, r in zip(w, rs, strict=True) if r is not None), tuple(rs)
+        )
+        for key, rs in _first_ranks(lists).items()
+    ]
+    return _best_first(fused)
+
+
+def _first_ranks(lists: Sequence[Sequence[Hashable]]) -> dict[Hashable, list[int | None]]:
+    """Each key's rank (from 1) in each list, at its first place there (None: absent), the
+    keys in the order first seen: earlier lists first."""
     ranks: dict[Hashable, list[int | None]] = {}
     for i, ranking in enumerate(lists):
         for r, key in enumerate(ranking, 1):
             slot = ranks.setdefault(key, [None] * len(lists))
             if slot[i] is None:
                 slot[i] = r
-    fused = [
-        Fused(
-            key, sum(wi / (k + r) for wi, r in zip(w, rs, strict=True) if r is not None), tuple(rs)
-        )
-        for key, rs in ranks.items()
-    ]
-    order = {key: n for n, key in enumerate(ranks)}  # first seen: earlier lists first
-    fused.sort(key=lambda f: (-f.score, min(r for r in f.ranks if r is not None), order[f.key]))
-    return fused
+    return ranks
+
+
+def _best_first(fused: list[Fused]) -> list[Fused]:
+    """By score; a tie to the best single rank, then (the sort being stable) to the order
+    ``_first_ranks`` gave."""
+    return sorted(fused, key=lambda f: (-f.score, min(r for r in f.ranks if r is not None)))
 
 
 def convex(
@@ -87,27 +97,19 @@ def convex(
     cuts = list(cut) if cut is not None else [False] * len(lists)
     if len(weights) != len(lists) or len(cuts) != len(lists):
         raise ValueError("give one weight (and one cut) per list")
-    ranks: dict[Hashable, list[int | None]] = {}
-    scaled: list[dict[Hashable, float]] = []
-    below: list[float] = []  # what an item the list lacks scores there
-    for i, ranking in enumerate(lists):
+    parts = []  # each list's weight, scaled scores, and what an item it lacks scores there
+    for w, ranking, was_cut in zip(weights, lists, cuts, strict=True):
         best = max((s for _, s in ranking), default=0.0)
-        mine: dict[Hashable, float] = {}
-        for r, (key, s) in enumerate(ranking, 1):
-            slot = ranks.setdefault(key, [None] * len(lists))
-            if slot[i] is None:
-                slot[i] = r
-                mine[key] = max(s, 0.0) / best if best > 0 else 0.0
-        below.append(max(ranking[-1][1], 0.0) / best if cuts[i] and best > 0 else 0.0)
-        scaled.append(mine)
-    order = {key: n for n, key in enumerate(ranks)}
-    parts = list(zip(weights, scaled, below, strict=True))
+        scaled: dict[Hashable, float] = {}
+        for key, s in ranking:
+            scaled.setdefault(key, max(s, 0.0) / best if best > 0 else 0.0)
+        last = max(ranking[-1][1], 0.0) / best if was_cut and best > 0 else 0.0
+        parts.append((w, scaled, last))
     fused = [
         Fused(key, sum(w * m.get(key, b) for w, m, b in parts), tuple(rs))
-        for key, rs in ranks.items()
+        for key, rs in _first_ranks([[k for k, _ in ranking] for ranking in lists]).items()
     ]
-    fused.sort(key=lambda f: (-f.score, min(r for r in f.ranks if r is not None), order[f.key]))
-    return fused
+    return _best_first(fused)
 
 
 def dense_ranking(

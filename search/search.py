@@ -218,14 +218,14 @@ def _chosen(
     from kbx.vectors.setup import encoder_or_why
 
     enc, why = encoder_or_why(index.root, optimize=arrays.WARM)  # a cold process: one query
+    needs = "dense retrieval, which is off"
     if enc is not None and not has_vectors(con, enc):
         enc, why = None, f"no passage has a vector of {enc.name} {enc.version}: run `kbx embed`"
-        if mode is not None:
-            raise BadArgument(f"--mode {mode} needs vectors: {why}")
+        needs = "vectors"
     if enc is not None:
         return mode or "hybrid", enc, []
     if mode is not None:
-        raise BadArgument(f"--mode {mode} needs dense retrieval, which is off: {why}")
+        raise BadArgument(f"--mode {mode} needs {needs}: {why}")
     return "bm25", None, [f"{why}; ranked by words alone (bm25)"]
 
 

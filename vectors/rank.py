@@ -41,11 +41,8 @@ def dense_rank(
     statement for them."""
     q = enc.query(query) if isinstance(query, str) else np.asarray(query, dtype=np.float32)
     m = matrix.load(con, db, enc.name, enc.version) if db is not None else None
-    if m is not None and units is not None:
-        ids, scores = m.scores(q, units)
-        return _top(ids, scores, limit)
     if m is not None:
-        return _from_matrix(con, m, q, allowed, params, limit)
+        return _from_matrix(con, m, q, allowed, params, limit, units)
     where = f"AND u.unit_id IN ({allowed})" if allowed else ""
     return [
         (int(u), float(s))
@@ -79,12 +76,14 @@ def _from_matrix(
     allowed: str | None,
     params: Sequence,
     limit: int,
+    units: np.ndarray | None = None,
 ) -> list[tuple[int, float]]:
-    if allowed:
-        keep = np.array(
+    if units is None and allowed:
+        units = np.array(
             sorted(u for (u,) in con.execute(allowed, list(params)).fetchall()), dtype=np.int64
         )
-        ids, scores = m.scores(q, keep)
+    if units is not None:  # the allowed units: each stored now, so none is dropped below
+        ids, scores = m.scores(q, units)
         return _top(ids, scores, limit)
     ids, scores = m.scores(q)
     want = limit
