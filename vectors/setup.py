@@ -7,7 +7,7 @@ none (the ``dense`` extra absent, or turned off), with the one line that says wh
 
 A loaded model is kept for the life of the process (one per folder), so a long-lived
 server embeds each query without loading it again; a cold process that only embeds its
-query loads it unoptimized (``optimize=False``, model.py), faster to load.
+query loads it unoptimized and on a thread (``quick``, model.py), faster to load.
 """
 
 from __future__ import annotations
@@ -58,26 +58,26 @@ def setting(root: Path) -> Setting:
     return Setting(enabled, folder)
 
 
-def encoder(root: Path, optimize: bool = True) -> Encoder:
+def encoder(root: Path, quick: bool = False) -> Encoder:
     """The index's model, loaded once per process. Raises ``ModelMissing`` (its message
     says what to install, or that kbx.toml turned it off) when there is none."""
     s = setting(root)
     if not s.enabled:
         raise ModelMissing(f"dense retrieval is off in {Path(root) / FILE} ([dense] enable)")
-    return loaded(s.folder, optimize)
+    return loaded(s.folder, quick)
 
 
-def loaded(folder: Path | None, optimize: bool = True) -> Encoder:
+def loaded(folder: Path | None, quick: bool = False) -> Encoder:
     """The model of ``folder`` (None: the packaged one), loaded once per process."""
-    key = (str(folder) if folder else "", optimize)
+    key = (str(folder) if folder else "", quick)
     if key not in _LOADED:
-        _LOADED[key] = from_folder(folder, optimize) if folder else packaged(optimize)
+        _LOADED[key] = from_folder(folder, quick) if folder else packaged(quick)
     return _LOADED[key]
 
 
-def encoder_or_why(root: Path, optimize: bool = True) -> tuple[Encoder | None, str | None]:
+def encoder_or_why(root: Path, quick: bool = False) -> tuple[Encoder | None, str | None]:
     """The model, or None and the one line that says why dense retrieval is off."""
     try:
-        return encoder(root, optimize), None
+        return encoder(root, quick), None
     except ModelMissing as e:
         return None, str(e)

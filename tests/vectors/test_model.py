@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 
@@ -10,7 +11,13 @@ import pytest
 from helpers import need_dense
 
 from kbx.errors import BadArgument
-from kbx.vectors.model import Recipe, from_folder, passage_text
+from kbx.vectors.model import (
+    TOKENIZER_SHA256,
+    Recipe,
+    from_folder,
+    packaged_tokenizer,
+    passage_text,
+)
 
 
 def test_importing_kbx_loads_no_runtime_until_a_model_is_asked_for():
@@ -41,7 +48,7 @@ def test_the_packaged_model_matches_all_minilm_l6_v2_on_its_reference_sentences(
     assert float(q @ bread) == pytest.approx(0.5272, abs=0.01)
     assert float(q @ baby) < 0.1
     assert np.linalg.norm(food) == pytest.approx(1.0, abs=1e-5)
-    quick = packaged(optimize=False)  # what a cold `kbx search` loads: the same vectors
+    quick = packaged(quick=True)  # what a cold `kbx search` loads: the same vectors
     assert (quick.version, quick.dim) == (enc.version, 384)
     assert float(quick.query("A man is eating pasta.") @ q) == pytest.approx(1.0, abs=1e-5)
 
@@ -99,8 +106,46 @@ def test_a_stride_longer_than_a_window_or_no_window_is_refused(make_model, tmp_p
         from_folder(make_model(tmp_path / "m", {"max_tokens": 8, "stride": 9}))
     with pytest.raises(BadArgument, match="max_windows 0: give 1 or more"):
         from_folder(make_model(tmp_path / "n", {"max_tokens": 8, "max_windows": 0}))
+    quick = from_folder(make_model(tmp_path / "q", {"max_tokens": 8, "stride": 9}), quick=True)
+    with pytest.raises(BadArgument, match="stride 9"):  # loaded on a thread: said at first use
+        quick.query("bread")
+
+
+def test_a_quick_model_is_known_at_once_and_embeds_as_the_other_does(make_model, tmp_path):
+    folder = make_model(tmp_path / "m", {"max_tokens": 8, "stride": 6})
+    now, quick = from_folder(folder), from_folder(folder, quick=True)
+    assert (quick.name, quick.version) == (now.name, now.version)
+    later = quick.query_soon("automobile")
+    texts = ["bread " * 9 + "car", "kernel vendor"]
+    assert np.allclose(quick.passages(texts).vectors, now.passages(texts).vectors, atol=1e-6)
+    assert np.allclose(later(), now.query("automobile"), atol=1e-6)
+
+
+def test_the_packaged_tokenizers_pinned_digest_is_its_own():
+    assert hashlib.sha256(packaged_tokenizer().encode()).hexdigest() == TOKENIZER_SHA256
 
 
 def test_a_unit_is_embedded_with_its_headings_above_it():
     assert passage_text(["Guide", "Install"], "Run it.") == "Guide / Install\n\nRun it."
     assert passage_text([], "Run it.") == "Run it."
+
+
+def test_an_optimized_load_keeps_a_copy_that_a_quick_load_takes(make_model, tmp_path, monkeypatch):
+    import onnxruntime as ort
+
+    monkeypatch.setenv("KBX_CACHE_DIR", str(tmp_path / "cache"))
+    folder = make_model(tmp_path / "m", {})
+    first = from_folder(folder, quick=True).query("automobile")  # no copy yet: the file as is
+    assert not (tmp_path / "cache").exists()
+    optimized = from_folder(folder)
+    (copy,) = (tmp_path / "cache" / "models").iterdir()  # nothing half-written beside it
+    assert copy.name.startswith(f"m-{optimized.version}-ort{ort.__version__}")
+    real, opened = ort.InferenceSession, []
+    monkeypatch.setattr(
+        ort, "InferenceSession", lambda path, *a, **kw: opened.append(path) or real(path, *a, **kw)
+    )
+    assert np.allclose(from_folder(folder, quick=True).query("automobile"), first, atol=1e-5)
+    assert opened == [str(copy / "model.onnx")]
+    (copy / "model.onnx").write_bytes(b"damaged")  # the model as shipped instead
+    assert np.allclose(from_folder(folder, quick=True).query("automobile"), first, atol=1e-5)
+    assert opened[1:] == [str(copy / "model.onnx"), str(folder / "model.onnx")]

@@ -3,6 +3,7 @@ kept when a unit moves, redone when the model changes, committed batch by batch.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -125,6 +126,7 @@ def test_a_pass_killed_between_batches_keeps_the_batches_done_and_resumes(tmp_pa
     root = _corpus(tmp_path / "docs", docs)
     idx = Index.for_root(root)
     env = {"KBX_KILL_AT": "vectors.batch:2", "PYTHONPATH": ":".join(sys.path)}
+    env["KBX_CACHE_DIR"] = os.environ["KBX_CACHE_DIR"]  # the run's, not the user's
     done = subprocess.run(
         [sys.executable, "-c", KILLED, str(root), str(tiny_model)], env=env, capture_output=True
     )
