@@ -118,13 +118,17 @@ class Windows:
         return self.vectors[self.number == 0]
 
 
-def cache_dir() -> Path:
+def cache_dir() -> Path | None:
     """Where optimized copies of models are kept: ``KBX_CACHE_DIR``, else the user's cache
-    (``$XDG_CACHE_HOME/kbx``, ``~/.cache/kbx``). Safe to delete: a load makes it again."""
-    base = os.environ.get("KBX_CACHE_DIR")
-    if base:
-        return Path(base) / "models"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kbx" / "models"
+    (``$XDG_CACHE_HOME/kbx``, ``~/.cache/kbx``); None where there is no home. Safe to
+    delete: a load makes it again."""
+    if os.environ.get("KBX_CACHE_DIR"):
+        return Path(os.environ["KBX_CACHE_DIR"]) / "models"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    try:
+        return (Path(xdg) if xdg else Path.home() / ".cache") / "kbx" / "models"
+    except RuntimeError:  # no home directory to be found
+        return None
 
 
 def _session(ort: ModuleType, onnx: Path, key: str, quick: bool) -> Any:
@@ -135,42 +139,54 @@ def _session(ort: ModuleType, onnx: Path, key: str, quick: bool) -> Any:
     under ``key`` (the model's version, the runtime's and its providers), and a ``quick``
     load takes that copy as it is: about 45 ms to load and 5 a query. Without a copy, a
     quick load takes the file unoptimized. The optimizations are the extended level, no
-    layout changes, so the copy suits any machine the same runtime runs on."""
+    layout changes, so the copy suits any machine the same runtime runs on. The copy is
+    only ever a speed-up: one that cannot be written or read is passed over."""
     providers = [
         p
         for p in ("CUDAExecutionProvider", "CPUExecutionProvider")
         if p in ort.get_available_providers()
     ]
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = int(os.environ.get("KBX_DENSE_THREADS", "0"))
-    opts.inter_op_num_threads = 1
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    copy = cache_dir() / f"{key}-ort{ort.__version__}-{'+'.join(providers)}"
-    if quick:  # a query or two: loading fast pays more than running fast
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        if (copy / COPY).is_file():
-            with contextlib.suppress(Exception):  # a damaged copy: the model as shipped
-                return ort.InferenceSession(str(copy / COPY), opts, providers=providers)
-        return ort.InferenceSession(str(onnx), opts, providers=providers)
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-    writing = None
-    if not (copy / COPY).is_file():
-        with contextlib.suppress(OSError):  # no cache to write to: nothing is kept
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            writing = Path(tempfile.mkdtemp(prefix=".writing-", dir=copy.parent))
-            opts.optimized_model_filepath = str(writing / COPY)
+
+    def opened(path: Path, optimize: bool, keep_in: Path | None = None) -> Any:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = int(os.environ.get("KBX_DENSE_THREADS", "0"))
+        opts.inter_op_num_threads = 1
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        opts.graph_optimization_level = (
+            ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+            if optimize
+            else ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # a copy, or a query or two
+        )
+        if keep_in is not None:
+            opts.optimized_model_filepath = str(keep_in / COPY)
             opts.add_session_config_entry(
                 "session.optimized_model_external_initializers_file_name", "weights.bin"
             )
+        return ort.InferenceSession(str(path), opts, providers=providers)
+
+    cache = cache_dir()
+    copy = cache / f"{key}-ort{ort.__version__}-{'+'.join(providers)}" if cache else None
+    if quick:
+        if copy is not None and (copy / COPY).is_file():
+            with contextlib.suppress(Exception):  # a damaged copy: the model as shipped
+                return opened(copy / COPY, optimize=False)
+        return opened(onnx, optimize=False)
+    if copy is None or (copy / COPY).is_file():
+        return opened(onnx, optimize=True)
     try:
-        session = ort.InferenceSession(str(onnx), opts, providers=providers)
-        if writing is not None:
-            with contextlib.suppress(OSError):  # another process wrote it first
-                writing.rename(copy)  # whole or not at all
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        writing = Path(tempfile.mkdtemp(prefix=".writing-", dir=copy.parent))
+    except OSError:  # no cache to write to
+        return opened(onnx, optimize=True)
+    try:
+        session = opened(onnx, optimize=True, keep_in=writing)
+        with contextlib.suppress(OSError):  # another process wrote it first
+            writing.rename(copy)  # whole or not at all
+        return session
+    except Exception:  # the copy could not be written (a full disk): load without one
+        return opened(onnx, optimize=True)
     finally:
-        if writing is not None and writing.exists():
-            shutil.rmtree(writing, ignore_errors=True)
-    return session
+        shutil.rmtree(writing, ignore_errors=True)  # nothing left once renamed
 
 
 class _Weights:

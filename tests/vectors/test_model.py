@@ -149,3 +149,12 @@ def test_an_optimized_load_keeps_a_copy_that_a_quick_load_takes(make_model, tmp_
     (copy / "model.onnx").write_bytes(b"damaged")  # the model as shipped instead
     assert np.allclose(from_folder(folder, quick=True).query("automobile"), first, atol=1e-5)
     assert opened[1:] == [str(copy / "model.onnx"), str(folder / "model.onnx")]
+
+
+def test_a_cache_that_cannot_be_written_costs_only_speed(make_model, tmp_path, monkeypatch):
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.setenv("KBX_CACHE_DIR", str(tmp_path / "a-file"))
+    folder = make_model(tmp_path / "m", {})
+    optimized, quick = from_folder(folder), from_folder(folder, quick=True)
+    assert np.allclose(optimized.query("car"), quick.query("car"), atol=1e-5)
+    assert (tmp_path / "a-file").read_text() == "not a folder"
