@@ -10,6 +10,7 @@ and, as Elasticsearch's ``sum_other_doc_count`` does, the count behind the value
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
@@ -78,16 +79,20 @@ def _quantities(rows: list[dict] | None) -> Facet:
 
 
 def sql_facets(
-    con: duckdb.DuckDBPyConnection, term_ids: list[int], f: DocFilter | None = None
+    con: duckdb.DuckDBPyConnection,
+    term_ids: list[int],
+    f: DocFilter | None = None,
+    also: Sequence[int] = (),
 ) -> Facets:
-    """Facets of the passages holding any of ``term_ids`` that pass ``f``, in one statement
-    (the reference, and what counts when the layer's arrays are stale): the matched
-    passages are found once (each term's postings read by an equality) and every facet is
-    a list aggregated over them, values in their order (``by_*``: the names of the tables
-    stay free)."""
+    """Facets of the passages holding any of ``term_ids``, and of the units ``also`` (a
+    dense ranking's), that pass ``f``, in one statement (the reference, and what counts
+    when the layer's arrays are stale): the matched passages are found once (each term's
+    postings read by an equality) and every facet is a list aggregated over them, values
+    in their order (``by_*``: the names of the tables stay free)."""
     f = f or DocFilter()
     scans = " UNION ALL ".join(
-        f"SELECT unit_id FROM postings WHERE term_id = {int(t)}" for t in sorted(set(term_ids))
+        [f"SELECT unit_id FROM postings WHERE term_id = {int(t)}" for t in sorted(set(term_ids))]
+        + ([f"SELECT unnest([{', '.join(str(int(u)) for u in also)}]::BIGINT[])"] if also else [])
     )
     # Under a date filter, only the dates it kept count: --after 2021 shows no 2019.
     after, before, source = f.dates or (None, None, "any")
@@ -180,15 +185,17 @@ def facet_counts(
     layer: FacetArrays | None = None,
     postings=None,
     keep: Allowed | None = None,
+    also: Sequence[int] = (),
 ) -> Facets:
-    """Facets of the passages holding any of ``term_ids`` that pass ``f``: counted with
-    numpy over the ``layer``'s arrays when the caller found them current (``postings``,
-    the mapped postings when current, give the matched units; ``keep``, the placements
-    ``f`` allows when the search found them), else ``sql_facets``. The two give the same
-    counts, ties and order (tests/search/test_facet_arrays.py)."""
+    """Facets of the passages holding any of ``term_ids``, and of the units ``also``, that
+    pass ``f``: counted with numpy over the ``layer``'s arrays when the caller found them
+    current (``postings``, the mapped postings when current, give the matched units;
+    ``keep``, the placements ``f`` allows when the search found them), else
+    ``sql_facets``. The two give the same counts, ties and order
+    (tests/search/test_facet_arrays.py)."""
     f = f or DocFilter()
     if layer is None or len(f.places) != len(f.clauses):
-        return sql_facets(con, term_ids, f)
+        return sql_facets(con, term_ids, f, also)
     import numpy as np
 
     ids = sorted(set(term_ids))
@@ -201,6 +208,8 @@ def facet_counts(
         ).fetchnumpy()["unit_id"]
     else:
         units = np.zeros(0, np.int64)
+    if len(also):
+        units = np.union1d(units, np.asarray(also, dtype=np.int64))
     if keep is None and f.places:
         keep = allowed(con, f, layer)
     return counted(layer, np.asarray(units, dtype=np.int64), keep, f)

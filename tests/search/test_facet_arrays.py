@@ -219,6 +219,7 @@ def test_the_arrays_count_what_the_sql_counts(store_and_file, store, data):
     layer = facet_arrays.load(db, gen)
     assert layer is not None
     terms = data.draw(st.lists(st.integers(1, 5), max_size=3))  # 5: a term with no postings
+    also = data.draw(st.lists(st.integers(1, 16), max_size=4))  # a dense list's units; 15+: none
     for asked in data.draw(
         st.lists(st.sampled_from(range(len(ASKED))), min_size=2, max_size=3, unique=True)
     ):
@@ -228,6 +229,7 @@ def test_the_arrays_count_what_the_sql_counts(store_and_file, store, data):
             continue
         want = sql_facets(con, terms, f)
         assert facet_counts(con, terms, f, layer) == want, ASKED[asked]
+        assert facet_counts(con, terms, f, layer, also=also) == sql_facets(con, terms, f, also)
 
 
 def test_search_counts_over_the_arrays_only_while_the_layer_is_settled(posts, monkeypatch):

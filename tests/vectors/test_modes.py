@@ -11,6 +11,7 @@ from inprocess import run_cli
 
 from kbx import api
 from kbx.errors import BadArgument
+from kbx.search.search import MODES
 
 DOCS = {
     "fleet/cars.md": "# Cars\n\nThe red car is one vehicle.\n",
@@ -57,6 +58,10 @@ def test_embed_then_hybrid_finds_a_passage_in_other_words(folder):
     assert [h.path for h in dense.hits] == ["kitchen/bread.md"]  # the filter narrows it too
     by_meaning = {h.path: h.ranks for h in api.search(idx, "vendor", mode="dense").hits}
     assert by_meaning["fleet/vans.md"]["bm25"] == 1  # the words found it too, and say where
+    counted = {m: api.search(idx, "automobile vendor", mode=m, facets=True) for m in MODES}
+    assert counted["bm25"].facets.passages == counted["bm25"].total == 1  # the words' match
+    for m in ("dense", "hybrid"):  # and every passage the dense list ranked
+        assert counted[m].facets.passages == len(DOCS) and counted[m].total == 1
 
 
 def test_the_cli_says_the_mode_and_each_hits_ranks(folder):
