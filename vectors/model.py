@@ -136,11 +136,12 @@ def _session(ort: ModuleType, onnx: Path, key: str, quick: bool) -> Any:
     200 ms at load, nearly all of it folding the int8 weights back to fp32, and a graph
     left unfolded dequantizes them on every run (the 30k-word embedding table is most of a
     query's 45 ms). So an optimized load writes the graph it made to ``cache_dir()``,
-    under ``key`` (the model's version, the runtime's and its providers), and a ``quick``
+    under ``key`` (the model's version, the runtime's and its providers), and every later
     load takes that copy as it is: about 45 ms to load and 5 a query. Without a copy, a
-    quick load takes the file unoptimized. The optimizations are the extended level, no
-    layout changes, so the copy suits any machine the same runtime runs on. The copy is
-    only ever a speed-up: one that cannot be written or read is passed over."""
+    ``quick`` load takes the file unoptimized and makes no copy. The optimizations are the
+    extended level, no layout changes, so the copy suits any machine the same runtime runs
+    on. The copy is only ever a speed-up: one that cannot be written or read is passed
+    over."""
     providers = [
         p
         for p in ("CUDAExecutionProvider", "CPUExecutionProvider")
@@ -166,13 +167,13 @@ def _session(ort: ModuleType, onnx: Path, key: str, quick: bool) -> Any:
 
     cache = cache_dir()
     copy = cache / f"{key}-ort{ort.__version__}-{'+'.join(providers)}" if cache else None
-    if quick:
-        if copy is not None and (copy / COPY).is_file():
-            with contextlib.suppress(Exception):  # a damaged copy: the model as shipped
-                return opened(copy / COPY, optimize=False)
-        return opened(onnx, optimize=False)
-    if copy is None or (copy / COPY).is_file():
-        return opened(onnx, optimize=True)
+    if copy is not None and (copy / COPY).is_file():
+        try:
+            return opened(copy / COPY, optimize=False)  # optimized already
+        except Exception:  # a damaged copy goes (the next optimized load writes it again)
+            shutil.rmtree(copy, ignore_errors=True)
+    if quick or copy is None:
+        return opened(onnx, optimize=not quick)
     try:
         copy.parent.mkdir(parents=True, exist_ok=True)
         writing = Path(tempfile.mkdtemp(prefix=".writing-", dir=copy.parent))

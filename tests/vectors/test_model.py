@@ -146,9 +146,14 @@ def test_an_optimized_load_keeps_a_copy_that_a_quick_load_takes(make_model, tmp_
     )
     assert np.allclose(from_folder(folder, quick=True).query("automobile"), first, atol=1e-5)
     assert opened == [str(copy / "model.onnx")]
+    assert np.allclose(from_folder(folder).query("automobile"), first, atol=1e-5)
+    assert opened[1:] == [str(copy / "model.onnx")]  # an optimized load takes it too
     (copy / "model.onnx").write_bytes(b"damaged")  # the model as shipped instead
     assert np.allclose(from_folder(folder, quick=True).query("automobile"), first, atol=1e-5)
-    assert opened[1:] == [str(copy / "model.onnx"), str(folder / "model.onnx")]
+    assert opened[2:] == [str(copy / "model.onnx"), str(folder / "model.onnx")]
+    assert not copy.exists()  # gone, and the next optimized load writes it again
+    from_folder(folder)
+    assert (copy / "model.onnx").read_bytes() != b"damaged"
 
 
 def test_a_cache_that_cannot_be_written_costs_only_speed(make_model, tmp_path, monkeypatch):
