@@ -4,7 +4,7 @@ hybrid on the 200k-unit scale corpus, warm (a library call, as a server makes) a
 
 The corpus and kbx's index are scale.py's (built once and cached; see scale_corpus.py).
 Embedding 200,000 units with the packaged model would take hours on two cores, so the
-index is copied and given stand-in vectors: ``--windows`` random unit vectors a unit (Node.js
+index is copied and given stand-in vectors: ``--windows`` random vectors a unit (Node.js
 averages 2.6, SciFact 2.0), written under the packaged model's name and version exactly as
 ``kbx embed`` writes its own, and the matrix exported. The ranking's cost does not depend
 on the numbers in the vectors, only on their count; the query's vector is the real model's.
@@ -59,6 +59,10 @@ def embedded_copy(root: Path, db: Path, windows: int) -> tuple[Path, int]:
     enc = packaged()
     copy = db.with_name(f"{db.stem}-embedded-{windows}.duckdb")
     idx = api.Index.for_root(root, copy)
+    if copy.exists():  # a run stopped before its vectors were in starts again
+        with idx.reader() as con:
+            if not con.execute("SELECT count(*) FROM vectors").fetchone()[0]:
+                copy.unlink()
     if not copy.exists():
         tmp = copy.with_suffix(".tmp")
         shutil.copyfile(db, tmp)
@@ -137,7 +141,7 @@ def main() -> None:
     db, vectors = embedded_copy(root, cache / f"kbx-{n_docs}.duckdb", args.windows)
     log(f"{built['units']:,} units, {vectors:,} vectors; cold runs ...")
     load = os.getloadavg()[0]
-    cold_ms = cold(root, db, sets, args.cold)  # before this process holds the model
+    cold_ms = cold(root, db, sets, args.cold)  # each loads the model's optimized copy
     log("warm runs ...")
     warm_ms = warm(api.Index.for_root(root, db), sets, args.repeat)
     print(

@@ -33,7 +33,7 @@ from kbx.cli.common import (
     progress_bar,
     say_waits,
 )
-from kbx.cli.search_text import EXACT_TEXT, K_TEXT, SNIPPET_TEXT, render
+from kbx.cli.search_text import EXACT_TEXT, FACETS_OF, K_TEXT, SNIPPET_TEXT, render
 from kbx.errors import INTERNAL_ERROR, INTERRUPTED, BadArgument, KbxError
 
 SETTINGS = dict(
@@ -403,13 +403,14 @@ def search(
         return
     sys.stdout.write("".join(f"{line}\n" for line in render(r, snippet, exact, full)))
     if r.facets:
-        _print_facets(r.facets)
+        _print_facets(r.facets, r.mode)
     for note in r.notes:
         err.print(f"note: {note}", markup=False)
 
 
-def _print_facets(f) -> None:
-    out.print(f"[bold]facets[/] of {f.passages} matching passages", highlight=False)
+def _print_facets(f, mode: str) -> None:
+    of = FACETS_OF[mode != "bm25"]
+    out.print(f"[bold]facets[/] of {f.passages} {of}", highlight=False)
     for title, facet, show in (
         ("entities", f.entities, lambda v: f"{v['label']} ({v['entity_id']}, {v['type']})"),
         ("types", f.types, lambda v: v["type"]),

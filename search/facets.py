@@ -92,7 +92,11 @@ def sql_facets(
     f = f or DocFilter()
     scans = " UNION ALL ".join(
         [f"SELECT unit_id FROM postings WHERE term_id = {int(t)}" for t in sorted(set(term_ids))]
-        + ([f"SELECT unnest([{', '.join(str(int(u)) for u in also)}]::BIGINT[])"] if also else [])
+        + (
+            [f"SELECT unnest([{', '.join(str(int(u)) for u in also)}]::BIGINT[])"]
+            if len(also)
+            else []
+        )
     )
     # Under a date filter, only the dates it kept count: --after 2021 shows no 2019.
     after, before, source = f.dates or (None, None, "any")

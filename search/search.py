@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from kbx.analysis import Analyzer
-from kbx.errors import BadArgument
+from kbx.errors import BadArgument, ModelMissing
 from kbx.extract.textmap import unpack
 from kbx.search.allowed import Allowed, allowed
 from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, mapped, rank, term_ids
@@ -226,9 +227,29 @@ def _chosen(
         needs = "vectors"
     if enc is not None:
         return mode or "hybrid", enc, []
+    return "bm25", None, _words_alone(mode, needs, why)
+
+
+def _vector_or_none(
+    vector: Callable[[], np.ndarray] | None, mode: str | None, notes: list[str]
+) -> np.ndarray | None:
+    """The query's vector, or None where there is none to wait for or the model could not
+    load after all (its runtime installed but broken: a note, or the error ``mode`` asks)."""
+    if vector is None:
+        return None
+    try:
+        return vector()
+    except ModelMissing as e:
+        notes += _words_alone(mode, "dense retrieval, which is off", str(e))
+        return None
+
+
+def _words_alone(mode: str | None, needs: str, why: str) -> list[str]:
+    """The note of a search that ranks by words because dense retrieval cannot run, or,
+    where ``mode`` asked for it, the error."""
     if mode is not None:
         raise BadArgument(f"--mode {mode} needs {needs}: {why}")
-    return "bm25", None, [f"{why}; ranked by words alone (bm25)"]
+    return [f"{why}; ranked by words alone (bm25)"]
 
 
 def _by_meaning(
@@ -359,7 +380,7 @@ def search(
     (hybrid: ``hybrid.fuse``); by default hybrid where the index has vectors, else bm25.
     The filters narrow every list alike. grep's exact matches and ``total`` stay those of
     the words; the facets count what the words matched and what the dense list ranked
-    (its top ``FUSION_DEPTH``), so every passage a ranking can show is counted."""
+    (its top ``FUSION_DEPTH``, or ``k``), so every passage a ranking can show is counted."""
     if not query.strip():
         raise BadArgument("the query is empty; give some words to search for")
     if k < 1:
@@ -368,6 +389,7 @@ def search(
         raise BadArgument(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     with index.reader() as con:
         state = index_state(con)
+        asked = mode
         mode, enc, dense_notes = _chosen(con, index, state, mode)
         vector = enc.query_soon(query) if enc is not None else None  # while BM25 ranks
         an = analyzer_from(state)
@@ -381,11 +403,10 @@ def search(
         keep = allowed(con, f, layer) if pf is not None or layer is not None else None
         ranked, total = rank(con, groups, f, params, depth, index.db, gen, ids, keep)
         meant: list[int] = []
-        if mode != "bm25":
-            ranked, meant = _by_meaning(
-                con, index, enc, vector(), f, keep, ranked, total, mode, depth
-            )
-            ranked = ranked[:k]
+        q = _vector_or_none(vector, asked, dense_notes)
+        if q is not None:
+            ranked, meant = _by_meaning(con, index, enc, q, f, keep, ranked, total, mode, depth)
+        mode, ranked = mode if q is not None else "bm25", ranked[:k]
         passages = mapped_passages(index, state)
         hits, indexed = _hits(con, ranked, groups, an, f, keep, passages)
         result = SearchResult(query, groups, hits, total, max(0, total - len(hits)), mode=mode)

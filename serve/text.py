@@ -4,6 +4,11 @@ its lines follows from that, and what was left out is said with how to get it.""
 
 from __future__ import annotations
 
+FACETS_OF = (  # what the facets counted: a bm25 search's, a dense or hybrid one's
+    "matching passages",
+    "passages (the words' matches and the 100 nearest in meaning)",
+)
+
 
 def _lines(a: int, b: int) -> str:
     return f"{a}" if a == b else f"{a}-{b}"
@@ -45,13 +50,13 @@ def search(r: dict) -> str:
         )
         out += _grep_lines(r["exact"], "  ")
     if r["facets"]:
-        out += _facets(r["facets"])
+        out += _facets(r["facets"], r["mode"])
     out += [f"note: {n}" for n in r["notes"]]
     return "\n".join(out)
 
 
-def _facets(f: dict) -> list[str]:
-    out = [f"facets of {f['passages']} matching passages:"]
+def _facets(f: dict, mode: str) -> list[str]:
+    out = [f"facets of {f['passages']} {FACETS_OF[mode != 'bm25']}:"]
     for title, show in (
         ("entities", lambda v: f"{v['label']} ({v['entity_id']}, {v['type']})"),
         ("types", lambda v: v["type"]),

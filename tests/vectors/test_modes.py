@@ -4,6 +4,9 @@ filters narrowing every list; ``kbx embed`` builds the vectors the modes read.""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,6 +77,10 @@ def test_the_cli_says_the_mode_and_each_hits_ranks(folder):
     )
     text = run_cli("search", "automobile vendor", "--mode", "hybrid", cwd=folder).stdout
     assert "bm25 #1, dense #" in text
+    counted = run_cli("search", "automobile vendor", "--facets", cwd=folder).stdout
+    assert f"facets of {len(DOCS)} passages (the words' matches and the 100 nearest" in counted
+    words = run_cli("search", "automobile vendor", "--facets", "--mode", "bm25", cwd=folder)
+    assert "facets of 1 matching passages" in words.stdout
 
 
 def test_an_unknown_mode_and_a_mode_without_vectors_are_clear_errors(folder, tmp_path):
@@ -95,6 +102,21 @@ def test_with_the_model_off_an_embedded_index_says_so_and_ranks_by_words(folder)
     r = api.search(api.Index.for_root(folder), "automobile vendor")
     assert r.mode == "bm25" and [h.path for h in r.hits] == ["fleet/vans.md"]
     assert any("dense retrieval is off" in n and "(bm25)" in n for n in r.notes)
+
+
+def test_a_runtime_that_cannot_load_leaves_the_words_and_says_so(folder, tmp_path):
+    assert run_cli("embed", cwd=folder).returncode == 0
+    broken = tmp_path / "broken" / "onnxruntime"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('DLL load failed')\n")
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(broken.parent), *sys.path])}
+    kbx = [sys.executable, "-m", "kbx", "search", "automobile vendor"]
+    run = subprocess.run([*kbx, "--json"], cwd=folder, env=env, capture_output=True, text=True)
+    got = json.loads(run.stdout)
+    assert got["mode"] == "bm25" and [h["path"] for h in got["hits"]] == ["fleet/vans.md"]
+    assert any("dense retrieval is off" in n and "(bm25)" in n for n in got["notes"])
+    asked = subprocess.run([*kbx, "--mode", "hybrid"], cwd=folder, env=env, capture_output=True)
+    assert asked.returncode != 0 and b"--mode hybrid needs dense retrieval" in asked.stderr
 
 
 def test_kbx_index_embeds_what_it_adds_to_an_embedded_index(folder):
