@@ -140,14 +140,15 @@ def _session(ort: ModuleType, onnx: Path, name: str, version: str, quick: bool) 
     """An ONNX Runtime session of ``onnx``. ONNX Runtime's graph optimizations take about
     200 ms at load, nearly all of it folding the int8 weights back to fp32, and a graph
     left unfolded dequantizes them on every run (the 30k-word embedding table is most of a
-    query's 45 ms). So an optimized load writes the graph it made to ``cache_dir()``,
-    under the model's name and version, the runtime's version and providers, the
-    machine's architecture and ``FORMAT``, and every later
-    load takes that copy as it is: about 45 ms to load and 5 a query. Without a copy, a
-    ``quick`` load takes the file unoptimized and makes no copy. The optimizations are the
-    extended level, no layout changes, so the copy suits any machine the same runtime runs
-    on. The copy is only ever a speed-up: one that cannot be written or read is passed
-    over."""
+    query's 45 ms). So the first load optimizes the graph and writes what it made to
+    ``cache_dir()``, under the model's name and version, the runtime's version and
+    providers, the machine's architecture and ``FORMAT``, and every later load takes that
+    copy as it is: about 45 ms to load and 5 a query. Where no copy can be kept, a
+    ``quick`` load (one query, then the process ends) takes the file unoptimized. The
+    optimizations are the extended level, no layout changes, so the copy suits any
+    machine the same runtime runs on. The copy is only ever a speed-up: one that cannot
+    be written or read is passed over.
+    """
     providers = [
         p
         for p in ("CUDAExecutionProvider", "CPUExecutionProvider")
@@ -179,15 +180,11 @@ def _session(ort: ModuleType, onnx: Path, name: str, version: str, quick: bool) 
             return opened(copy / COPY, optimize=False)  # optimized already
         except MemoryError:
             raise
-        except Exception:  # a damaged copy goes (the next optimized load writes it again)
+        except Exception:  # a damaged copy goes, and is written again below
             shutil.rmtree(copy, ignore_errors=True)
-    if quick or copy is None:
+    writing = _folder_beside(copy)
+    if writing is None:  # no cache to write to: as fast a load as the use wants
         return opened(onnx, optimize=not quick)
-    try:
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        writing = Path(tempfile.mkdtemp(prefix=".writing-", dir=copy.parent))
-    except OSError:  # no cache to write to
-        return opened(onnx, optimize=True)
     try:
         session = opened(onnx, optimize=True, keep_in=writing)
         with contextlib.suppress(OSError):  # another process wrote it first
@@ -196,9 +193,21 @@ def _session(ort: ModuleType, onnx: Path, name: str, version: str, quick: bool) 
             _prune(copy, name)
         return session
     except Exception:  # the copy could not be written (a full disk): load without one
-        return opened(onnx, optimize=True)
+        return opened(onnx, optimize=not quick)
     finally:
         shutil.rmtree(writing, ignore_errors=True)  # nothing left once renamed
+
+
+def _folder_beside(copy: Path | None) -> Path | None:
+    """A new folder to write ``copy`` in before renaming it, or None where the cache
+    cannot be written."""
+    if copy is None:
+        return None
+    try:
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=".writing-", dir=copy.parent))
+    except OSError:
+        return None
 
 
 def _is_file(path: Path) -> bool:

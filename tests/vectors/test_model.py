@@ -54,12 +54,12 @@ def test_the_packaged_model_matches_all_minilm_l6_v2_on_its_reference_sentences(
     assert float(q @ bread) == pytest.approx(0.5272, abs=0.01)
     assert float(q @ baby) < 0.1
     assert np.linalg.norm(food) == pytest.approx(1.0, abs=1e-5)
-    for cache in ("empty", "cache"):  # unoptimized; and the optimized copy the load kept
+    (tmp_path / "a-file").write_text("")
+    for cache in ("a-file", "cache"):  # no copy to keep: unoptimized; the copy the load kept
         monkeypatch.setenv("KBX_CACHE_DIR", str(tmp_path / cache))
         quick = packaged(quick=True)  # what a cold `kbx search` loads: the same vectors
         assert (quick.version, quick.dim) == (enc.version, 384)
         assert float(quick.query("A man is eating pasta.") @ q) == pytest.approx(1.0, abs=1e-5)
-    assert not (tmp_path / "empty").exists()  # a quick load makes no copy
 
 
 EXITS = """
@@ -159,30 +159,29 @@ def test_a_unit_is_embedded_with_its_headings_above_it():
     assert passage_text([], "Run it.") == "Run it."
 
 
-def test_an_optimized_load_keeps_a_copy_that_a_quick_load_takes(make_model, tmp_path, monkeypatch):
+def test_the_first_load_keeps_an_optimized_copy_that_every_later_load_takes(
+    make_model, tmp_path, monkeypatch
+):
     import onnxruntime as ort
 
     monkeypatch.setenv("KBX_CACHE_DIR", str(tmp_path / "cache"))
     folder = make_model(tmp_path / "m", {})
-    first = from_folder(folder, quick=True).query("automobile")  # no copy yet: the file as is
-    assert not (tmp_path / "cache").exists()
-    optimized = from_folder(folder)
-    (copy,) = (tmp_path / "cache" / "models").iterdir()  # nothing half-written beside it
-    assert copy.name.startswith(f"m-{optimized.version}-ort{ort.__version__}")
     real, opened = ort.InferenceSession, []
     monkeypatch.setattr(
         ort, "InferenceSession", lambda path, *a, **kw: opened.append(path) or real(path, *a, **kw)
     )
-    assert np.allclose(from_folder(folder, quick=True).query("automobile"), first, atol=1e-5)
-    assert opened == [str(copy / "model.onnx")]
-    assert np.allclose(from_folder(folder).query("automobile"), first, atol=1e-5)
-    assert opened[1:] == [str(copy / "model.onnx")]  # an optimized load takes it too
+    first = from_folder(folder, quick=True)
+    vector = first.query("automobile")  # no copy yet: the file, optimized, the copy kept
+    (copy,) = (tmp_path / "cache" / "models").iterdir()  # nothing half-written beside it
+    assert copy.name.startswith(f"m-{first.version}-ort{ort.__version__}")
+    assert opened == [str(folder / "model.onnx")]
+    for quick in (True, False):  # a cold search's load, and a server's
+        assert np.allclose(from_folder(folder, quick=quick).query("automobile"), vector)
+    assert opened[1:] == [str(copy / "model.onnx")] * 2
     (copy / "model.onnx").write_bytes(b"damaged")  # the model as shipped instead
-    assert np.allclose(from_folder(folder, quick=True).query("automobile"), first, atol=1e-5)
-    assert opened[2:] == [str(copy / "model.onnx"), str(folder / "model.onnx")]
-    assert not copy.exists()  # gone, and the next optimized load writes it again
-    from_folder(folder)
-    assert (copy / "model.onnx").read_bytes() != b"damaged"
+    assert np.allclose(from_folder(folder, quick=True).query("automobile"), vector, atol=1e-5)
+    assert opened[3:] == [str(copy / "model.onnx"), str(folder / "model.onnx")]
+    assert (copy / "model.onnx").read_bytes() != b"damaged"  # and written again
 
 
 def test_a_cache_that_cannot_be_written_costs_only_speed(make_model, tmp_path, monkeypatch):
