@@ -389,7 +389,7 @@ def search(
         raise BadArgument(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     with index.reader() as con:
         state = index_state(con)
-        asked = mode
+        wanted = mode
         mode, enc, dense_notes = _chosen(con, index, state, mode)
         vector = enc.query_soon(query) if enc is not None else None  # while BM25 ranks
         an = analyzer_from(state)
@@ -403,7 +403,7 @@ def search(
         keep = allowed(con, f, layer) if pf is not None or layer is not None else None
         ranked, total = rank(con, groups, f, params, depth, index.db, gen, ids, keep)
         meant: list[int] = []
-        q = _vector_or_none(vector, asked, dense_notes)
+        q = _vector_or_none(vector, wanted, dense_notes)
         if q is not None:
             ranked, meant = _by_meaning(con, index, enc, q, f, keep, ranked, total, mode, depth)
         mode, ranked = mode if q is not None else "bm25", ranked[:k]

@@ -18,10 +18,11 @@ The package is int8 on disk only: ONNX Runtime folds the weights back to fp32 at
 "Dense retrieval: throughput"). What the settings can lose is CPU: ONNX Runtime's threads
 spin while they wait, which on a busy machine burns the cores other processes need, so
 spinning is off. ONNX Runtime's optimizations cost about 200 ms at load and save about 40
-ms a query, and leave the vectors the same (cosine 1.0); an optimized load keeps the graph
-it made in the user's cache (``_session``). A process that embeds one query and exits (a
-cold ``kbx search``) loads ``quick``: that copy, or the graph as it is, without optimizing,
-and on a thread, while the search's BM25 side runs (the runtime lets go of the GIL).
+ms a query, and leave the vectors the same (cosine 1.0); the model's first load keeps the
+graph it made in the user's cache, and later loads take it (``_session``). A process that
+embeds one query and exits (a cold ``kbx search``) loads ``quick``: when first used, so on
+the thread that embeds its query while the search's BM25 side runs (the runtime lets go
+of the GIL), and without optimizing where no copy can be kept.
 
 A vector's cache key is (model name, version): the version is a digest of everything that
 changes a vector (the ONNX file, the tokenizer, the recipe), so a new model file or
@@ -59,6 +60,7 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 RECIPE_VERSION = "2"  # bump when the text a unit is embedded as, or the pooling, changes
 COPY = "model.onnx"  # an optimized copy's graph, in cache_dir(); its weights beside it
 FORMAT = "1"  # bump when the way a copy is made changes (its optimizations, its files)
+UNUSED_DAYS = 14  # a copy no load has taken for this long is pruned when another is written
 T = TypeVar("T")
 BATCH = 32  # windows per model call: padded to the longest, so sorted by length first
 
@@ -177,11 +179,12 @@ def _session(ort: ModuleType, onnx: Path, name: str, version: str, quick: bool) 
     copy = cache / f"{name}-{version}-{runtime}" if cache else None
     if copy is not None and _is_file(copy / COPY):
         try:
-            return opened(copy / COPY, optimize=False)  # optimized already
-        except MemoryError:
-            raise
+            session = opened(copy / COPY, optimize=False)  # optimized already
+            with contextlib.suppress(OSError):
+                os.utime(copy)  # in use: not pruned (``_prune``)
+            return session
         except Exception:  # a damaged copy goes, and is written again below
-            shutil.rmtree(copy, ignore_errors=True)
+            _remove(copy)
     writing = _folder_beside(copy)
     if writing is None:  # no cache to write to: as fast a load as the use wants
         return opened(onnx, optimize=not quick)
@@ -189,6 +192,8 @@ def _session(ort: ModuleType, onnx: Path, name: str, version: str, quick: bool) 
         session = opened(onnx, optimize=True, keep_in=writing)
         with contextlib.suppress(OSError):  # another process wrote it first
             writing.chmod(0o755)  # mkdtemp's is the writer's alone: let the others read it
+            if copy.exists() and not _is_file(copy / COPY):
+                _remove(copy)  # what a killed removal left
             writing.rename(copy)  # whole or not at all
             _prune(copy, name)
         return session
@@ -219,15 +224,27 @@ def _is_file(path: Path) -> bool:
 
 
 def _prune(copy: Path, name: str) -> None:
-    """Remove the other copies of the model ``name`` beside ``copy`` (of its versions, or
-    of runtimes, before an upgrade: 90 MB each), and what a killed writer left an hour
-    ago or more."""
+    """Remove the copies of the model ``name`` beside ``copy`` that no load has taken for
+    ``UNUSED_DAYS`` (of its other versions, or runtimes, before an upgrade: 90 MB each;
+    two installs in use keep theirs), and what a killed writer left an hour ago or more."""
     mine = re.compile(rf"{re.escape(name)}-[0-9a-f]{{16}}-ort.+")
     for other in copy.parent.iterdir():
         with contextlib.suppress(OSError):  # gone meanwhile
-            old = other.name.startswith(".writing-") and time.time() - other.stat().st_mtime
-            if other != copy and (mine.fullmatch(other.name) or (old and old > 3600)):
+            age = time.time() - other.stat().st_mtime
+            if other != copy and (
+                (mine.fullmatch(other.name) and age > UNUSED_DAYS * 86400)
+                or (other.name.startswith(".writing-") and age > 3600)
+            ):
                 shutil.rmtree(other, ignore_errors=True)
+
+
+def _remove(folder: Path) -> None:
+    """Remove a copy: renamed away first, so a removal cut short leaves a ``.writing-``
+    folder for ``_prune`` to clear, never a copy without its graph."""
+    gone = folder.with_name(f".writing-gone-{os.getpid()}-{time.monotonic_ns()}")
+    with contextlib.suppress(OSError):
+        folder.rename(gone)
+        shutil.rmtree(gone, ignore_errors=True)
 
 
 class _Weights:
@@ -240,8 +257,8 @@ class _Weights:
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
-        except ImportError:
-            raise ModelMissing(f"dense retrieval is off: {INSTALL}") from None
+        except ImportError as e:  # installed (Encoder checked) but it does not load
+            raise ModelMissing(f"dense retrieval is off: its runtime does not load ({e})") from None
         self.session = _session(ort, onnx, name, version, quick)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tok = Tokenizer.from_str(tokenizer_json())
@@ -275,7 +292,7 @@ def _later(fn: Callable[[], T]) -> Callable[[], T]:
         except BaseException as e:  # handed to whoever waits
             out.append((None, e))
 
-    thread = threading.Thread(target=run, name="kbx-dense")
+    thread = threading.Thread(target=run, name="kbx-dense", daemon=False)
     thread.start()
 
     def result() -> T:
@@ -292,8 +309,8 @@ class Encoder:
     """One model: ``passages`` for units, ``query`` for a search; float32 rows of unit
     length, so a dot product is the cosine. ``name`` and ``version`` are known at once;
     the weights load at once too, or with ``quick`` (a process that embeds a query and
-    exits) when first used, without optimizing (``_session``), so ``query_soon`` can load
-    them and embed the query on a thread while a search's BM25 side runs."""
+    exits) when first used (``_session`` says how), so ``query_soon`` can load them and
+    embed the query on a thread while a search's BM25 side runs."""
 
     def __init__(
         self,

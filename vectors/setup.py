@@ -7,8 +7,7 @@ none (the ``dense`` extra absent, or turned off), with the one line that says wh
 
 A loaded model is kept for the life of the process (one per folder), so a long-lived
 server embeds each query without loading it again; a cold process that only embeds its
-query loads it ``quick`` (model.py): when first used, the optimized copy an earlier load
-kept, or else the file without optimizing, faster to load.
+query loads it ``quick`` (model.py): when first used, on the thread that embeds the query.
 """
 
 from __future__ import annotations

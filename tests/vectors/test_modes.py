@@ -78,7 +78,7 @@ def test_the_cli_says_the_mode_and_each_hits_ranks(folder):
     text = run_cli("search", "automobile vendor", "--mode", "hybrid", cwd=folder).stdout
     assert "bm25 #1, dense #" in text
     counted = run_cli("search", "automobile vendor", "--facets", cwd=folder).stdout
-    assert f"facets of {len(DOCS)} passages (the words' matches and the 100 nearest" in counted
+    assert f"facets of {len(DOCS)} passages (the words' matches and the nearest" in counted
     words = run_cli("search", "automobile vendor", "--facets", "--mode", "bm25", cwd=folder)
     assert "facets of 1 matching passages" in words.stdout
 
