@@ -22,7 +22,7 @@ LEGEND = "# FILE HASH, then each passage's LINES, heading, snippet; kbx read FIL
 MARK = re.compile(r"\*\*(.+?)\*\*")
 FACETS_OF = (  # what the facets counted: a bm25 search's, a dense or hybrid one's
     "matching passages",
-    "passages (the words' matches and the nearest in meaning)",
+    "passages (the words' matches and the hits found by meaning)",
 )
 
 

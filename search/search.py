@@ -263,21 +263,19 @@ def _by_meaning(
     matched: int,
     mode: str,
     depth: int,
-) -> tuple[list, list[int]]:
+) -> list:
     """The dense list (``(unit_id, cosine, 0, ranks)``) for the ``query`` vector, or it
     fused with BM25's: each list the top ``depth`` of its ranking (BM25's, of the
     ``matched`` units, was asked for as many), among the units the filter allows
-    (``keep``'s, where the BM25 side found them); and the dense list's units."""
+    (``keep``'s, where the BM25 side found them)."""
     from kbx.search.hybrid import dense_ranking, fuse
 
     units = keep.units if keep is not None else None
     dense = dense_ranking(con, enc, query, f, limit=depth, db=index.db, units=units)
-    found = [u for u, _ in dense]
     if mode == "dense":
         words = {r[0]: i for i, r in enumerate(bm25, 1)}
-        ranks = [{"bm25": words.get(u), "dense": i} for i, u in enumerate(found, 1)]
-        return [(u, s, 0, r) for (u, s), r in zip(dense, ranks, strict=True)], found
-    return fuse(bm25, dense, (matched > len(bm25), len(dense) >= depth)), found
+        return [(u, s, 0, {"bm25": words.get(u), "dense": i}) for i, (u, s) in enumerate(dense, 1)]
+    return fuse(bm25, dense, (matched > len(bm25), len(dense) >= depth))
 
 
 def phrase_parts(query: str) -> tuple[bool, str]:
@@ -379,8 +377,9 @@ def search(
     ranks by words (bm25), by meaning (dense: the vectors of ``kbx embed``), or both fused
     (hybrid: ``hybrid.fuse``); by default hybrid where the index has vectors, else bm25.
     The filters narrow every list alike. grep's exact matches and ``total`` stay those of
-    the words; the facets count what the words matched and what the dense list ranked
-    (its top ``FUSION_DEPTH``, or ``k``), so every passage a ranking can show is counted."""
+    the words; the facets count what the words matched and the hits, so a passage found
+    by meaning alone is counted once shown (the dense list's whole depth would count
+    passages nobody asked for: all of a small folder)."""
     if not query.strip():
         raise BadArgument("the query is empty; give some words to search for")
     if k < 1:
@@ -402,10 +401,9 @@ def search(
         layer = facet_layer(index, state) if facets or f.places else None
         keep = allowed(con, f, layer) if pf is not None or layer is not None else None
         ranked, total = rank(con, groups, f, params, depth, index.db, gen, ids, keep)
-        meant: list[int] = []
         q = _vector_or_none(vector, wanted, dense_notes)
         if q is not None:
-            ranked, meant = _by_meaning(con, index, enc, q, f, keep, ranked, total, mode, depth)
+            ranked = _by_meaning(con, index, enc, q, f, keep, ranked, total, mode, depth)
         mode, ranked = mode if q is not None else "bm25", ranked[:k]
         passages = mapped_passages(index, state)
         hits, indexed = _hits(con, ranked, groups, an, f, keep, passages)
@@ -434,6 +432,7 @@ def search(
             if ENTITIES_DIRTY in state:
                 result.notes.append(STALE_LAYER)
         result.notes += dense_notes + file_states(con, index, hits, indexed)
-        if facets:  # what the words matched, and what the dense list ranked
-            result.facets = facet_counts(con, list(ids.values()), f, layer, pf, keep, meant)
+        if facets:  # what the words matched, and the hits the meaning found
+            shown = [r[0] for r in ranked] if mode != "bm25" else []
+            result.facets = facet_counts(con, list(ids.values()), f, layer, pf, keep, shown)
     return result

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 FACETS_OF = (  # what the facets counted: a bm25 search's, a dense or hybrid one's
     "matching passages",
-    "passages (the words' matches and the nearest in meaning)",
+    "passages (the words' matches and the hits found by meaning)",
 )
 
 

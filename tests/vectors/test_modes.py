@@ -63,8 +63,10 @@ def test_embed_then_hybrid_finds_a_passage_in_other_words(folder):
     assert by_meaning["fleet/vans.md"]["bm25"] == 1  # the words found it too, and say where
     counted = {m: api.search(idx, "automobile vendor", mode=m, facets=True) for m in MODES}
     assert counted["bm25"].facets.passages == counted["bm25"].total == 1  # the words' match
-    for m in ("dense", "hybrid"):  # and every passage the dense list ranked
+    for m in ("dense", "hybrid"):  # and every passage shown: here the three
         assert counted[m].facets.passages == len(DOCS) and counted[m].total == 1
+    first = api.search(idx, "automobile vendor", k=1, facets=True)  # the words' own match
+    assert [h.path for h in first.hits] == ["fleet/vans.md"] and first.facets.passages == 1
 
 
 def test_the_cli_says_the_mode_and_each_hits_ranks(folder):
@@ -78,7 +80,7 @@ def test_the_cli_says_the_mode_and_each_hits_ranks(folder):
     text = run_cli("search", "automobile vendor", "--mode", "hybrid", cwd=folder).stdout
     assert "bm25 #1, dense #" in text
     counted = run_cli("search", "automobile vendor", "--facets", cwd=folder).stdout
-    assert f"facets of {len(DOCS)} passages (the words' matches and the nearest" in counted
+    assert f"facets of {len(DOCS)} passages (the words' matches and the hits found" in counted
     words = run_cli("search", "automobile vendor", "--facets", "--mode", "bm25", cwd=folder)
     assert "facets of 1 matching passages" in words.stdout
 
