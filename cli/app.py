@@ -409,7 +409,7 @@ def search(
 
 
 def _print_facets(f, mode: str) -> None:
-    of = FACETS_OF[mode != "bm25"]
+    of = FACETS_OF[mode != "bm25"].format(s="" if f.passages == 1 else "s")
     out.print(f"[bold]facets[/] of {f.passages} {of}", highlight=False)
     for title, facet, show in (
         ("entities", f.entities, lambda v: f"{v['label']} ({v['entity_id']}, {v['type']})"),

@@ -21,8 +21,8 @@ EXACT_TEXT = 1  # exact phrase matches shown (3 in --json)
 LEGEND = "# FILE HASH, then each passage's LINES, heading, snippet; kbx read FILE:LINES --hash HASH"
 MARK = re.compile(r"\*\*(.+?)\*\*")
 FACETS_OF = (  # what the facets counted: a bm25 search's, a dense or hybrid one's
-    "matching passages",
-    "passages (the words' matches and the hits found by meaning)",
+    "matching passage{s}",
+    "passage{s} (the words' matches and the hits found by meaning)",
 )
 
 

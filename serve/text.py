@@ -5,8 +5,8 @@ its lines follows from that, and what was left out is said with how to get it.""
 from __future__ import annotations
 
 FACETS_OF = (  # what the facets counted: a bm25 search's, a dense or hybrid one's
-    "matching passages",
-    "passages (the words' matches and the hits found by meaning)",
+    "matching passage{s}",
+    "passage{s} (the words' matches and the hits found by meaning)",
 )
 
 
@@ -56,7 +56,8 @@ def search(r: dict) -> str:
 
 
 def _facets(f: dict, mode: str) -> list[str]:
-    out = [f"facets of {f['passages']} {FACETS_OF[mode != 'bm25']}:"]
+    of = FACETS_OF[mode != "bm25"].format(s="" if f["passages"] == 1 else "s")
+    out = [f"facets of {f['passages']} {of}:"]
     for title, show in (
         ("entities", lambda v: f"{v['label']} ({v['entity_id']}, {v['type']})"),
         ("types", lambda v: v["type"]),

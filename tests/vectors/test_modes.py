@@ -82,7 +82,7 @@ def test_the_cli_says_the_mode_and_each_hits_ranks(folder):
     counted = run_cli("search", "automobile vendor", "--facets", cwd=folder).stdout
     assert f"facets of {len(DOCS)} passages (the words' matches and the hits found" in counted
     words = run_cli("search", "automobile vendor", "--facets", "--mode", "bm25", cwd=folder)
-    assert "facets of 1 matching passages" in words.stdout
+    assert "facets of 1 matching passage\n" in words.stdout
 
 
 def test_an_unknown_mode_and_a_mode_without_vectors_are_clear_errors(folder, tmp_path):
