@@ -25,14 +25,32 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
     """A TIMEX3 value for a mention's value, given its document's date.
 
     Absolute values come back unchanged; relative ones need ``doc_date`` and stay
-    unresolved (None) without it.
+    unresolved (None) without it. A relative value whose day would leave the calendar
+    (years 1 to 9999: "359,000 weeks ago" in a table of trading volumes) has none, and so
+    has a code this kbx cannot read: resolving never raises.
     """
     if value is None or not value.startswith("REL:"):
         return value
     if doc_date is None:
         return None
-    d = doc_date
-    code = value[4:]
+    try:
+        return _resolve(value[4:], doc_date)
+    except (ArithmeticError, ValueError, IndexError, KeyError):  # OverflowError: off the calendar
+        return None
+
+
+def _year(n: int) -> str:
+    """A year on the calendar, as TIMEX3 writes it (four digits); ValueError off it."""
+    if not 1 <= n <= 9999:
+        raise ValueError(f"year {n} is not on the calendar")
+    return f"{n:04d}"
+
+
+def _month_value(year: int, month: int) -> str:
+    return f"{_year(year)}-{month:02d}"
+
+
+def _resolve(code: str, d: date) -> str | None:
     if code.startswith("ANAT:"):  # a clock time on the day last named, else the document's
         _, hour, minute, base = code.split(":", 3)
         day = _from(resolve(base if base[:1].isdigit() else "REL:" + base, d), "D", 0)
@@ -47,10 +65,11 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
     if re.search(r"[+-]\d+\.\d", code):  # "4.2 years later": no calendar value to name
         return None
     if code.startswith("DE") and code[2] in "+-":  # "last decade": 198
-        return str(d.year // 10 + int(code[2:]))
+        decade = d.year // 10 + int(code[2:])
+        return _year(decade * 10)[:3]
     if code.startswith("HY"):  # "the first half of next year": 2022-H1
         shift, half = code[2:].split(":")
-        return f"{d.year + int(shift)}-H{half}"
+        return f"{_year(d.year + int(shift))}-H{half}"
     if code[0] == "D" and code[1] in "+-":
         return (d + timedelta(days=int(code[1:]))).isoformat()
     if code[0] == "W" and code[1] in "+-":
@@ -61,13 +80,12 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
     if code.startswith("WE"):
         return _iso_week(d + timedelta(weeks=int(code[2:]))) + "-WE"
     if code[0] == "M" and code[1] in "+-":
-        y, m = _shift_month(d, int(code[1:]))
-        return f"{y}-{m:02d}"
+        return _month_value(*_shift_month(d, int(code[1:])))
     if code[0] == "Y" and code[1] in "+-":
-        return str(d.year + int(code[1:]))
+        return _year(d.year + int(code[1:]))
     if code[0] == "Q" and code[1] in "+-":
         q = (d.month - 1) // 3 + int(code[1:])
-        return f"{d.year + q // 4}-Q{q % 4 + 1}"
+        return f"{_year(d.year + q // 4)}-Q{q % 4 + 1}"
     if code.startswith("QN:"):
         return f"{d.year}-Q{code[3:]}"
     if code[0] == "H" and code[1] in "+-":
@@ -94,15 +112,15 @@ def resolve(value: str | None, doc_date: date | None) -> str | None:
                 if direction == "-" and month >= d.month
                 else (d.year + 1 if direction == "+" and month <= d.month else d.year)
             )
-        return f"{year}-{month:02d}"
+        return _month_value(year, month)
     if code == "THANKSGIVING":  # the nearest fourth Thursday of November
         years = (d.year - 1, d.year, d.year + 1)
         return _nearest(d, [(y, 11, 22 + (3 - date(y, 11, 1).weekday()) % 7) for y in years])
     if code.startswith("MY:"):  # "June last year"
-        return f"{d.year + int(code[6:])}-{code[3:5]}"
+        return f"{_year(d.year + int(code[6:]))}-{code[3:5]}"
     if code.startswith("S:"):
         season, shift = code[2:4], int(code[5:])
-        return f"{d.year + shift}-{season}"
+        return f"{_year(d.year + shift)}-{season}"
     if code.startswith("WD:"):
         day, direction = int(code[3]), code[5:]
         delta = (day - d.weekday()) % 7
@@ -129,10 +147,9 @@ def _from(value: str | None, unit: str, shift: int) -> str | None:
     if not value or not re.match(r"\d{4}", value):
         return None
     if unit == "Y":
-        return str(int(value[:4]) + shift)
+        return _year(int(value[:4]) + shift)
     if unit == "M" and re.match(r"\d{4}-\d\d\b", value):
-        y, m = _shift_month(date(int(value[:4]), int(value[5:7]), 1), shift)
-        return f"{y}-{m:02d}"
+        return _month_value(*_shift_month(date(int(value[:4]), int(value[5:7]), 1), shift))
     if not re.match(r"\d{4}-\d\d-\d\d", value):
         return None
     day = date.fromisoformat(value[:10])
@@ -199,6 +216,6 @@ def interval(value: str | None) -> tuple[date, date] | None:
             return date(int(v) * 10, 1, 1), date(int(v) * 10 + 10, 1, 1)
         if re.fullmatch(r"\d{2}", v):
             return date(max(int(v) * 100, 1), 1, 1), date(int(v) * 100 + 100, 1, 1)
-    except ValueError:
+    except (ValueError, OverflowError):  # not a day, or the calendar's last (9999-12-31)
         return None
     return None

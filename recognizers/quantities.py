@@ -25,6 +25,7 @@ dumps, escapes, ``1L``).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -134,7 +135,10 @@ def number(text: str) -> float:
         return float(NUMBER_WORDS[s.lower()])
     m = re.fullmatch(r"(.+?)\s?[×x·⋅]\s?10(?:\^|\*\*)?\(?(-?\d+)\)?", s)
     if m:
-        return number(m.group(1)) * 10.0 ** int(m.group(2))
+        try:
+            return number(m.group(1)) * 10.0 ** int(m.group(2))
+        except OverflowError:  # "1 × 10^400": past the floats, refused by finite()
+            return math.inf
     return float(s.replace("·", "."))
 
 
@@ -278,6 +282,15 @@ def find(text: str) -> list[Found]:
     return out
 
 
+def finite(value: str) -> bool:
+    """Whether a stored number (``5e-06``, ``0.005..0.01``, ``1200``) is one a filter can
+    compare: not infinite, not NaN, where a huge amount or exponent would give one."""
+    try:
+        return all(math.isfinite(float(x)) for x in value.split(".."))
+    except ValueError:
+        return False
+
+
 def _money(number: str, scale: float) -> str:
     """An amount as an exact decimal: money is counted, not measured ($1,234,567.80 is
     1234567.8, not 1.23457e+06)."""
@@ -299,6 +312,8 @@ def money(text: str) -> list[Mention]:
         span = m.group().rstrip()
         code = m.group("code") or CURRENCY_SIGNS["US$" if span.startswith("US$") else span[0]]
         amount = _money(m.group("amount") or m.group("amount2"), _scale(span))
+        if not finite(amount):  # "$1e400" is no amount a filter can compare
+            continue
         out.append(Mention(m.start(), m.start() + len(span), "MONEY", span, f"{code} {amount}"))
     return out
 
@@ -336,6 +351,8 @@ class QuantityRecognizer:
             for q in find(text):
                 if not any(a < q.end and q.start < b for a, b in spans):
                     value = si(q.low, q.high, q.unit)
+                    if not finite(value.split(" ", 1)[0]):  # "1e400 kg": off the floats
+                        continue
                     found.append(Mention(q.start, q.end, "QUANTITY", text[q.start : q.end], value))
             out.append(sorted(found, key=lambda m: m.start))
         return out
