@@ -790,13 +790,15 @@ class DateRecognizer:
     """TIMEX3 dates, times, durations and sets; relative ones resolved per document."""
 
     info = RecognizerInfo(
-        # 8: "'90s" is the mention "90s" (the scan opens at a digit, faster); 7: "a
-        # year-earlier loss" is the year before, not "a year"; 6: spoken years and
-        # decades, clock times in words, seconds, runs of units, the near future; 5:
-        # amounts in a unit are not years, months end at a word's end; 4: tense, days with
-        # times, sets of days; 3: not in inline code, not across table cells; 2: not code
+        # 9: no year in an identifier ("RFC 2047", "CVE-2024-2004", "1.0+2022"), nor a
+        # range that runs backwards; 8: "'90s" is the mention "90s" (the scan opens at a
+        # digit, faster); 7: "a year-earlier loss" is the year before, not "a year"; 6:
+        # spoken years and decades, clock times in words, seconds, runs of units, the near
+        # future; 5: amounts in a unit are not years, months end at a word's end; 4: tense,
+        # days with times, sets of days; 3: not in inline code, not across table cells; 2:
+        # not code
         name="dates",
-        version="8",
+        version="9",
         types=("DATE", "TIME", "DURATION", "SET"),
         needs_context=True,
         code=False,
@@ -880,9 +882,20 @@ def _month_name(text: str, start: int, end: int) -> bool:
     return not (before == "" or before[-1] in ".!?\"'`:")
 
 
-_NOT_YEAR_BEFORE = re.compile(r"(?:[$€£#]|\bno\.?|\bnumber|\d[.,]|[.,:/-]\d*)\s*$", re.I)
-_YEAR_RANGE_AFTER = re.compile(r"^[-–](?:1[5-9]|20)\d\d\b")
-_YEAR_PREFIX = re.compile(r"(?:\b(?:mid|pre|post|early|late)|\b(?:1[5-9]|20)\d\d)[-–]$", re.I)
+# "#2004", "No. 1999", "1.2.2022", "1:2022", "1.0+2022", "2.1~2022": a number or a version's
+_NOT_YEAR_BEFORE = re.compile(
+    r"(?:[$€£#]|\bno\.?|\bnumber|\d[.,]|[.,:/-]\d*|(?<=\w)[+~])\s*$", re.I
+)
+_YEAR_RANGE_AFTER = re.compile(r"^[-–](?P<to>(?:1[5-9]|20)\d\d)\b")
+_YEAR_PREFIX = re.compile(
+    r"(?:\b(?:mid|pre|post|early|late)|\b(?P<from>(?:1[5-9]|20)\d\d))[-–]$", re.I
+)
+# A number that an identifier names: after a standard's or a catalogue's label ("RFC 2047",
+# "ISO 2022", "ISO/IEC 2022", "BCP 1998", "IEEE 1588"; the labels in capitals, as written),
+# or inside a token that letters and a dash open ("CVE-2024-2004", "DSA-2004-1",
+# "0003-CVE-2015-1782.patch"): never a year, nor the two numbers a range of years.
+_ID_LABEL = re.compile(r"\b(?:RFCs?|rfc|ISO|IEC|BCP|STD|ISBN|ISSN|IEEE|CVE)[\s\u00a0-]*(?:\d+-)*$")
+_ID_PREFIX = re.compile(r"(?<![A-Za-z])(?!(?i:mid|pre|post|early|late)-)[A-Za-z]+-(?:\d+-)*$")
 _NOT_YEAR_AFTER = re.compile(r"^(?:\s*(?:%|percent|[.,]\d|/|-\d|:\d|[a-z]*\d))", re.I)
 # "1500 g", "2048 MB", "1800 calories", "2000 dollars": an amount in a unit (as the quantity
 # recognizer reads units: symbols in their case, words in any)
@@ -894,10 +907,19 @@ _UNIT_AFTER = re.compile(
 
 def _year_context(text: str, start: int, end: int) -> bool:
     """A four-digit number from 1500 to 2099 is a year unless it reads as an amount, a
-    count, a version or part of another number ("$1999", "2019.5", "1999/2000")."""
+    count, a version, part of another number ("$1999", "2019.5", "1999/2000") or a number
+    an identifier names ("RFC 2047", "CVE-2024-2004")."""
     before, after = text[max(0, start - 8) : start], text[end : end + 24]
-    if _YEAR_RANGE_AFTER.match(after) or _YEAR_PREFIX.search(before):
-        return True  # "2009-2011", "mid-2012", "post-1959"
+    head = text[max(0, start - 24) : start]
+    if _ID_LABEL.search(head) or _ID_PREFIX.search(head):
+        return False  # "RFC 2047", "CVE-2024-2004"
+    year = int(text[start:end])
+    if (to := _YEAR_RANGE_AFTER.match(after)) and int(to["to"]) > year:
+        return True  # "2009-2011" (not "2024-2004")
+    if (prefix := _YEAR_PREFIX.search(before)) and (
+        prefix["from"] is None or int(prefix["from"]) < year
+    ):
+        return True  # "mid-2012", "post-1959", the end of "2009-2011"
     return not (
         _NOT_YEAR_BEFORE.search(before) or _NOT_YEAR_AFTER.match(after) or _UNIT_AFTER.match(after)
     )

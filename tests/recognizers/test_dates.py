@@ -165,6 +165,40 @@ def test_years_in_ranges_and_with_prefixes(text, years):
     assert [m.value for m in DateRecognizer().recognize([text])[0]] == years
 
 
+# version 9: a number an identifier names is no year
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fixes CVE-2024-2004 and CVE-2023-1999.",
+        "Drop 0003-CVE-2015-1782.patch, applied upstream.",
+        "Add d/p/CVE-2020-1747.patch (DSA-2004-1).",
+        "Headers are encoded as RFC 2047 says; see also RFCs 2045-2049.",
+        "It speaks ISO 2022 and ISO/IEC 2022, and IEEE 1588 clocks.",
+        "Tags follow BCP 1998 and STD 1997.",
+        "New upstream release (closes: #1017424, #2004).",
+        "Upload 1.2.2022-1, then 1.0+2022 and 2.1~2022.",
+        "The pair 2024-2004 runs backwards.",
+    ],
+)
+def test_numbers_that_identifiers_name_are_not_years(text):
+    assert [m.text for m in DateRecognizer().recognize([text])[0] if m.type == "DATE"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "years"),
+    [
+        ("Copyright 2019-2024 the authors.", ["2019", "2024"]),
+        ("Maintained since 1995; closes: #973844.", ["1995"]),
+        ("The RFC was written in 1998.", ["1998"]),
+        ("Support ended in Mid-2012.", ["2012"]),
+    ],
+)
+def test_years_beside_identifiers_stay_years(text, years):
+    assert [m.value for m in DateRecognizer().recognize([text])[0]] == years
+
+
 def test_the_documents_own_weekday_is_the_document_day():
     assert _one("The vote is on Wednesday.")[2] == "2021-03-10"
 
