@@ -33,6 +33,7 @@ import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
@@ -152,11 +153,16 @@ def entity_for(idx: Index, expression: str, type_: str, edits: list) -> str:
         return owner[1]
 
 
+def kbx_before(before: str | None) -> str | None:
+    """A probe's bound "date < D" as kbx's inclusive ``--before``: the day before D."""
+    return (date.fromisoformat(before) - timedelta(days=1)).isoformat() if before else None
+
+
 def kbx_filters(p: Probe, body_entity: str | None, author_entity: str | None) -> Filters:
     return Filters(
         entities=[e for e in (body_entity, author_entity) if e],
         after=p.after,
-        before=p.before,
+        before=kbx_before(p.before),
         date_from="document",
         meta=p.meta,
     )
@@ -255,7 +261,12 @@ def main() -> None:
                         q.body or ".",
                         max_matches=ALL,
                         filters=Filters(
-                            [author] if author else [], [], q.after, q.before, "document", q.meta
+                            [author] if author else [],
+                            [],
+                            q.after,
+                            kbx_before(q.before),
+                            "document",
+                            q.meta,
                         ),
                     ).matches
                 },

@@ -73,8 +73,8 @@ SPECS = [
     ("money<USD 300", None),
 ]
 LATENCY = ["time>=1 min", "size>=1MB", "percent>50", "size<=4GB"]
-DATES = [("after 2023", {"after": "2023"}), ("after 2018 before 2019",
-                                              {"after": "2018", "before": "2019"})]  # fmt: skip
+DATES = [("after 2023", {"after": "2023"}), ("after 2018 before 2018",
+                                              {"after": "2018", "before": "2018"})]  # fmt: skip
 _VALUE = re.compile(r"^(\S+?)(?:\.\.(\S+))? (.+)$")
 
 
@@ -289,7 +289,7 @@ Every hit of the filtered searches ({total} hits over {len(questions)} questions
 {table(["filter", "SI unit", "allowed", "scan", "missed", "extra", "value as pint"], exact_rows)}
 
 **Latency** (`search`, `exact=0`, k 8, median of {args.repeat} runs per question; ms over
-questions; the last column is p50 over the `--after 2018 --before 2019` date filter's p50):
+questions; the last column is p50 over the `--after 2018 --before 2018` date filter's p50):
 
 {table(["filter", "passages allowed", "p50 ms", "p90 ms", "p50 / date"], speed)}
 

@@ -23,11 +23,11 @@ from pathlib import Path
 from scale_build import peak_mb
 from scale_corpus import ENTITY, GLOB
 
-AFTER, BEFORE = "2021", "2022"
+AFTER, BEFORE = "2021", "2021"  # kbx's --after and --before, inclusive: during 2021
 FILTERS = {
     "none": "",
     "entity": f"entity {ENTITY}",
-    "date": f"date {AFTER}..{BEFORE} (exclusive)",
+    "date": f"date {AFTER}..{BEFORE} (inclusive)",
     "path": f"path {GLOB}",
 }
 # The peers' filters: the units each keeps, from the filter tables (see scale_build).
@@ -35,7 +35,7 @@ FILTER_SQL = {
     "entity": ("SELECT unit FROM f.links WHERE entity = ?", [ENTITY]),
     "date": (
         "SELECT unit FROM f.dates WHERE lo >= ? AND hi <= ?",
-        [f"{AFTER}-01-01", f"{BEFORE}-01-01"],
+        [f"{AFTER}-01-01", f"{int(BEFORE) + 1}-01-01"],
     ),
     "path": ("SELECT unit FROM f.paths WHERE path GLOB ?", [GLOB]),
 }

@@ -97,8 +97,9 @@ BeforeOption = Annotated[
     str | None,
     typer.Option(
         "--before",
-        help="Passages with a date ending on or before this day: --after 2021 --before 2022 "
-        "means during 2021.",
+        help="Passages with a date ending on or before this day, month or year (inclusive): "
+        "--after 2021 --before 2021 means during 2021, --after 2025-06 --before 2025-06 in "
+        "June 2025.",
         rich_help_panel="Filters",
     ),
 ]

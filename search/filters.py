@@ -12,9 +12,10 @@ result that looks like "nothing exists".
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 
 import duckdb
 
@@ -40,7 +41,9 @@ class DocFilter:
     clauses: list[str] = field(default_factory=list)
     params: list = field(default_factory=list)
     boosts: list[tuple[str, list]] = field(default_factory=list)
-    dates: tuple | None = None  # (after, before, date_from) of a date filter, for facets
+    # (after, before, date_from) of a date filter, for facets: the first day kept and the
+    # day after the last (a kept date's [lo, hi) has lo >= after and hi <= before)
+    dates: tuple | None = None
     places: list[str] = field(default_factory=list)  # per clause added with ``keep``
     # per quantity filter: its condition on a ``passage_quantities q`` row, for facets
     quantities: list[tuple[str, list]] = field(default_factory=list)
@@ -94,19 +97,27 @@ class Filters:
     quantities: list[str] = field(default_factory=list)  # "mass>1kg", "size<=4GB"
 
 
-def parse_day(text: str, flag: str) -> date:
-    """``2021`` → 2021-01-01, ``2021-03`` → 2021-03-01, ``2021-03-04`` as is."""
+def parse_period(text: str, flag: str) -> tuple[date, date]:
+    """The days ``text`` names, as ``[first, end)`` at the precision written: ``2021`` is
+    the year, ``2021-03`` the month, ``2021-03-04`` the day (``end`` stops at ``date.max``)."""
     t = text.strip()
     try:
         if re.fullmatch(r"\d{4}", t):
-            return date(int(t), 1, 1)
-        if re.fullmatch(r"\d{4}-\d\d", t):
-            return date(int(t[:4]), int(t[5:]), 1)
-        return date.fromisoformat(t)
+            first = date(int(t), 1, 1)
+            end = (int(t) + 1, 1)
+        elif re.fullmatch(r"\d{4}-\d\d", t):
+            first = date(int(t[:4]), int(t[5:]), 1)
+            end = (first.year + first.month // 12, first.month % 12 + 1)
+        else:
+            first = date.fromisoformat(t)
+            end = None
     except ValueError:
         raise BadArgument(
             f"{flag} {text!r}: give a date as YYYY, YYYY-MM or YYYY-MM-DD (e.g. {flag} 2021-03)"
         ) from None
+    if end is None:
+        return first, (first + timedelta(days=1) if first < date.max else date.max)
+    return first, (date(end[0], end[1], 1) if end[0] <= date.max.year else date.max)
 
 
 def _passage_or_document(table: str) -> str:
@@ -142,13 +153,13 @@ def _entity(con: duckdb.DuckDBPyConnection, name: str, f: DocFilter) -> None:
             [entity_id, entity_id],
             ("entity", entity_id),
         )
-    else:  # only boost-only recognizers name it
-        f.boosts.append(  # a document's own link (unit_id NULL) would make IN unknown
-            (
-                "unit_id IN (SELECT unit_id FROM links WHERE entity_id = ? "
-                "AND unit_id IS NOT NULL)",
-                [entity_id],
-            )
+    else:  # a name nothing confirms: filtering by it would keep every passage unfiltered
+        label = con.execute("SELECT label FROM entities WHERE entity_id = ?", [entity_id])
+        raise BadArgument(
+            f"{name!r} ({entity_id}) cannot filter: only a model names it, and nothing "
+            "confirms it (named once in each document, or as code); search for the word, or "
+            f"add it to the gazetteer: kbx gazetteer add {json.dumps(label.fetchone()[0])} "
+            "--type TYPE"
         )
 
 
@@ -233,12 +244,15 @@ def _meta(con: duckdb.DuckDBPyConnection, spec: str, f: DocFilter) -> None:
 def _dates(filters: Filters, f: DocFilter) -> None:
     if filters.date_from not in DATE_FROM:
         raise BadArgument(f"--date-from {filters.date_from!r}: choose from {', '.join(DATE_FROM)}")
-    after = parse_day(filters.after, "--after") if filters.after else None
-    before = parse_day(filters.before, "--before") if filters.before else None
+    # inclusive at the precision written: --after D keeps what starts on or after D's first
+    # day, --before D what ends by D's last (--before 2021 keeps 2021; --after 2021-06
+    # --before 2021-06 is June 2021); a date's interval [lo, hi) ends on its day hi - 1
+    after = parse_period(filters.after, "--after")[0] if filters.after else None
+    before = parse_period(filters.before, "--before")[1] if filters.before else None
     if after is None and before is None:
         return
     if after and before and after >= before:
-        raise BadArgument(f"--after {filters.after} is not before --before {filters.before}")
+        raise BadArgument(f"--after {filters.after} is later than --before {filters.before}")
     source = {
         "any": _passage_or_document("x"),
         "mentioned": "x.doc_id = pl.doc_id AND x.unit_id = pl.unit_id",

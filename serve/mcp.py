@@ -33,7 +33,13 @@ Entity = Annotated[
     list[str] | None, Field(description="entity IDs or names (see entities); all must match")
 ]
 Types = Annotated[list[str] | None, Field(description="mention types, e.g. DOI, DATE, PERSON")]
-Day = Annotated[str | None, Field(description="YYYY, YYYY-MM or YYYY-MM-DD")]
+After = Annotated[
+    str | None, Field(description="YYYY, YYYY-MM or YYYY-MM-DD: dates from its first day on")
+]
+Before = Annotated[
+    str | None,
+    Field(description="YYYY, YYYY-MM or YYYY-MM-DD: dates up to its last day (inclusive)"),
+]
 DateFrom = Annotated[str, Field(description="which dates count: any, mentioned or document")]
 Meta = Annotated[list[str] | None, Field(description="front-matter KEY=VALUE or KEY!=VALUE")]
 Glob = Annotated[str | None, Field(description="file glob relative to the root; * crosses /")]
@@ -90,8 +96,8 @@ def server(index: LiveIndex) -> MCPServer:
         k: int = 8,
         entity: Entity = None,
         type: Types = None,
-        after: Day = None,
-        before: Day = None,
+        after: After = None,
+        before: Before = None,
         date_from: DateFrom = "any",
         meta: Meta = None,
         path: Glob = None,
@@ -133,8 +139,8 @@ def server(index: LiveIndex) -> MCPServer:
         ignore_case: bool = False,
         entity: Entity = None,
         type: Types = None,
-        after: Day = None,
-        before: Day = None,
+        after: After = None,
+        before: Before = None,
         date_from: DateFrom = "any",
         meta: Meta = None,
         path: Glob = None,

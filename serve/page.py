@@ -374,7 +374,7 @@ def _step(count: int, top: int) -> int:
 
 def _histogram(state: Pairs, years: dict) -> list[dict]:
     """Bars by year, the years between the shown ones filled with empty bars when the
-    span is short; each bar narrows after/before to its year (before is exclusive)."""
+    span is short; each bar narrows after/before to its year (both inclusive: that year)."""
     counts = {y["year"]: y["count"] for y in years["values"]}
     if not counts:
         return []
@@ -385,7 +385,7 @@ def _histogram(state: Pairs, years: dict) -> list[dict]:
     every = -(-len(span) // 8)  # a label on every bar up to 8, then on every few
     bars = []
     for i, y in enumerate(span):
-        narrowed = _with(_with(state, "after", str(y)), "before", str(y + 1))
+        narrowed = _with(_with(state, "after", str(y)), "before", str(y))
         bars.append(
             {
                 "year": y,
@@ -393,7 +393,7 @@ def _histogram(state: Pairs, years: dict) -> list[dict]:
                 "count": counts.get(y, 0),
                 "step": _step(counts.get(y, 0), top),
                 "href": href("/", narrowed) if y in counts else None,
-                "on": chosen == (str(y), str(y + 1)),
+                "on": chosen == (str(y), str(y)),
             }
         )
     return bars

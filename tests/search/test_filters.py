@@ -37,7 +37,10 @@ def shared(tmp_path: Path) -> Index:
     [
         (Filters(entities=["Ann Lee"]), ["a.md"]),
         (Filters(after="2023"), ["b.md"]),
-        (Filters(entities=["Ann Lee"], after="2021", before="2022"), ["a.md"]),
+        (Filters(entities=["Ann Lee"], after="2021", before="2021"), ["a.md"]),
+        (Filters(after="2021-05-01", before="2021-05-01"), ["a.md"]),  # on that day
+        (Filters(before="2023-04-30"), ["a.md"]),
+        (Filters(after="2023-05", before="2023-05"), ["b.md"]),
         (Filters(entities=["Ann Lee"], after="2023"), []),  # each holds, never together
         (Filters(path="b*", entities=["Bo Chen"]), ["b.md"]),
     ],

@@ -25,6 +25,10 @@ SAME_AS_CLI = [  # (path and query, the same command line)
     ("/api/entities?type=DOI", ["entities", "--type", "DOI"]),
     ("/api/entity/doi:10.1000/xyz123", ["entity", "doi:10.1000/xyz123"]),
     ("/api/status", ["status"]),
+    (
+        "/api/search?q=supplier&after=2021-03&before=2021-03",
+        ["search", "supplier", "--after", "2021-03", "--before", "2021-03"],
+    ),
 ]
 
 
@@ -54,6 +58,11 @@ def test_filters_are_named_as_the_cli_options(http):
     assert paths(path="notes/*") == ["notes/cedar.md"]
     assert paths(meta="category=process") == ["notes/cedar.md"]
     assert paths(after="2022", **{"date-from": "mentioned"}) == ["runbook.txt"]
+    # --before is inclusive at the precision written; --after D --before D is D
+    assert paths(before="2021-03-04") == ["notes/cedar.md"]  # the note's own day
+    assert paths(before="2021-03-03") == []
+    assert paths(after="2021-03-04", before="2021-03-04") == ["notes/cedar.md"]
+    assert paths(after="2022", before="2022", **{"date-from": "mentioned"}) == ["runbook.txt"]
     assert paths(entity=["Ann Lee", "doi:10.1000/xyz123"]) == ["notes/cedar.md"]
     r = http.get("/api/search", params={"q": "supplier", "facets": "false"})
     assert r.json()["facets"] is None  # as `kbx search` without --facets

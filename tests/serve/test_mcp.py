@@ -71,6 +71,10 @@ async def _converse(agent: Client, docs) -> None:
     assert added.structured_content["entry_ids"] == ["gz:bluefin-labs"]
     (entry,) = api.gazetteer_list(api.Index.for_root(docs))  # the store, through the library
     assert (entry["added_by"], entry["source"]) == ("agent:pytest", "notes/cedar.md")
+    on_day = await agent.call_tool(  # --after D --before D: on that day, as the CLI
+        "search", {"query": "supplier approval", "after": "2021-03-04", "before": "2021-03-04"}
+    )
+    assert {h["path"] for h in on_day.structured_content["hits"]} == {"notes/cedar.md"}
     named = await agent.call_tool("search", {"query": "certificate", "entity": ["Bluefin Labs"]})
     assert [h["path"] for h in named.structured_content["hits"]] == ["notes/cedar.md"]
     words = await agent.call_tool("search", {"query": "certificate", "mode": "bm25"})

@@ -129,23 +129,50 @@ def test_a_short_form_carries_its_entity_within_the_document(posts, tmp_path):
 def test_dates_count_the_passage_and_its_document(posts):
     # 2023-openssl.md is dated 2023 and mentions 4 March 2019
     assert _paths(posts, "openssl", after="2023") == {"posts/2023-openssl.md"}
-    assert _paths(posts, "openssl", after="2019", before="2020") == {"posts/2023-openssl.md"}
-    assert _paths(posts, "openssl", after="2019", before="2020", date_from="document") == set()
+    assert _paths(posts, "openssl", after="2019", before="2019") == {"posts/2023-openssl.md"}
+    assert _paths(posts, "openssl", after="2019", before="2019", date_from="document") == set()
     assert _paths(posts, "openssl", before="2022", date_from="document") == {
         "posts/2021-openssl.md"
     }
-    assert _paths(posts, "openssl", after="2019-03-04", before="2019-03-05",
+    assert _paths(posts, "openssl", after="2019-03-04", before="2019-03-04",
                   date_from="mentioned") == {"posts/2023-openssl.md"}  # fmt: skip
     # the release note mentions no date; its document's counts
-    assert _paths(posts, "ships", after="2023-06", before="2023-07") == {"posts/2023-release.md"}
+    assert _paths(posts, "ships", after="2023-06", before="2023-06") == {"posts/2023-release.md"}
     for bad, message in [
         ({"after": "21"}, "--after '21': give a date as YYYY"),
         ({"before": "2021-13"}, "--before '2021-13'"),
-        ({"after": "2022", "before": "2021"}, "is not before"),
+        ({"after": "2022", "before": "2021"}, "--after 2022 is later than --before 2021"),
+        ({"after": "2019-03-05", "before": "2019-03-04"}, "is later than"),
         ({"after": "2021", "date_from": "written"}, "--date-from 'written': choose from"),
     ]:
         with pytest.raises(BadArgument, match=message):
             _paths(posts, "openssl", **bad)
+
+
+@pytest.mark.parametrize(
+    ("after", "before", "paths"),
+    [
+        # --before D is inclusive at the precision written: the day, month or year D
+        (None, "2021-05-01", {"posts/2021-openssl.md"}),  # the document's own day
+        (None, "2021-04-30", set()),
+        (None, "2021-05", {"posts/2021-openssl.md"}),
+        (None, "2021-04", set()),
+        (None, "2021", {"posts/2021-openssl.md"}),
+        (None, "2020", set()),
+        # --after D --before D: on D
+        ("2021-05-01", "2021-05-01", {"posts/2021-openssl.md"}),
+        ("2021-05-02", "2021-05-02", set()),
+        ("2023-02", "2023-02", {"posts/2023-openssl.md"}),
+        ("2023", "2023", {"posts/2023-openssl.md"}),
+        ("2021", "2023", {"posts/2021-openssl.md", "posts/2023-openssl.md"}),
+        # a year ends on 31 December, a month on its last day (December and February too)
+        ("2020-12", "2021-02", set()),
+    ],
+)
+def test_before_is_inclusive_and_after_with_before_the_same_means_on_that_date(
+    posts, after, before, paths
+):
+    assert _paths(posts, "openssl", after=after, before=before, date_from="document") == paths
 
 
 def test_metadata_fields_filter_and_unknown_ones_say_what_exists(posts):
