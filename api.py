@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 
 _WHERE = {  # name -> (module, attribute)
+    "failure_line": ("kbx.annotate.failures", "shown"),
     "PlanRow": ("kbx.annotate.plan", "PlanRow"),
     "registry_for": ("kbx.annotate.setup", "registry_for"),
     "EditReport": ("kbx.entities.gazetteer", "EditReport"),

@@ -17,6 +17,7 @@ from datetime import date
 
 import duckdb
 
+from kbx.annotate.failures import error_text, record
 from kbx.annotate.names import Found, Unit, in_context
 from kbx.recognizers.base import shown_text, within_rules
 from kbx.recognizers.registry import Registry
@@ -53,13 +54,14 @@ def document_dates(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
     ).fetchall()
     if not rows:
         return 0
-    found = _head_dates(dates, rows) if dates else []
+    found, failed = _head_dates(dates, rows) if dates else ([], {})
     with transaction(con):
         ids = [doc_id for doc_id, *_ in rows]
         con.execute(
             "DELETE FROM doc_context WHERE recognizer = 'dates' AND list_contains(?, doc_id)",
             [ids],
         )
+        record(con, "date", ids, failed)
         days = [_full_date(ms) for ms in found] if dates else [None] * len(rows)
         select, params = rows_select(["doc_id", "day"], list(zip(ids, days, strict=True)))
         con.execute(  # one statement for the batch: a first index asks this of every file
@@ -78,18 +80,32 @@ def document_dates(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
     return len(rows)
 
 
-def _head_dates(dates, rows: list[tuple]) -> list[list]:
+def _head_dates(dates, rows: list[tuple]) -> tuple[list[list], dict[int, list[dict]]]:
     """The date mentions at each document's top, under the recognizer's rules for inline
-    code and table cells, as in its runs: `2021-03-04` in backticks is no document date."""
+    code and table cells, as in its runs: `2021-03-04` in backticks is no document date.
+    Where the batch raises, each document alone: one it fails on has none, and is listed
+    in the failures (by document)."""
     heads = []
     for _, text, spans, breaks in rows:
         head = (text or "")[:HEAD_CHARS]
         cut = [[a, min(b, len(head))] for a, b in spans or [] if a < len(head)]
         heads.append((head, cut, [b for b in breaks or [] if b < len(head)]))
-    found = dates.recognize([shown_text(dates.info, h, b) for h, _, b in heads])
-    return [
-        within_rules(dates.info, h, ms, c, b) for (h, c, b), ms in zip(heads, found, strict=True)
-    ]
+
+    def found(some: list[tuple]) -> list[list]:
+        ms = dates.recognize([shown_text(dates.info, h, b) for h, _, b in some])
+        return [within_rules(dates.info, h, m, c, b) for (h, c, b), m in zip(some, ms, strict=True)]
+
+    try:
+        return found(heads), {}
+    except Exception:  # the documents it fails on, one at a time
+        out, failed = [], {}
+        for (doc_id, *_), head in zip(rows, heads, strict=True):
+            try:
+                out += found([head])
+            except Exception as e:
+                out.append([])
+                failed[doc_id] = [{"recognizer": dates.info.name, "error": error_text(e)}]
+        return out, failed
 
 
 def _full_date(mentions: list) -> str | None:
@@ -139,7 +155,7 @@ def document_names(con: duckdb.DuckDBPyConnection) -> int:
     if not finders:
         if con.execute("SELECT 1 FROM doc_context WHERE recognizer = 'names' LIMIT 1").fetchone():
             with transaction(con):
-                con.execute("DELETE FROM doc_context WHERE recognizer = 'names'")
+                con.execute("DELETE FROM doc_context WHERE recognizer IN ('names', 'failed:names')")
                 mark_dirty(con)
         return 0
     stale = con.execute(
@@ -158,12 +174,13 @@ def document_names(con: duckdb.DuckDBPyConnection) -> int:
     ).fetchall()
     for i in range(0, len(stale), NAMES_BATCH):
         batch = dict(stale[i : i + NAMES_BATCH])
-        rows = _carried_names(con, list(batch), finders)
+        rows, failed = _carried_names(con, list(batch), finders)
         with transaction(con):
             con.execute(
                 "DELETE FROM doc_context WHERE recognizer = 'names' AND list_contains(?, doc_id)",
                 [list(batch)],
             )
+            record(con, "names", list(batch), failed)
             select, params = rows_select(
                 ["doc_id", "recognizer", "version", "data"],
                 [(d, "names", batch[d], data) for d, data in rows.items()],
@@ -175,8 +192,9 @@ def document_names(con: duckdb.DuckDBPyConnection) -> int:
 
 def _carried_names(
     con: duckdb.DuckDBPyConnection, docs: list[int], finders: list[str]
-) -> dict[int, str]:
-    """Each document's names in context, as the JSON of its ``names`` row."""
+) -> tuple[dict[int, str], dict[int, list[dict]]]:
+    """Each document's names in context, as the JSON of its ``names`` row, and the
+    documents the rules failed on: those keep their names as their units found them."""
     units: dict[int, dict[int, tuple[str, str, list[Found]]]] = {d: {} for d in docs}
     for doc_id, ordinal, unit_hash, text, s, e, type_, mtext, surface, rec in con.execute(
         """SELECT pl.doc_id, pl.ordinal, u.unit_hash, u.text, m.start_char, m.end_char, m.type,
@@ -196,21 +214,31 @@ def _carried_names(
             "SELECT doc_id, authors FROM documents WHERE list_contains(?, doc_id)", [docs]
         ).fetchall()
     )
-    out = {}
+    out, failed = {}, {}
     for doc_id, placed in units.items():
         seq = [Unit(h, t, tuple(f)) for _, (h, t, f) in sorted(placed.items())]
-        names = {  # a unit placed twice in the document names the same spans there
-            (n.unit_hash, n.start, n.end, n.recognizer): n
-            for n in in_context(seq, authors.get(doc_id) or (), finders[0])
-        }
-        out[doc_id] = json.dumps(
-            {
-                "names": [
-                    dict(zip(_NAME_FIELDS, vars(n).values(), strict=True)) for n in names.values()
-                ]
-            }  # fmt: skip
-        )
-    return out
+        try:
+            names = {  # a unit placed twice in the document names the same spans there
+                (n.unit_hash, n.start, n.end, n.recognizer): n
+                for n in in_context(seq, authors.get(doc_id) or (), finders[0])
+            }
+            found = [dict(zip(_NAME_FIELDS, vars(n).values(), strict=True)) for n in names.values()]
+        except Exception as e:  # this document's names as found; the others go on
+            failed[doc_id] = [{"recognizer": ", ".join(finders), "error": error_text(e)}]
+            found = _as_found(seq)
+        out[doc_id] = json.dumps({"names": found})
+    return out, failed
+
+
+def _as_found(seq: list[Unit]) -> list[dict]:
+    """The names as the units' recognizers found them, in the fields of a ``names`` row."""
+    names = {}
+    for u in seq:
+        for f in u.found:
+            values = (u.unit_hash, f.start, f.end, f.type, f.text, f.surface, f.recognizer)
+            row = dict(zip(_NAME_FIELDS, (*values, "found"), strict=True))
+            names[(u.unit_hash, f.start, f.end, f.recognizer)] = row
+    return list(names.values())
 
 
 def refresh(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
@@ -249,14 +277,10 @@ def refresh(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
            WHERE list_contains(?, pl.doc_id) AND list_contains(?, m.recognizer)""",
         [docs, names],
     ).fetchall()
-    resolved = list(
-        {
-            (doc_id, h, rec, ver, start, when, resolvers[rec].resolve(value, document_date(when)))
-            for doc_id, when, h, rec, ver, start, value in rows
-        }
-    )
+    resolved, failed = _resolved(resolvers, rows)
     with transaction(con):
         con.execute("DELETE FROM doc_mentions WHERE list_contains(?, doc_id)", [docs])
+        record(con, "resolve", docs, failed)
         if resolved:
             columns = [
                 "doc_id",
@@ -271,3 +295,19 @@ def refresh(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
             con.execute(f"INSERT INTO doc_mentions {select}", params)
         mark_dirty(con)
     return len(resolved)
+
+
+def _resolved(resolvers: dict, rows: list[tuple]) -> tuple[list[tuple], dict[int, list[dict]]]:
+    """Each mention's value in its document, and per document the values whose resolver
+    raised: those have none (NULL), and the document's other values are kept."""
+    out, failed = [], {}
+    for doc_id, when, h, rec, ver, start, value in dict.fromkeys(rows):  # a unit placed twice
+        try:
+            day = resolvers[rec].resolve(value, document_date(when))
+        except Exception as e:
+            day = None
+            failed.setdefault(doc_id, []).append(
+                {"recognizer": rec, "unit": h, "start": start, "error": error_text(e)}
+            )
+        out.append((doc_id, h, rec, ver, start, when, day))
+    return list(dict.fromkeys(out)), failed

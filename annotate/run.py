@@ -21,6 +21,7 @@ from datetime import datetime
 import duckdb
 
 from kbx.annotate.engine import Engine, Pass
+from kbx.annotate.failures import error_text
 from kbx.errors import Superseded
 from kbx.recognizers.base import Recognizer, check_spans, shown_text, within_rules
 from kbx.recognizers.registry import Registry
@@ -138,39 +139,53 @@ def _layout(row: tuple) -> tuple[list, list]:
 
 
 def _recognize_rows(r: Recognizer, batch: list[tuple]) -> tuple[list, list]:
+    """Mention and run rows of a batch; where the batch raises (in the recognizer, or in
+    what is done with its answer), each unit alone, so only the units it fails on fail."""
     if not batch:
         return [], []
-    texts = [shown_text(r.info, row[1], _layout(row)[1]) for row in batch]
-    headings = [tuple(row[2] or ()) if len(row) > 2 else () for row in batch]
     try:
-        found = _call(r, texts, headings)
-        results = [check_spans(t, ms, r.info.name) for t, ms in zip(texts, found, strict=True)]
-        errors = [None] * len(batch)
+        texts = [shown_text(r.info, row[1], _layout(row)[1]) for row in batch]
+        found = _call(r, texts, [_heading(row) for row in batch])
+        results = [_kept(r, row, t, ms) for row, t, ms in zip(batch, texts, found, strict=True)]
+        errors: list[str | None] = [None] * len(batch)
     except Exception:  # find the units it fails on, one at a time
         results, errors = [], []
-        for t, h in zip(texts, headings, strict=True):
+        for row in batch:
             try:
-                results.append(check_spans(t, _call(r, [t], [h])[0], r.info.name))
+                text = shown_text(r.info, row[1], _layout(row)[1])
+                results.append(_kept(r, row, text, _call(r, [text], [_heading(row)])[0]))
                 errors.append(None)
             except Exception as e:
                 results.append([])
-                errors.append(f"{type(e).__name__}: {e}")
-    results = [
-        within_rules(r.info, row[1], ms, *_layout(row))
-        for ms, row in zip(results, batch, strict=True)
-    ]
+                errors.append(error_text(e))
     now = datetime.now()
-    name, version = r.info.name, r.info.version
-    mentions = [
-        (h, name, version, m.start, m.end, m.type, m.text, m.value, float(m.confidence), m.key)
-        for (h, *_), ms in zip(batch, results, strict=True)
-        for m in ms
-    ]
+    mentions = [m for ms in results for m in ms]
     runs = [
-        (h, name, version, len(ms), err, now)
-        for (h, *_), ms, err in zip(batch, results, errors, strict=True)
+        (row[0], r.info.name, r.info.version, len(ms), err, now)
+        for row, ms, err in zip(batch, results, errors, strict=True)
     ]
     return mentions, runs
+
+
+def _heading(row: tuple) -> tuple:
+    return tuple(row[2] or ()) if len(row) > 2 else ()
+
+
+def _kept(r: Recognizer, row: tuple, text: str, found: list) -> list[tuple]:
+    """The mention rows of one unit: spans checked, the recognizer's rules applied, and
+    each field of the type the store holds (a plugin's odd value fails its unit, not the
+    batch's write)."""
+    kept = within_rules(r.info, row[1], check_spans(text, found, r.info.name), *_layout(row))
+    name, version = r.info.name, r.info.version
+    for m in kept:
+        if not all(isinstance(x, str) for x in (m.type, m.text)) or not all(
+            x is None or isinstance(x, str) for x in (m.value, m.key)
+        ):
+            raise TypeError(f"recognizer {name!r} returned a mention with a non-text field: {m}")
+    return [
+        (row[0], name, version, m.start, m.end, m.type, m.text, m.value, float(m.confidence), m.key)
+        for m in kept
+    ]
 
 
 def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:

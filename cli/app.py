@@ -33,6 +33,7 @@ from kbx.cli.common import (
     progress_bar,
     say_waits,
 )
+from kbx.cli.failures import unit_failures as _unit_failures
 from kbx.cli.search_text import EXACT_TEXT, FACETS_OF, K_TEXT, SNIPPET_TEXT, render
 from kbx.errors import INTERNAL_ERROR, INTERRUPTED, BadArgument, KbxError
 
@@ -194,12 +195,11 @@ def index(
             out.print(
                 f"  {r.name} {r.version}: {r.units} units, {r.mentions} mentions", markup=False
             )
-        for unit, why in r.failures[:5]:
-            out.print(f"  [yellow]![/] {r.name} failed on unit {unit[:12]}: {escape(why)}")
         if r.superseded:
             out.print(f"  {r.name} stopped: {r.superseded}", markup=False)
     for f in report.failures:
         out.print(f"  [yellow]![/] {escape(f['path'])}: {escape(f['error'])}")
+    _unit_failures(report.unit_failures, "tried again by the next `kbx index`")
     for name, why in report.unavailable:
         out.print(f"  recognizer {name} not run: {why}", markup=False)
     if report.vectors and report.vectors.off:
@@ -254,6 +254,7 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
         out.print(f"[yellow]inconsistent[/] {escape(p)}")
     for f in s.failures:
         out.print(f"  [yellow]![/] {escape(f['path'])} ({f['status']}): {escape(f['error'])}")
+    _unit_failures(s.unit_failures, "tried again by `kbx reprocess` or `kbx index`")
 
 
 @app.command()
@@ -793,6 +794,7 @@ def reprocess(
             {
                 "plan": [dataclasses.asdict(p) | {"todo": p.todo} for p in report.plan],
                 "done": [dataclasses.asdict(d) for d in report.done],
+                "failures": report.failures,
                 "dry_run": report.dry_run,
                 "seconds": report.seconds,
             }
@@ -819,8 +821,7 @@ def reprocess(
             + (f", {len(d.failures)} failed (retried next run)" if d.failures else ""),
             markup=False,
         )
-        for unit, why in d.failures[:10]:
-            out.print(f"  [yellow]![/] unit {unit[:12]}: {escape(why)}")
+    _unit_failures(report.failures, "tried again by the next `kbx reprocess`")
     out.print(f"Reprocessed in {report.seconds:.1f} s")
 
 

@@ -26,6 +26,7 @@ import duckdb
 from kbx.analysis import Analyzer
 from kbx.annotate.context import refresh as refresh_context
 from kbx.annotate.engine import Engine, connect
+from kbx.annotate.failures import listed
 from kbx.annotate.run import RecognizerReport, batch_units, lacking, recognize, record_info
 from kbx.annotate.setup import registry_for
 from kbx.config import load_config
@@ -110,6 +111,7 @@ class IndexReport:
     units_added: int = 0
     units_swept: int = 0
     failures: list[dict] = field(default_factory=list)  # path, status, error: as in status
+    unit_failures: list[dict] = field(default_factory=list)  # this run's, as in status
     recognizers: list[RecognizerReport] = field(default_factory=list)
     unavailable: list[tuple[str, str]] = field(default_factory=list)  # recognizers not run
     searchable_s: float | None = None  # when every file was in, before the slow recognizers
@@ -513,7 +515,7 @@ def index(
     ``max_size`` and ``hidden`` left out are as the index last took them (see
     ``walk_settings``). ``searchable`` is called once every file is in and searchable,
     with the slow recognizers that run next (none, often)."""
-    started = time.monotonic()
+    started, began = time.monotonic(), datetime.now()
     idx = Index.for_root(root, db)
     if not idx.root.is_dir():
         raise BadArgument(f"not a folder: {root}")
@@ -562,6 +564,7 @@ def index(
                 lease=lease,
                 added_after=last_unit,
             )
+        report.unit_failures = listed(lease.con(), since=began)
     report.seconds = time.monotonic() - started
     return report
 

@@ -18,6 +18,7 @@ from datetime import datetime
 
 from kbx.annotate.context import refresh as refresh_context
 from kbx.annotate.engine import Engine, connect
+from kbx.annotate.failures import listed
 from kbx.annotate.plan import PlanRow, pending_redo, plan, redo_key
 from kbx.annotate.run import (
     RecognizerReport,
@@ -38,6 +39,7 @@ class ReprocessReport:
 
     plan: list[PlanRow]
     done: list[RecognizerReport] = field(default_factory=list)
+    failures: list[dict] = field(default_factory=list)  # units and documents, as in status
     dry_run: bool = False
     seconds: float = 0.0
 
@@ -83,6 +85,7 @@ def _reprocess(
     progress: Callable[[str, int, int], None] | None,
     engine: Engine | None,
 ) -> ReprocessReport:
+    began = datetime.now()
     report = ReprocessReport(plan(index, registry, names, redo_all, workers, sample=False))
     chosen = [registry.get(row.name) for row in report.plan]
     redo_from = {}
@@ -110,6 +113,7 @@ def _reprocess(
         refresh_context(con, registry)
         kill_point("reprocess.context")
         settle(con)
+        report.failures = listed(con, since=began)
     return report
 
 

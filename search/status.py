@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from kbx.annotate.failures import listed
 from kbx.annotate.plan import pending_redo, standing
 from kbx.recognizers.registry import Registry
 from kbx.store.consistency import problems
@@ -29,6 +30,8 @@ class Status:
     stemmer: str | None
     indexed_at: str | None
     failures: list[dict] = field(default_factory=list)
+    # units a recognizer failed on, documents the context failed on: annotate/failures.py
+    unit_failures: list[dict] = field(default_factory=list)
     recognizers: list[dict] = field(default_factory=list)  # see reprocess.PlanRow
     problems: list[str] = field(default_factory=list)  # what the next writing command repairs
     vectors: list[dict] = field(default_factory=list)  # model, version, units: kbx embed's
@@ -67,6 +70,7 @@ def status(index: Index, registry: Registry | None = None) -> Status:
                 "SELECT path, status, error FROM documents WHERE error IS NOT NULL ORDER BY path"
             ).fetchall()
         ]
+        unit_failures = listed(con)
     return Status(
         db=str(index.db),
         root=str(index.root),
@@ -81,6 +85,7 @@ def status(index: Index, registry: Registry | None = None) -> Status:
         stemmer=meta.get("stemmer"),
         indexed_at=meta.get("indexed_at"),
         failures=failures,
+        unit_failures=unit_failures,
         recognizers=standings,
         problems=found,
         vectors=vectors,
