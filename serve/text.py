@@ -145,5 +145,10 @@ def status(s: dict) -> str:
             + (f" ({behind})" if behind else "")
         )
     out += [f"failed: {f['path']} ({f['status']}): {f['error']}" for f in s["failures"]]
+    out += [  # a unit, a value or a document's context, alone (the rest of the file is in)
+        f"failed: {f['path']}{':' + str(f['line']) if f['line'] else ''} {f['recognizer']} "
+        f"({f['stage']}): {f['error']}"
+        for f in s.get("unit_failures", [])
+    ]
     out += [f"inconsistent: {p}" for p in s["problems"]]
     return "\n".join(out)

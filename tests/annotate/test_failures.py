@@ -21,6 +21,7 @@ from kbx.recognizers.base import Mention, RecognizerInfo
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.search.status import status
+from kbx.serve.text import status as status_text
 from kbx.store.db import Index
 
 RULES_ONLY = '[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n'
@@ -83,7 +84,10 @@ def test_a_value_that_raises_fails_alone_and_is_listed(tmp_path, monkeypatch):
     ]
     r = run_cli("status", cwd=root)
     assert r.returncode == 0 and line in r.stdout
-    (failure,) = json.loads(run_cli("status", "--json", cwd=root).stdout)["unit_failures"]
+    shown = json.loads(run_cli("status", "--json", cwd=root).stdout)
+    (failure,) = shown["unit_failures"]
+    said = "failed: prices.md:3 dates (resolve): OverflowError: date value out of range"
+    assert said in status_text(shown).splitlines()  # MCP's kbx_status says it too
     assert failure == {
         "path": "prices.md",
         "line": 3,
