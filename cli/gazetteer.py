@@ -352,8 +352,10 @@ def entities(
 ) -> None:
     """List entities, most widely mentioned first, with passage and document counts.
 
-    Entities come from identifiers (doi:…, orcid:…, cve:…), gazetteer entries and
-    document authors. Pass an ID or a name to `kbx search --entity`.
+    Entities come from identifiers (doi:…, orcid:…, cve:…), e-mail addresses and the
+    people who sign with them, gazetteer entries, document authors and names a model found.
+    Those that filter come first; a model's name that nothing confirms is marked
+    "unconfirmed" and cannot filter. Pass an ID or a name to `kbx search --entity`.
 
     Example:
 
@@ -368,7 +370,8 @@ def entities(
     for r in rows:
         out.print(
             f"{shown(r.entity_id)}  {shown(r.type)}  {shown(r.label)}  "
-            f"({r.passages} passages, {r.documents} docs)",
+            f"({r.passages} passages, {r.documents} docs)"
+            + ("" if r.confirmed else "  unconfirmed: cannot filter"),
             markup=False,
         )
 

@@ -30,6 +30,7 @@ from kbx.annotate.names import short_form
 from kbx.annotate.setup import pins
 from kbx.entities import facet_arrays
 from kbx.entities.lookup import FILTER_GRADE, owner_of
+from kbx.entities.people import merge_people
 from kbx.entities.positions import position_table
 from kbx.entities.vocabulary import code_words, words
 from kbx.gazetteer.entries import slug
@@ -44,7 +45,7 @@ from kbx.timex import interval
 
 DATE_TYPES = ("DATE", "TIME")
 QUANTITY_TYPES = ("QUANTITY", "MONEY")
-ID_KINDS = ("doi", "orcid", "isbn", "issn", "arxiv", "cve")
+ID_KINDS = ("doi", "orcid", "isbn", "issn", "arxiv", "cve", "email")
 
 
 def reference_id(text: str) -> str:
@@ -126,14 +127,16 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
             """INSERT INTO aliases SELECT DISTINCT key, text FROM mentions
                WHERE key IS NOT NULL AND recognizer NOT IN ('gazetteer', 'references')"""
         )
+        merge_people(con)
         cited = _resolved(con)
         _authors(con)
         con.execute(
             f"""INSERT INTO links
-               SELECT pl.doc_id, pl.unit_id, m.key,
+               SELECT pl.doc_id, pl.unit_id, coalesce(pm.entity_id, m.key),
                       bool_or(coalesce({FILTER_GRADE}, false))
                FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
                LEFT JOIN recognizer_info r ON r.name = m.recognizer
+               LEFT JOIN person_map pm ON pm.key = m.key
                WHERE m.key IS NOT NULL
                GROUP BY ALL"""
         )
@@ -147,7 +150,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         )
         con.execute("DELETE FROM links")
         con.execute("INSERT INTO links SELECT * FROM merged")
-        con.execute("DROP TABLE merged")
+        con.execute("DROP TABLE merged; DROP TABLE person_map")
         _dates(con)
         _quantities(con)
         con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
@@ -304,6 +307,18 @@ CONFIRMED = """(NOT starts_with(p.entity_id, 'name:')
         AND (NOT e.shows_code OR (p.type = 'PERSON' AND contains(p.s, ' ')))))"""
 
 
+# One name, one thing: the type the corpus gives a name no entity claims, when at least two
+# thirds of its mentions agree (the same rule as within a document, annotate/names.py): the
+# model calls one maintainer a person in 40 places and a place in 3, and he is one person.
+# A closer vote leaves each type its own entity (a company and a fruit, both "Apple").
+VOTED = """
+    SELECT s.x, s.k, v.type AS voted FROM name_slugs s LEFT JOIN (
+        SELECT k, arg_max(type, n) AS type FROM (
+            SELECT s.k, n.type, count(*) AS n FROM named n JOIN name_slugs s ON s.x = n.surface
+            WHERE n.entity_id IS NULL GROUP BY ALL)
+        GROUP BY k HAVING 3 * max(n) >= 2 * sum(n)) v ON v.k = s.k"""
+
+
 def _names(con: duckdb.DuckDBPyConnection) -> None:
     """Names from NER (mentions with no key from recognizers that find names), as their
     document reads them (``NAMES``: carried, typed and completed by the document context):
@@ -325,13 +340,25 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("DROP TABLE named")
         return  # the models named nothing: seven statements less
     position_table(con)
+    con.execute(  # a name cut short ("Pozuelo Monfort") inside one that signs is the signer
+        """UPDATE named SET entity_id = k.entity_id FROM (
+               SELECT m.unit_hash, m.start_char, m.end_char, coalesce(pm.entity_id, m.key)
+                   AS entity_id
+               FROM mentions m LEFT JOIN person_map pm ON pm.key = m.key
+               WHERE m.type = 'PERSON' AND starts_with(m.key, 'person:')) k
+           WHERE named.entity_id IS NULL AND k.unit_hash = named.unit_hash
+             AND k.start_char <= named.start_char
+             AND named.start_char + length(named.text) <= k.end_char"""
+    )
     _keys(con, "name_slugs", "SELECT surface FROM named WHERE entity_id IS NULL", slug)
-    con.execute(  # any other name is one of its own
-        """UPDATE named SET entity_id = 'name:' || lower(named.type) || ':' || s.k
-           FROM name_slugs s WHERE named.entity_id IS NULL AND s.x = named.surface"""
+    con.execute(  # any other name is one of its own, of the type the corpus gives it
+        f"""UPDATE named
+           SET entity_id = 'name:' || lower(coalesce(s.voted, named.type)) || ':' || s.k
+           FROM ({VOTED}) s WHERE named.entity_id IS NULL AND s.x = named.surface"""
     )
     con.execute(
-        """INSERT INTO entities SELECT entity_id, any_value(type), mode(surface), 'name', NULL
+        """INSERT INTO entities
+           SELECT entity_id, upper(split_part(entity_id, ':', 2)), mode(surface), 'name', NULL
            FROM named WHERE entity_id NOT IN (SELECT entity_id FROM entities)
            GROUP BY entity_id"""
     )
@@ -373,8 +400,39 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
            FROM placed p JOIN seen e USING (doc_id, s)
            GROUP BY p.doc_id, p.unit_id, p.entity_id"""
     )
+    _openers(con)
     for table in ("named", "name_slugs", "positions", "coded"):
         con.execute(f"DROP TABLE {table}")
+
+
+# Whether a mention at ``n.start_char`` of ``u.text`` opens a line or a sentence, where any
+# word is capitalized (annotate/names.py ``_opens``, over the 40 characters before it).
+OPENS = r"""regexp_matches(
+    substr(u.text, greatest(n.start_char - 39, 1), least(n.start_char, 40)),
+    '(?:^|\n|[.!?:;]\s)[\W\d]*$')"""
+
+
+def _openers(con: duckdb.DuckDBPyConnection) -> None:
+    """A one-word name a model found only where any word is capitalized ("Older entries
+    have been removed", "* Convert the package") is a word that opens a line, not a name,
+    when nothing confirms it or its documents write it in lower case too: no entity."""
+    con.execute(
+        f"""CREATE OR REPLACE TEMP TABLE openers AS
+            WITH opening AS (
+                SELECT n.entity_id, lower(any_value(n.surface)) AS w
+                FROM named n JOIN units u USING (unit_hash)
+                WHERE starts_with(n.entity_id, 'name:') AND NOT contains(n.surface, ' ')
+                GROUP BY n.entity_id HAVING bool_and({OPENS}))
+            SELECT entity_id FROM opening o
+            WHERE entity_id NOT IN (SELECT entity_id FROM links WHERE filter)
+               OR EXISTS (  -- or written in lower case where it is named ("convert")
+                   SELECT 1 FROM named n JOIN placements pl USING (doc_id)
+                   JOIN units u ON u.unit_id = pl.unit_id
+                   WHERE n.entity_id = o.entity_id AND contains(u.text, ' ' || o.w || ' '))"""
+    )
+    for table in ("links", "aliases", "entities"):
+        con.execute(f"DELETE FROM {table} WHERE entity_id IN (SELECT entity_id FROM openers)")
+    con.execute("DROP TABLE openers")
 
 
 def _coded(con: duckdb.DuckDBPyConnection) -> None:

@@ -40,13 +40,14 @@ class EntityRow:
     passages: int
     documents: int
     aliases: list[str] = field(default_factory=list)
+    confirmed: bool = True  # False: only a model names it, unconfirmed; it cannot filter
 
 
 def entities(
     index: Index, type_: str | None = None, q: str | None = None, limit: int = 50
 ) -> list[EntityRow]:
-    """Entities, most mentioned first, optionally of one type or matching ``q`` (in the
-    label, an alias or the ID)."""
+    """Entities, most mentioned first, those that filter before the names nothing confirms;
+    optionally of one type or matching ``q`` (in the label, an alias or the ID)."""
     with index.reader() as con:
         if type_ is not None:
             type_ = check_type(con, type_)
@@ -58,7 +59,8 @@ def entities(
                           + count(DISTINCT l.doc_id) FILTER (l.unit_id IS NULL),
                       count(DISTINCT l.doc_id),
                       (SELECT list(DISTINCT a.alias ORDER BY a.alias) FROM aliases a
-                       WHERE a.entity_id = e.entity_id)
+                       WHERE a.entity_id = e.entity_id),
+                      coalesce(bool_or(l.filter), true)
                FROM entities e LEFT JOIN links l USING (entity_id)
                LEFT JOIN repeated r ON r.doc_id = l.doc_id AND r.unit_id = l.unit_id
                    AND r.entity_id = l.entity_id
@@ -67,10 +69,10 @@ def entities(
                       OR contains(lower(e.entity_id), lower(?))
                       OR EXISTS (SELECT 1 FROM aliases a WHERE a.entity_id = e.entity_id
                                  AND contains(lower(a.alias), lower(?))))
-               GROUP BY ALL ORDER BY 6 DESC, 5 DESC, e.entity_id LIMIT ?""",
+               GROUP BY ALL ORDER BY 8 DESC, 6 DESC, 5 DESC, e.entity_id LIMIT ?""",
             [type_, type_, q, q, q, q, limit],
         ).fetchall()
-    return [EntityRow(*r[:6], list(r[6] or [])) for r in rows]
+    return [EntityRow(*r[:6], list(r[6] or []), r[7]) for r in rows]
 
 
 def _repeated(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, str]]:

@@ -107,6 +107,7 @@ def entities(r: dict) -> str:
     rows = [
         f"{e['entity_id']}  {e['type']}  {e['label']}  ({e['passages']} passages, "
         f"{e['documents']} docs)"
+        + ("" if e.get("confirmed", True) else "  unconfirmed: cannot filter")
         + (f"  aliases: {' | '.join(e['aliases'])}" if e["aliases"] else "")
         for e in r["entities"]
     ]

@@ -1,0 +1,171 @@
+"""People where they sign: Debian changelogs, scored against every entry's closing line.
+
+Each entry of a Debian changelog closes with `` -- Name <mail>  Day, DD Mon YYYY …``;
+``changelogs/trailers.jsonl`` holds those lines parsed (path, line, name, mail, date). The
+corpus is copied to a temporary (or ``--keep``) folder with a ``kbx.toml`` that keeps spaCy
+on (GLiNER off), indexed, and measured per half of the packages (split by a hash of the
+file name: ``tune`` is the half the rules were looked at on, ``held`` the other):
+
+* PERSON recall: closing lines holding a PERSON mention whose text is the name exactly
+  (from any recognizer), and the same for the EMAIL mention of the address;
+* entities per person: how many PERSON, ORG, GPE, … entities carry the name as label or
+  alias (aim: one), and how many of the names ``--entity NAME`` refuses;
+* "which packages did NAME upload in YEAR", asked as
+  ``kbx grep '<\\S+@\\S+>' --entity NAME --after Y-01-01 --before Y-12-31`` and as the same
+  with ``--author NAME`` where the index has it: mean file F1 over the name-years, and the
+  refusals (F1 0);
+* the 50 PERSON entities in the most documents: how many are a signer of some entry (the
+  rest printed, to judge by eye).
+
+    .venv/bin/python benchmarks/changelogs.py [--eval ../shared/eval] [--keep DIR] [--write]
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import zlib
+from collections import defaultdict
+from datetime import date
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+
+from common import REPO, eval_arg, table, write_section
+
+from kbx import api
+from kbx.errors import KbxError
+
+SETTINGS = '[recognizers]\ndisable = ["gliner", "acronyms"]\n'
+TITLE = "## People where they sign: Debian changelogs (issue 40)"
+ROLES = ("PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "WORK_OF_ART", "EVENT")
+
+
+def half(path: str) -> str:
+    return "tune" if zlib.crc32(path.encode()) % 2 == 0 else "held"
+
+
+def build(corpus: Path, keep: Path | None) -> Path:
+    root = keep or Path(tempfile.mkdtemp(prefix="kbx-changelogs-"))
+    if keep is None or not (root / ".kbx").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        for f in corpus.iterdir():
+            shutil.copy(f, root / f.name)
+        (root / "kbx.toml").write_text(SETTINGS, "utf-8")
+    kbx = [str(REPO / ".venv" / "bin" / "kbx"), "index", str(root), "--json"]
+    subprocess.run(kbx, check=True, stdout=subprocess.DEVNULL)
+    return root
+
+
+def _f1(truth: set[str], got: set[str]) -> float:
+    if not truth and not got:
+        return 1.0
+    tp = len(truth & got)
+    return 2 * tp / (len(truth) + len(got)) if tp else 0.0
+
+
+def measure(idx, trailers: list[dict], which: str) -> dict:
+    rows = [t for t in trailers if which == "all" or half(t["path"]) == which]
+    paths = sorted({t["path"] for t in rows})
+    found: dict[tuple[str, int], list] = defaultdict(list)
+    for p in paths:
+        for m in api.mentions(idx, p):
+            found[(p, m.line)].append(m)
+    person = sum(
+        any(m.type == "PERSON" and m.text == t["name"] for m in found[(t["path"], t["line"])])
+        for t in rows
+    )
+    email = sum(
+        any(m.type == "EMAIL" and (m.value or "").lower() == t["mail"].lower()
+            for m in found[(t["path"], t["line"])])
+        for t in rows
+    )  # fmt: skip
+    names = sorted({t["name"] for t in rows})
+    with idx.reader() as con:
+        per_name = dict(
+            con.execute(
+                f"""SELECT n, count(DISTINCT e.entity_id) FROM (SELECT unnest(?) AS n) q
+                    JOIN entities e ON e.type IN {ROLES} AND (lower(e.label) = lower(q.n)
+                        OR EXISTS (SELECT 1 FROM aliases a WHERE a.entity_id = e.entity_id
+                                   AND lower(a.alias) = lower(q.n)))
+                    GROUP BY n""",
+                [names],
+            ).fetchall()
+        )
+    counts = [per_name.get(n, 0) for n in names]
+    years: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for t in rows:
+        years[(t["name"], parsedate_to_datetime(t["date"]).year)].add(t["path"])
+    f1s, refused = [], 0
+    for (name, year), truth in sorted(years.items()):
+        try:
+            got = api.grep(
+                idx,
+                r"<\S+@\S+>",
+                max_matches=10_000,
+                filters=api.Filters(
+                    entities=[name], after=f"{year}-01-01", before=f"{year}-12-31"
+                ),
+            )
+        except KbxError:
+            refused += 1
+            f1s.append(0.0)
+            continue
+        got_paths = {m.path for m in got.matches}
+        f1s.append(_f1(truth, got_paths & set(paths)))  # the other half's files aside
+    return {
+        "lines": len(rows),
+        "person": person / len(rows),
+        "email": email / len(rows),
+        "people": len(names),
+        "entities/person": sum(counts) / len(names),
+        "people with >1": sum(c > 1 for c in counts),
+        "people with 0": sum(c == 0 for c in counts),
+        "name-years": len(years),
+        "F1": sum(f1s) / len(f1s),
+        "refused": refused,
+    }
+
+
+def top_people(idx, trailers: list[dict], n: int = 50) -> tuple[int, list[str]]:
+    signers = {t["name"].lower() for t in trailers}
+    rows = api.entities(idx, type_="PERSON", limit=n)
+    others = [r.label for r in rows if not ({r.label.lower(), *map(str.lower, r.aliases)}
+                                            & signers)]  # fmt: skip
+    return len(rows) - len(others), others
+
+
+def main() -> None:
+    p = eval_arg(__doc__.split("\n")[0])
+    p.add_argument("--keep", type=Path, help="index here (reused when it exists)")
+    p.add_argument("--write", action="store_true", help="write the result to docs/BENCHMARKS.md")
+    a = p.parse_args()
+    data = a.eval / "changelogs"
+    trailers = [json.loads(x) for x in (data / "trailers.jsonl").read_text("utf-8").splitlines()]
+    root = build(data / "corpus", a.keep)
+    idx = api.Index.for_root(root)
+    results = {w: measure(idx, trailers, w) for w in ("tune", "held")}
+    keys = list(results["tune"])
+    out = table(["", "tune half", "held-out half"],
+                [[k, results["tune"][k], results["held"][k]] for k in keys])  # fmt: skip
+    people, others = top_people(idx, trailers)
+    out += f"\n\nOf the 50 PERSON entities in the most documents, {people} sign an entry;"
+    out += " the others: " + ", ".join(others) + "\n"
+    print(out)
+    if a.write:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
+        ).stdout.strip()
+        section = (
+            f"{TITLE}\n\n`.venv/bin/python benchmarks/changelogs.py --write` "
+            f"({date.today()}, {commit}; spaCy en_core_web_sm, GLiNER off)\n\n{out}"
+        )
+        write_section(REPO / "docs" / "BENCHMARKS.md", TITLE, section, "# Benchmarks\n")
+    if a.keep is None:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

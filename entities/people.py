@@ -1,0 +1,113 @@
+"""One person per person: the names that sign with an address, merged by what they share.
+
+A byline recognizer (``recognizers/bylines.py``) keys each signing name ``person:SLUG`` and
+each address ``email:ADDRESS``; a name written right beside an address (``Name <mail>``,
+``mail (Name)``) signs with it. A person signs under two spellings with one address
+("Moritz Muehlenhoff", "Moritz Mühlenhoff") or with two addresses under one spelling
+(``jbicha@debian.org``, ``jbicha@ubuntu.com``): the names and addresses linked that way
+are one connected group, and the group is one entity. It is the gazetteer entry that has
+one of its names as an alias, when exactly one does (a person people curated stays
+theirs), else ``person:SLUG`` of its most written name, labelled with that name; its
+addresses are listed in its ``meta``. The address stays an entity of its own (EMAIL).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+
+import duckdb
+
+from kbx.store.db import rows_select
+
+# A signing name beside its address: the address opens right after the name (" <", '" <')
+# or the name in parentheses right after the address (" (").
+_BESIDE = """e.start_char BETWEEN p.end_char AND p.end_char + 3
+             OR p.start_char BETWEEN e.end_char AND e.end_char + 3"""
+
+
+def merge_people(con: duckdb.DuckDBPyConnection) -> None:
+    """Fold the ``person:`` entities of one person into one and leave the TEMP TABLE
+    ``person_map(key, entity_id)``: each person key the layer links by its group's entity
+    (empty when no name signs)."""
+    con.execute("CREATE OR REPLACE TEMP TABLE person_map (key VARCHAR, entity_id VARCHAR)")
+    rows = con.execute(
+        f"""SELECT p.key, p.value, list(DISTINCT e.key) FILTER (WHERE e.key IS NOT NULL),
+                   count(*)
+            FROM mentions p LEFT JOIN mentions e ON e.unit_hash = p.unit_hash
+                AND e.recognizer = p.recognizer AND starts_with(e.key, 'email:')
+                AND ({_BESIDE})
+            WHERE p.type = 'PERSON' AND starts_with(p.key, 'person:')
+            GROUP BY p.key, p.value"""
+    ).fetchall()
+    if not rows:
+        return
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    written: dict[str, Counter] = defaultdict(Counter)  # person key -> its surfaces
+    for key, surface, addresses, n in rows:
+        written[key][surface or key] += n
+        for address in addresses or []:
+            parent[find(key)] = find(address)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for key in written:
+        groups[find(key)].append(key)
+    addresses: dict[str, list[str]] = defaultdict(list)
+    for x in list(parent):
+        if x.startswith("email:"):
+            addresses[find(x)].append(x.removeprefix("email:"))
+    curated = _curated(con, {s for c in written.values() for s in c})
+    mapping, labels = [], []
+    for root, keys in groups.items():
+        surfaces = sum((written[k] for k in keys), Counter())
+        owners = {curated[s] for s in surfaces if s in curated}
+        name, _ = min(surfaces.items(), key=lambda x: (-x[1], x[0]))
+        by_key = {k: sum(written[k].values()) for k in keys}
+        main = min(owners) if len(owners) == 1 else min(by_key, key=lambda k: (-by_key[k], k))
+        mapping += [(k, main) for k in keys]
+        emails = sorted(addresses[root])
+        if main.startswith("person:"):
+            labels.append((main, name, json.dumps({"emails": emails}) if emails else None))
+    select, params = rows_select(["key", "entity_id"], mapping)
+    con.execute(f"INSERT INTO person_map {select}", params)
+    con.execute(  # the group's other names are its aliases; their own entities go
+        """INSERT INTO aliases SELECT DISTINCT m.entity_id, a.alias FROM aliases a
+           JOIN person_map m ON m.key = a.entity_id WHERE m.key <> m.entity_id
+           EXCEPT SELECT entity_id, alias FROM aliases"""
+    )
+    con.execute(
+        """DELETE FROM aliases WHERE entity_id IN
+           (SELECT key FROM person_map WHERE key <> entity_id)"""
+    )
+    con.execute(
+        """DELETE FROM entities WHERE entity_id IN
+           (SELECT key FROM person_map WHERE key <> entity_id)"""
+    )
+    if labels:
+        select, params = rows_select(["entity_id", "label", "meta"], labels)
+        con.execute(
+            f"""UPDATE entities SET type = 'PERSON', label = x.label, meta = x.meta
+                FROM ({select}) x WHERE entities.entity_id = x.entity_id""",
+            params,
+        )
+
+
+def _curated(con: duckdb.DuckDBPyConnection, surfaces: set[str]) -> dict[str, str]:
+    """Per surface, the one gazetteer entry with it as an alias (case aside), if one."""
+    return {
+        s: ids[0]
+        for s, ids in con.execute(
+            """SELECT t.s, list(DISTINCT a.entity_id) FROM (SELECT unnest(?) AS s) t
+               JOIN aliases a ON lower(a.alias) = lower(t.s)
+               JOIN entities e ON e.entity_id = a.entity_id AND e.source = 'gazetteer'
+               GROUP BY t.s""",
+            [sorted(surfaces)],
+        ).fetchall()
+        if len(ids) == 1
+    }

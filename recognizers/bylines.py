@@ -1,0 +1,185 @@
+"""People where they sign: e-mail addresses, and the names written beside them or after a
+byline label.
+
+A news model finds a name by how its words read, and on a changelog's closing line
+(`` -- Jordi Mallach <jordi@debian.org>  Wed, 30 Nov 2022``), a commit trailer
+(``Signed-off-by: …``) or a list of authors it misses four names in ten, types them as
+places or cuts them in two. The line's shape says more than its words: what stands between
+a line's opening (or a byline label, or a quote) and an address is the name its owner
+signs with, however it is spelled, lower case and all. In running text ("thanks to Steve
+Langasek <…>") the name is the run of capitalized words just before the address. A byline
+label with no address (``Author: Ada Lovelace``) gives its names too.
+
+An address is an EMAIL mention keyed ``email:ADDRESS`` (lower case). A name is a PERSON
+mention keyed ``person:SLUG``; its value is its surface. The entity layer
+(``entities/people.py``) makes one person of the names that share an address or a
+spelling, so one person under two spellings, or with two addresses, is one entity.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from kbx.gazetteer.entries import slug
+from kbx.recognizers.base import Mention, RecognizerInfo
+
+_LOCAL = r"[A-Za-z0-9][A-Za-z0-9._%+=-]*"
+_DOMAIN = r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,24}"
+# Not part of a longer token (a URL's user@host, a path) nor a git remote (git@host:path).
+EMAIL = re.compile(rf"(?<![\w.%+=/@-])({_LOCAL}@{_DOMAIN})(?![\w@-]|\.\w|:\S)")
+_LABELS = (
+    r"Author|Authors|Written by|Maintainer|Maintainers|Maintained by|Uploaders?|"
+    r"Signed-off-by|Co-authored-by|Co-developed-by|Reviewed-by|Acked-by|Tested-by|"
+    r"Reported-by|Suggested-by|Helped-by|Contributed-by|Original-author|From|Contact|Creator|By"
+)
+_LABEL = re.compile(rf"(?:^|(?<=[\n|]))[ \t>*#-]*(?:{_LABELS})\b[ \t]*:?[ \t]*", re.IGNORECASE)
+# A line's opening before a name that signs it: indentation, list markers, Debian's "--",
+# an opening bracket ("[ Name <mail> ]").
+_OPENING = re.compile(r"(?:^|(?<=\n))[ \t>*|#-]*")
+_STRONG = re.compile(r"(?:^|(?<=\n))[ \t]*(?:--|\[)[ \t]*")
+_QUOTED = re.compile(r"[\"“]([^\"“”\n<>@]{2,80})[\"”][ \t]*$")
+# A name's words in running text: capitalized (any script with case), or a particle.
+_WORD = re.compile(r"[^\W\d_][\w'’.-]*")
+_PARTICLES = frozenset(
+    ("van", "von", "der", "den", "de", "da", "das", "del", "della", "di", "du", "dos", "le",
+     "la", "bin", "ibn", "al", "el", "y", "e", "zu", "ten", "ter", "mac", "st.")
+)  # fmt: skip
+_NAME_CHARS = re.compile(r"^[^\W\d_](?:[^\n<>@:;,\[\]{}|\\=_*#`$]*(?:[^\W\d_]|\)))?$")
+_MAX_WORDS = 8
+
+
+def _name_like(name: str) -> bool:
+    """Whether a delimited segment can be a name: letters first and last (a closing
+    parenthesis of "(Treviño)" too), no digits, no markup, at most eight words."""
+    words = name.split()
+    return (
+        0 < len(words) <= _MAX_WORDS
+        and len(name) <= 80
+        and bool(_NAME_CHARS.match(name))
+        and not any(c.isdigit() for c in name)
+        and "http" not in name.lower()
+    )
+
+
+def _capitalized(word: str) -> bool:
+    return word[0].isupper() or word.lower() in _PARTICLES
+
+
+def _trailing_name(text: str, end: int) -> tuple[int, int] | None:
+    """The run of capitalized words (particles and initials among them) that ends at
+    ``end``, in running text: "… thanks to Steve Langasek" gives "Steve Langasek"."""
+    words = []
+    at = end
+    for m in reversed(list(_WORD.finditer(text, max(0, end - 120), end))):
+        gap = text[m.end() : at]
+        if gap.strip() or gap.count("\n") > 1 or not _capitalized(m.group()):
+            break
+        words.append(m)
+        at = m.start()
+        if len(words) == _MAX_WORDS:
+            break
+    while words and not words[-1].group()[0].isupper():  # "de" opens no name
+        words.pop()
+    if not words or not words[0].group()[0].isupper():
+        return None
+    a, b = words[-1].start(), words[0].end()
+    if len(words) == 1 and words[0].group().isupper() and len(words[0].group()) < 4:
+        return None  # "BTS <…>": an acronym, not a name
+    return (a, b) if _name_like(text[a:b]) else None
+
+
+def _name_before(text: str, at: int) -> tuple[int, int] | None:
+    """The name signing with the address at ``at``: between quotes; else the whole segment
+    after a byline label, Debian's ``--`` or an opening bracket (``[ Name <mail> ]``), lower
+    case and all, when the address is in brackets; else the capitalized words before it
+    (two at least before a bare address: "Contact us at …" names nobody)."""
+    line_start = text.rfind("\n", 0, at) + 1
+    head = text[line_start:at].rstrip()
+    bracketed = head.endswith(("<", "(", "["))
+    end = line_start + len(head[:-1].rstrip() if bracketed else head)
+    if end <= line_start:
+        return None
+    if q := _QUOTED.search(text, line_start, end):
+        return q.start(1), q.end(1)
+    for opening in (_LABEL, _STRONG, _OPENING):
+        o = opening.match(text, line_start)
+        if o is None or o.end() >= end:
+            continue
+        name = text[o.end() : end].strip()
+        words = name.split()
+        loose = bracketed and opening is not _OPENING  # "-- intrigeri <…>"
+        if _name_like(name) and (loose or (all(map(_capitalized, words)) and name[0].isupper())):
+            a = text.index(name, o.end())
+            return a, a + len(name)
+    found = _trailing_name(text, end)
+    return found if found and (bracketed or " " in text[found[0] : found[1]]) else None
+
+
+def _name_after(text: str, end: int) -> tuple[int, int] | None:
+    """The old form ``address (Full Name)``: the name in the parentheses that follow."""
+    m = re.compile(r"[ \t]*\(([^()\n@]{2,80})\)").match(text, end)
+    if m and _name_like(m.group(1).strip()) and m.group(1).strip()[0].isupper():
+        a = m.start(1) + len(m.group(1)) - len(m.group(1).lstrip())
+        return a, a + len(m.group(1).strip())
+    return None
+
+
+_SEPARATORS = re.compile(r"\s*(?:,|;|&|\band\b)\s*")
+
+
+def _labelled_names(text: str, taken: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """Names after a byline label on a line that holds no address: ``Author: Ada
+    Lovelace``, ``Authors: A. Smith, B. Jones and C. Wu``; each of two words or more,
+    capitalized."""
+    for label in _LABEL.finditer(text):
+        end = text.find("\n", label.end())
+        end = len(text) if end < 0 else end
+        said = label.group().rstrip().lower()
+        if ":" not in said and not said.endswith(" by"):
+            continue  # "By default, …", "From Debian …": a label names people with a colon
+        if "@" in text[label.end() : end] or any(a < end and label.end() < b for a, b in taken):
+            continue
+        at = label.end()
+        for part in _SEPARATORS.split(text[at:end]):
+            a = text.find(part, at) if part else -1
+            if a >= 0:
+                at = a + len(part)
+                name = part.strip()
+                words = name.split()
+                if (
+                    2 <= len(words) <= 5
+                    and _name_like(name)
+                    and all(_capitalized(w) for w in words)
+                    and words[0][0].isupper()
+                ):
+                    yield a, a + len(name)
+
+
+def people(text: str) -> list[Mention]:
+    """The unit's addresses, and the names that sign with them or follow a byline label."""
+    found: list[Mention] = []
+    spans: list[tuple[int, int]] = []
+    for m in EMAIL.finditer(text):
+        address = m.group(1)
+        found.append(
+            Mention(m.start(1), m.end(1), "EMAIL", address, address.lower(),
+                    key=f"email:{address.lower()}")
+        )  # fmt: skip
+        name = _name_before(text, m.start(1)) or _name_after(text, m.end(1))
+        if name:
+            spans.append(name)
+    for a, b in [*spans, *_labelled_names(text, spans)]:
+        written = text[a:b]
+        surface = " ".join(written.split())
+        found.append(Mention(a, b, "PERSON", written, surface, 0.95, f"person:{slug(surface)}"))
+    return sorted(set(found), key=lambda m: (m.start, m.end, m.type))
+
+
+class BylineRecognizer:
+    """E-mail addresses and the people who sign with them; filters (precise by shape)."""
+
+    info = RecognizerInfo(name="bylines", version="1", types=("EMAIL", "PERSON"))
+
+    def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
+        return [people(t) if "@" in t or ":" in t else [] for t in texts]

@@ -1,0 +1,136 @@
+"""One entity per person: signers merged by address and spelling, a model's names of them
+linked to them, one type per name across the corpus, and names that cannot filter say so."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from helpers import attached
+
+from kbx.entities import gazetteer as gz
+from kbx.entities.lookup import entities
+from kbx.errors import BadArgument
+from kbx.indexing.ingest import index
+from kbx.recognizers.base import Mention, RecognizerInfo
+from kbx.recognizers.bylines import BylineRecognizer
+from kbx.recognizers.registry import Registry
+from kbx.search.filters import Filters
+from kbx.search.grep import grep
+from kbx.store.db import Index
+
+# What a news model does on these files: a signer typed as a place, a name cut short, a
+# verb at a line's opening taken for a person, one name typed two ways across documents.
+MODEL = {
+    "Jordi Mallach": "GPE",
+    "Mallach": "PERSON",
+    "Older": "PERSON",
+    "Zorbo Quux": "PERSON",
+    "Wim Quux": None,  # typed by file: see Names
+    "Lone Name": "PERSON",
+}
+
+
+class Names:
+    """A model's names, as they arrive: no key, ``names``; "Wim Quux" an ORG in b.txt."""
+
+    info = RecognizerInfo(
+        name="names", version="1", types=("PERSON", "GPE", "ORG"), names=True
+    )
+
+    def recognize(self, texts):
+        pattern = re.compile("|".join(sorted(map(re.escape, MODEL), key=len, reverse=True)))
+        out = []
+        for t in texts:
+            found = []
+            for m in pattern.finditer(t):
+                type_ = MODEL[m.group()] or ("ORG" if "org-doc" in t else "PERSON")
+                found.append(Mention(*m.span(), type_, m.group()))
+            out.append(found)
+        return out
+
+
+FILES = {
+    "a.txt": "pkg (1.1) unstable\n\n  * Fix. Jordi Mallach tested it; Zorbo Quux too.\n\n"
+    " -- Jordi Mallach <jordi@debian.org>  Wed, 30 Nov 2022 18:22:03 +0100\n\n"
+    "pkg (1.0) unstable\n\n  * Older entries have been removed.\n\n"
+    " -- Moritz Muehlenhoff <jmm@debian.org>  Tue, 01 Feb 2022 10:00:00 +0100\n",
+    "b.txt": "org-doc\n\nWe met Wim Quux and Zorbo Quux; Wim Quux and Lone Name agreed.\n\n"
+    " -- Moritz Mühlenhoff <jmm@debian.org>  Mon, 03 Jan 2022 10:00:00 +0100\n\n"
+    "Older entries have been removed.\n",
+    "c.txt": "Jordi Mallach wrote; Zorbo Quux and Zorbo Quux replied, as did Wim Quux and "
+    "Wim Quux.\n\n -- Jordi Mallach <jordi@ubuntu.com>  Fri, 05 May 2023 10:00:00 +0200\n",
+}
+
+
+@pytest.fixture(scope="module")
+def idx(tmp_path_factory) -> Index:
+    root = tmp_path_factory.mktemp("people")
+    for name, text in FILES.items():
+        (root / name).write_text(text)
+    index(root, registry=Registry([BylineRecognizer(), Names()]))
+    return Index.for_root(root)
+
+
+def _ids(idx: Index, sql: str, params=()) -> set:
+    with attached(idx.db) as con:
+        return set(con.execute(sql, list(params)).fetchall())
+
+
+def test_one_person_under_two_spellings_or_two_addresses(idx):
+    people = _ids(idx, "SELECT entity_id, label, meta FROM entities WHERE type = 'PERSON' "
+                       "AND source = 'identifier'")  # fmt: skip
+    assert people == {
+        ("person:jordi-mallach", "Jordi Mallach",
+         '{"emails": ["jordi@debian.org", "jordi@ubuntu.com"]}'),
+        ("person:moritz-muehlenhoff", "Moritz Muehlenhoff", '{"emails": ["jmm@debian.org"]}'),
+    }  # fmt: skip
+    assert ("person:moritz-muehlenhoff", "Moritz Mühlenhoff") in _ids(
+        idx, "SELECT entity_id, alias FROM aliases"
+    )
+    emails = _ids(idx, "SELECT entity_id, type FROM entities WHERE type = 'EMAIL'")
+    assert emails == {(f"email:{a}", "EMAIL") for a in
+                      ("jordi@debian.org", "jordi@ubuntu.com", "jmm@debian.org")}  # fmt: skip
+
+
+def test_a_models_names_of_a_signer_link_to_the_signer(idx):
+    linked = _ids(
+        idx,
+        "SELECT d.path, l.filter FROM links l JOIN documents d USING (doc_id) "
+        "WHERE l.entity_id = 'person:jordi-mallach'",
+    )
+    assert linked == {("a.txt", True), ("c.txt", True)}
+    assert not _ids(idx, "SELECT 1 FROM entities WHERE entity_id LIKE 'name:%mallach%'")
+    for written in ("Jordi Mallach", "jordi mallach", "Moritz Mühlenhoff"):
+        got = grep(idx, "<", filters=Filters(entities=[written]))
+        assert got.matches  # one entity: never "names 2 entities"
+
+
+def test_one_type_per_name_across_the_corpus(idx):
+    names = _ids(idx, "SELECT entity_id FROM entities WHERE source = 'name'")
+    # "Zorbo Quux": PERSON everywhere; "Wim Quux": PERSON 2, ORG 2, no two-thirds vote
+    assert {"name:person:zorbo-quux", "name:person:wim-quux", "name:org:wim-quux"} <= {
+        e for (e,) in names
+    }
+    assert "name:person:older" not in {e for (e,) in names}  # a line's opening word
+
+
+def test_a_name_nothing_confirms_refuses_to_filter_and_is_listed_last(idx):
+    with pytest.raises(BadArgument, match="cannot filter"):
+        grep(idx, "agreed", filters=Filters(entities=["Lone Name"]))
+    rows = entities(idx, limit=100)
+    flags = [r.confirmed for r in rows]
+    assert flags == sorted(flags, reverse=True)
+    assert [r.confirmed for r in rows if r.label == "Lone Name"] == [False]
+
+
+def test_a_curated_entry_takes_the_signer(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text(FILES["a.txt"])
+    idx = Index.for_root(root)
+    index(root, registry=Registry([BylineRecognizer()]))
+    gz.add(idx, "Jordi Mallach", "PERSON", ["Jordi Mallach"], entry_id="Q7")
+    linked = _ids(idx, "SELECT DISTINCT entity_id FROM links WHERE entity_id LIKE 'person:j%' "
+                       "OR entity_id = 'Q7'")  # fmt: skip
+    assert linked == {("Q7",)}  # the person's names are the entry's: no person of their own

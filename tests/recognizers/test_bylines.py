@@ -1,0 +1,69 @@
+"""People where they sign: addresses, and the names beside them or after a byline label."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kbx.recognizers.bylines import BylineRecognizer, people
+
+
+def _found(text: str) -> set[tuple[str, str, str | None]]:
+    return {(m.type, m.text, m.key) for m in people(text)}
+
+
+def test_a_debian_closing_line_gives_its_signer_and_address():
+    line = " -- Jordi Mallach <Jordi@Debian.org>  Wed, 30 Nov 2022 18:22:03 +0100"
+    assert _found(line) == {
+        ("EMAIL", "Jordi@Debian.org", "email:jordi@debian.org"),
+        ("PERSON", "Jordi Mallach", "person:jordi-mallach"),
+    }
+    for name in ("intrigeri", "Marco Trevisan (Treviño)", "Laszlo Boszormenyi (GCS)",
+                 "Dr. Tobias Quathamer", "أحمد المحمودي (Ahmed El-Mahmoudy)"):  # fmt: skip
+        assert ("PERSON", name) in {(t, x) for t, x, _ in _found(f" -- {name} <a@b.org>  Mon")}
+
+
+def test_names_beside_an_address_in_running_text_and_quotes():
+    assert {x for t, x, _ in _found("  * Fix (thanks to Steve Langasek <s@u.com>).")} == {
+        "Steve Langasek",
+        "s@u.com",
+    }
+    assert ("PERSON", "David Suárez") in {
+        (t, x) for t, x, _ in _found("  * Set Maintainer to David Suárez <d@x.org>, to match")
+    }
+    assert ("PERSON", "Ada Lovelace") in {(t, x) for t, x, _ in _found('"Ada Lovelace" <a@x.io>')}
+    assert ("PERSON", "Ada Lovelace") in {(t, x) for t, x, _ in _found("a@x.io (Ada Lovelace)")}
+    trailer = "Fix it.\n\nSigned-off-by: Linus Torvalds <torvalds@linux-foundation.org>"
+    assert ("PERSON", "Linus Torvalds") in {(t, x) for t, x, _ in _found(trailer)}
+
+
+def test_byline_labels_without_an_address():
+    found = _found("Authors: Ada Lovelace, Charles Babbage and Mary Somerville\nBody text.")
+    assert {x for t, x, _ in found if t == "PERSON"} == {
+        "Ada Lovelace",
+        "Charles Babbage",
+        "Mary Somerville",
+    }
+
+
+def test_what_names_nobody():
+    assert _found("Contact us at info@example.org for help.") == {
+        ("EMAIL", "info@example.org", "email:info@example.org")
+    }
+    assert _found("clone git@github.com:org/repo.git or https://user@host.example.com/x") == set()
+    assert _found("  * Bump to 1.2 (closes: #1017424).  BTS <submit@bugs.debian.org>") == {
+        ("EMAIL", "submit@bugs.debian.org", "email:submit@bugs.debian.org")
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from('Aa Éé-<>()"\n:@.x_1 Signed-off-by'), max_size=80))
+def test_spans_are_exact_on_any_text(text):
+    (found,) = BylineRecognizer().recognize([text])
+    for m in found:
+        assert text[m.start : m.end] == m.text and m.key and m.type in ("EMAIL", "PERSON")
+
+
+def test_a_label_without_a_colon_names_nobody():
+    assert _found("From Debian Policy\nBy Default Settings\n") == set()
+    assert {x for t, x, _ in _found("Written by Ada Lovelace\n")} == {"Ada Lovelace"}
