@@ -34,7 +34,8 @@ class Names:
 
 
 DOCS = {
-    "net.md": "# Net\n\nWe say TLS is fast; TLS again.\n\nNode Streams wrap it: Node Streams, always.\n",
+    "net.md": "# Net\n\nWe say TLS is fast; TLS again.\n\nNode Streams wrap it: Node Streams, "
+    "always.\n",
     "dns.md": "# Lookups\n\nThe dns.lookup call asks DNS. DNS answers.\n",
     "news.md": "# News\n\nAcme Corp bought Zorbo. Acme Corp said Zorbo grows. IBM, of ibm.com, and "
     "IBM again.\n",
