@@ -16,11 +16,18 @@ from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.quantities import QuantityRecognizer, finite, number
 from kbx.recognizers.quantity_filter import stored
 from kbx.recognizers.references import ReferenceRecognizer
+from kbx.recognizers.registry import Registry
 from kbx.timex import interval, resolve
 
-QUICK = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+QUICK = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 
-RULES = [DateRecognizer(), QuantityRecognizer(), IdentifierRecognizer(), ReferenceRecognizer()]
+BUILT_IN = [DateRecognizer(), QuantityRecognizer(), IdentifierRecognizer(), ReferenceRecognizer()]
+# and every other installed recognizer but the models (the test plugin's among them)
+RULES = BUILT_IN + [
+    r
+    for r in Registry.load()
+    if not r.info.slow and r.info.name not in {b.info.name for b in BUILT_IN}
+]
 
 # Words the rules look for, so that arbitrary text often holds a candidate of each.
 _WORDS = (
