@@ -70,3 +70,18 @@ class Fussy:
 
 
 WORDS = r"NASA|cedar\W+\w+"  # NASA in `make NASA`; cedar and what follows, cells apart
+
+
+class Raising:
+    """Finds "cedar"; raises on a batch that holds a marked unit, as a rule with a bug
+    would: the engine must fail that unit alone."""
+
+    info = RecognizerInfo(name="raising", version="1", types=("WORD",), filter=False)
+
+    def recognize(self, texts):
+        if any(MARK in t for t in texts):
+            raise RuntimeError("a rule's bug")
+        return [
+            [Mention(m.start(), m.end(), "WORD", m.group()) for m in re.finditer("cedar", t)]
+            for t in texts
+        ]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from engine_recognizers import MARK, Dying, Fussy, Where
+from engine_recognizers import MARK, Dying, Fussy, Raising, Where
 from helpers import unchanged
 from inprocess import run_cli
 from kbx_test_plugin import AcronymRecognizer
@@ -109,6 +109,25 @@ def test_a_pass_on_the_cluster_equals_the_local_pass_though_a_worker_dies(cluste
         (d.name, d.units, d.mentions) for d in local.done
     ]
     assert _plugins(cluster) == []  # the workers let the pass's recognizers go
+
+
+def test_a_unit_a_recognizer_raises_on_fails_alone_on_the_cluster(cluster, built, tmp_path):
+    """A batch that raises on a worker is tried there unit by unit (issue 40): the marked
+    unit fails, with its error, and the batch's other units keep their mentions."""
+    (a,) = _copies(built, tmp_path / "a")
+    report = reprocess(
+        Index.for_root(a), Registry([Raising()]), engine="dask", address=cluster.scheduler_address
+    )
+    (done,) = report.done
+    assert done.units == N_DOCS and [why for _, why in done.failures] == [
+        "RuntimeError: a rule's bug"
+    ]
+    assert [(f["path"], f["stage"], f["error"]) for f in report.failures] == [
+        ("doc07.md", "recognize", "RuntimeError: a rule's bug")
+    ]
+    mentions, runs = _tables(a)
+    assert len([m for m in mentions if m[1] == "raising"]) == N_DOCS - 1
+    assert len([r for r in runs if r[1] == "raising" and r[4] is None]) == N_DOCS - 1
 
 
 def test_kbx_index_runs_the_model_pass_on_the_engine_kbx_toml_names(cluster, tmp_path):
