@@ -56,9 +56,9 @@ def listed(
     con: duckdb.DuckDBPyConnection, since: datetime | None = None, limit: int = 200
 ) -> list[dict]:
     """Units a recognizer failed on and documents a context stage failed on (those since
-    ``since``), each as ``path``, ``line`` (the passage's first), ``recognizer``, ``stage``
-    (``recognize``, ``date``, ``names``, ``resolve``) and ``error``; at most ``limit`` of
-    each kind (``kbx status`` counts them all per recognizer)."""
+    ``since``), each as ``path``, ``line`` (the passage's first, or the value's), ``recognizer``,
+    ``stage`` (``recognize``, ``date``, ``names``, ``resolve``) and ``error``; at most
+    ``limit`` of each kind (``kbx status`` counts a recognizer's failed units all)."""
     units = con.execute(
         f"""SELECT d.path, min(pl.start_line), r.recognizer, r.error
             FROM runs r JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
@@ -75,16 +75,13 @@ def listed(
     docs = con.execute(
         f"""SELECT c.doc_id, d.path, c.recognizer, c.data FROM doc_context c
             JOIN documents d USING (doc_id)
-            WHERE starts_with(c.recognizer, '{FAILED}')
-            ORDER BY d.path, c.recognizer LIMIT {int(limit)}"""
+            WHERE starts_with(c.recognizer, '{FAILED}') AND c.data->>'at' >= ?
+            ORDER BY d.path, c.recognizer LIMIT {int(limit)}""",
+        [since.isoformat(timespec="microseconds") if since else ""],
     ).fetchall()
     at = _placed(con, [doc_id for doc_id, *_ in docs])
-    cutoff = since.isoformat(timespec="microseconds") if since else ""
     for doc_id, path, stage, data in docs:
-        data = json.loads(data)
-        if data.get("at", "") < cutoff:
-            continue
-        for f in data.get("failures", []):
+        for f in json.loads(data).get("failures", []):
             out.append(
                 {
                     "path": path,
