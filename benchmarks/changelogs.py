@@ -11,9 +11,9 @@ file name: ``tune`` is the half the rules were looked at on, ``held`` the other)
 * entities per person: how many PERSON, ORG, GPE, … entities carry the name as label or
   alias (aim: one), and how many of the names ``--entity NAME`` refuses;
 * "which packages did NAME upload in YEAR", asked as
-  ``kbx grep '<\\S+@\\S+>' --entity NAME --after Y-01-01 --before Y-12-31`` and as the same
-  with ``--author NAME`` where the index has it: mean file F1 over the name-years, and the
-  refusals (F1 0);
+  ``kbx grep '<\\S+@\\S+>' --entity NAME --after Y-01-01 --before Y-12-31`` (passages naming
+  NAME) and with ``--author NAME`` (passages NAME signed): mean file F1 over the name-years,
+  and the refusals (F1 0);
 * the 50 PERSON entities in the most documents: how many are a signer of some entry (the
   rest printed, to judge by eye).
 
@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import date
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -123,23 +123,24 @@ def measure(idx, trailers: list[dict], which: str) -> dict:
     years: dict[tuple[str, int], set[str]] = defaultdict(set)
     for t in rows:
         years[(t["name"], parsedate_to_datetime(t["date"]).year)].add(t["path"])
-    f1s, refused = [], 0
+    f1s: dict[str, list[float]] = {"entity": [], "author": []}
+    refused = Counter()
     for (name, year), truth in sorted(years.items()):
-        try:
-            got = api.grep(
-                idx,
-                r"<\S+@\S+>",
-                max_matches=10_000,
-                filters=api.Filters(
-                    entities=[name], after=f"{year}-01-01", before=f"{year}-12-31"
-                ),
-            )
-        except KbxError:
-            refused += 1
-            f1s.append(0.0)
-            continue
-        got_paths = {m.path for m in got.matches}
-        f1s.append(_f1(truth, got_paths & set(paths)))  # the other half's files aside
+        for role in f1s:
+            asked = {"entities" if role == "entity" else "authors": [name]}
+            try:
+                got = api.grep(
+                    idx,
+                    r"<\S+@\S+>",
+                    max_matches=10_000,
+                    filters=api.Filters(after=f"{year}-01-01", before=f"{year}-12-31", **asked),
+                )
+            except KbxError:
+                refused[role] += 1
+                f1s[role].append(0.0)
+                continue
+            got_paths = {m.path for m in got.matches}
+            f1s[role].append(_f1(truth, got_paths & set(paths)))  # the other half's aside
     return {
         "lines": len(rows),
         "person": person / len(rows),
@@ -149,8 +150,10 @@ def measure(idx, trailers: list[dict], which: str) -> dict:
         "people with >1": sum(c > 1 for c in counts),
         "people with 0": sum(c == 0 for c in counts),
         "name-years": len(years),
-        "F1": sum(f1s) / len(f1s),
-        "refused": refused,
+        "F1 --entity": sum(f1s["entity"]) / len(years),
+        "refused --entity": refused["entity"],
+        "F1 --author": sum(f1s["author"]) / len(years),
+        "refused --author": refused["author"],
     }
 
 

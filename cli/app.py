@@ -17,6 +17,7 @@ from kbx.cli import gazetteer as gazetteer_cli
 from kbx.cli import serve as serve_cli
 from kbx.cli.common import (
     AfterOption,
+    AuthorOption,
     BeforeOption,
     DateFromOption,
     DbOption,
@@ -59,10 +60,13 @@ SETTINGS = dict(
 app = typer.Typer(**SETTINGS)
 
 
-def _filters(path, entity, type_, after, before, date_from, meta, quantity=None) -> api.Filters:
+def _filters(
+    path, entity, type_, after, before, date_from, meta, quantity=None, author=None
+) -> api.Filters:
     return api.Filters(
-        entity or [], type_ or [], after, before, date_from, meta or [], path, quantity or []
-    )
+        entity or [], type_ or [], after, before, date_from, meta or [], path, quantity or [],
+        author or [],
+    )  # fmt: skip
 
 
 def _size(text: str) -> int:
@@ -320,6 +324,7 @@ def search(
     ] = None,
     path: PathOption = None,
     entity: EntityOption = None,
+    author: AuthorOption = None,
     type_: TypeOption = None,
     after: AfterOption = None,
     before: BeforeOption = None,
@@ -388,7 +393,7 @@ def search(
 
       kbx search "memory limit" --quantity "size<=4GB" --quantity "time>30s" --facets
     """
-    chosen = _filters(path, entity, type_, after, before, date_from, meta, quantity)
+    chosen = _filters(path, entity, type_, after, before, date_from, meta, quantity, author)
     exact = (3 if as_json else EXACT_TEXT) if exact is None else exact
     r = api.search(
         api.Index.find(db),
@@ -456,6 +461,7 @@ def grep(
     ignore_case: Annotated[bool, typer.Option("-i", "--ignore-case")] = False,
     path: PathOption = None,
     entity: EntityOption = None,
+    author: AuthorOption = None,
     type_: TypeOption = None,
     after: AfterOption = None,
     before: BeforeOption = None,
@@ -492,6 +498,8 @@ def grep(
       kbx grep "CVE-2026-\d+" --meta category=release --after 2026
 
       kbx grep "heap" --quantity "size>=1GB"
+
+      kbx grep '<\S+@\S+>' --author "Jordi Mallach" --after 2022 --before 2022
     """
     g = api.grep(
         api.Index.find(db),
@@ -500,7 +508,7 @@ def grep(
         context=context,
         max_matches=max_matches,
         ignore_case=ignore_case,
-        filters=_filters(path, entity, type_, after, before, date_from, meta, quantity),
+        filters=_filters(path, entity, type_, after, before, date_from, meta, quantity, author),
         timeout=timeout,
     )
     if as_json:

@@ -76,6 +76,16 @@ EntityOption = Annotated[
         rich_help_panel="Filters",
     ),
 ]
+AuthorOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--author",
+        help="Passages this person wrote: signed (a changelog entry's closing line, a "
+        "Signed-off-by: trailer, an Author: byline) or in a document whose metadata names "
+        "them; --entity finds passages that merely name them. Repeatable; all must match.",
+        rich_help_panel="Filters",
+    ),
+]
 TypeOption = Annotated[
     list[str] | None,
     typer.Option(

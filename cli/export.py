@@ -12,6 +12,7 @@ import typer
 from kbx import api
 from kbx.cli.common import (
     AfterOption,
+    AuthorOption,
     BeforeOption,
     DateFromOption,
     DbOption,
@@ -57,6 +58,7 @@ def export(
     ] = None,
     path: PathOption = None,
     entity: EntityOption = None,
+    author: AuthorOption = None,
     type_: TypeOption = None,
     after: AfterOption = None,
     before: BeforeOption = None,
@@ -93,7 +95,10 @@ def export(
     fmt = fmt.strip().lower()
     if as_json and out_path is None and fmt in ("webanno", "jsonl"):
         raise BadArgument("--json prints the report on standard output: give --out FILE too")
-    filters = api.Filters(entity or [], type_ or [], after, before, date_from, meta or [], path)
+    filters = api.Filters(
+        entity or [], type_ or [], after, before, date_from, meta or [], path, quantity or [],
+        author or [],
+    )  # fmt: skip
     with progress_bar(f"[bold]exporting {fmt}", as_json) as bar:
         task = bar.add_task("", total=None)
         r = api.export(

@@ -1,4 +1,5 @@
-"""The entity layer: who and what the documents name, and when their passages are dated.
+"""The entity layer: who and what the documents name, who wrote them, and when their
+passages are dated.
 
 Derived, never edited: ``refresh`` rebuilds it in one transaction from the gazetteer,
 the mentions (an identifier's or a gazetteer match's ``key`` is its entity), the
@@ -20,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,7 +32,7 @@ from kbx.annotate.names import short_form
 from kbx.annotate.setup import pins
 from kbx.entities import facet_arrays
 from kbx.entities.lookup import FILTER_GRADE, owner_of
-from kbx.entities.people import merge_people
+from kbx.entities.people import merge_people, signed
 from kbx.entities.positions import position_table
 from kbx.entities.vocabulary import code_words, words
 from kbx.gazetteer.entries import slug
@@ -43,6 +45,7 @@ from kbx.store.db import ENTITIES_DIRTY, Index, is_dirty, rows_select
 from kbx.store.transaction import transaction
 from kbx.timex import interval
 
+LAYER = ("entities", "aliases", "links", "authored", "passage_dates", "passage_quantities")
 DATE_TYPES = ("DATE", "TIME")
 QUANTITY_TYPES = ("QUANTITY", "MONEY")
 ID_KINDS = ("doi", "orcid", "isbn", "issn", "arxiv", "cve", "email")
@@ -98,7 +101,7 @@ def _keys(
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
     """Rebuild entities, aliases, links, passage dates and passage quantities."""
     with transaction(con):
-        for table in ("entities", "aliases", "links", "passage_dates", "passage_quantities"):
+        for table in LAYER:
             con.execute(f"DELETE FROM {table}")
         con.execute(
             """INSERT INTO entities SELECT entry_id, type, name, 'gazetteer', NULL FROM gazetteer
@@ -128,6 +131,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
                WHERE key IS NOT NULL AND recognizer NOT IN ('gazetteer', 'references')"""
         )
         merge_people(con)
+        signed(con)
         cited = _resolved(con)
         _authors(con)
         con.execute(
@@ -194,6 +198,7 @@ def _authors(con: duckdb.DuckDBPyConnection) -> None:
     links = sorted({(doc_id, e) for doc_id, _, _, e in doc_authors})
     select, params = rows_select(["doc_id", "entity_id"], links)
     con.execute(f"INSERT INTO links SELECT doc_id, NULL, entity_id, true FROM ({select})", params)
+    con.execute(f"INSERT INTO authored SELECT doc_id, NULL, entity_id FROM ({select})", params)
 
 
 def _owners(con: duckdb.DuckDBPyConnection, texts: set[str]) -> dict[str, set[str]]:
@@ -496,11 +501,21 @@ def _carried(con: duckdb.DuckDBPyConnection) -> None:
 
 def _dates(con: duckdb.DuckDBPyConnection) -> None:
     """Document dates, and the calendar dates each passage mentions (a relative date as
-    resolved in its document), as day intervals."""
+    resolved in its document), as day intervals. A document dated only by the first date
+    written at its top (``annotate/context.py``) whose passages carry dates of their own
+    in two places or more (a changelog's entries, a log) has no date of its own here: its
+    newest entry's date is no date of its other entries (``--date-from any`` would give
+    every passage of it that year). Its top passage keeps the date as a mention."""
     rows = con.execute(
-        "SELECT doc_id, NULL, doc_date FROM documents WHERE status = 'ok' AND doc_date IS NOT NULL"
+        """SELECT doc_id, NULL, doc_date FROM documents WHERE status = 'ok'
+           AND doc_date IS NOT NULL"""
     ).fetchall()
-    rows += con.execute(
+    written = {
+        d for (d,) in con.execute(
+            "SELECT doc_id FROM doc_context WHERE recognizer = 'dates'"
+        ).fetchall()
+    }  # fmt: skip
+    mentioned = con.execute(
         f"""SELECT DISTINCT pl.doc_id, pl.unit_id, coalesce(dm.value, m.value)
             FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
             JOIN recognizer_info r ON r.name = m.recognizer AND {FILTER_GRADE}
@@ -509,7 +524,9 @@ def _dates(con: duckdb.DuckDBPyConnection) -> None:
                 AND dm.start_char = m.start_char
             WHERE m.type IN {DATE_TYPES}"""
     ).fetchall()
-    spans = {v: interval(v) for v in {r[2] for r in rows}}
+    spans = {v: interval(v) for v in {r[2] for r in rows + mentioned}}
+    dated = Counter(d for d, u in {(d, u) for d, u, v in mentioned if spans[v]})
+    rows = [r for r in rows if not (r[0] in written and dated[r[0]] >= 2)] + mentioned
     out = list({(d, u, *spans[v]) for d, u, v in rows if spans[v]})
     if out:
         select, params = rows_select(["doc_id", "unit_id", "lo", "hi"], out)

@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 
 import duckdb
 
+from kbx.entities.lookup import FILTER_GRADE
 from kbx.store.db import rows_select
 
 # A signing name beside its address: the address opens right after the name (" <", '" <')
@@ -111,3 +112,47 @@ def _curated(con: duckdb.DuckDBPyConnection, surfaces: set[str]) -> dict[str, st
         ).fetchall()
         if len(ids) == 1
     }
+
+
+def signed(con: duckdb.DuckDBPyConnection) -> None:
+    """Who wrote which passages, from the names that sign them (AUTHOR mentions, as
+    ``person_map`` folds them): one that ``closes`` wrote its document from the line after
+    the signature before it (a changelog's entry, a commit), one that ``opens`` wrote its
+    passage and those after it, up to the next that opens (a byline, an article's
+    authors). Filter-grade recognizers only; written to ``authored``."""
+    rows = con.execute(
+        f"""SELECT pl.doc_id, pl.ordinal, coalesce(pm.entity_id, m.key), m.value,
+                   trim(substr(u.text, m.end_char + 1 + coalesce(nullif(
+                       strpos(substr(u.text, m.end_char + 1), chr(10)), 0), length(u.text))))
+                   = ''
+            FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+            JOIN recognizer_info r ON r.name = m.recognizer AND {FILTER_GRADE}
+            LEFT JOIN person_map pm ON pm.key = m.key
+            WHERE m.type = 'AUTHOR' AND m.key IS NOT NULL
+            ORDER BY pl.doc_id, pl.ordinal, m.start_char"""
+    ).fetchall()
+    if not rows:
+        return
+    by_doc: dict[int, list[tuple]] = defaultdict(list)
+    for doc_id, *rest in rows:
+        by_doc[doc_id].append(tuple(rest))
+    units: dict[int, list[int]] = defaultdict(list)
+    for doc_id, unit_id in con.execute(
+        "SELECT doc_id, unit_id FROM placements WHERE list_contains(?, doc_id) ORDER BY ALL",
+        [list(by_doc)],
+    ).fetchall():
+        units[doc_id].append(unit_id)
+    out = set()
+    for doc_id, signs in by_doc.items():
+        placed = units[doc_id]
+        start = 0  # where the text a closing signature signs begins
+        openers = sorted({o for o, _, role, _ in signs if role == "opens"})
+        for ordinal, entity_id, role, last in signs:
+            if role == "closes":
+                out.update((doc_id, u, entity_id) for u in placed[start : ordinal + 1])
+                start = ordinal + 1 if last else ordinal
+            elif role == "opens":
+                end = next((o for o in openers if o > ordinal), len(placed))
+                out.update((doc_id, u, entity_id) for u in placed[ordinal:end])
+    select, params = rows_select(["doc_id", "unit_id", "entity_id"], sorted(out))
+    con.execute(f"INSERT INTO authored {select}", params)

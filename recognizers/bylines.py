@@ -11,7 +11,10 @@ Langasek <…>") the name is the run of capitalized words just before the addres
 label with no address (``Author: Ada Lovelace``) gives its names too.
 
 An address is an EMAIL mention keyed ``email:ADDRESS`` (lower case). A name is a PERSON
-mention keyed ``person:SLUG``; its value is its surface. The entity layer
+mention keyed ``person:SLUG``; its value is its surface. A name that signs the text (a
+closing line, a trailer, a byline) is an AUTHOR mention too, over the same span and key,
+its value ``closes`` (the text above it: a changelog entry, a commit) or ``opens`` (the
+text that follows). The entity layer
 (``entities/people.py``) makes one person of the names that share an address or a
 spelling, so one person under two spellings, or with two addresses, is one entity.
 """
@@ -125,6 +128,35 @@ def _name_after(text: str, end: int) -> tuple[int, int] | None:
     return None
 
 
+_CLOSING = re.compile(
+    r"[ \t]*--[ \t]*|[ \t>*#-]*(?:Signed-off-by|Co-authored-by|Co-developed-by)[ \t]*:[ \t]*",
+    re.IGNORECASE,
+)
+_GNU_ENTRY = re.compile(r"\d{4}-\d\d-\d\d[ \t]+")
+_OPENS = re.compile(
+    r"[ \t>*#-]*(?:Authors?|Written by|Original-author|Creator|From|By)\b[ \t]*:?[ \t]*"
+    r"(?:.*(?:[,;&]|\band)\s*)?",  # the names before it on a list's line
+    re.IGNORECASE,
+)
+
+
+def _signs(text: str, at: int) -> str | None:
+    """How the name at ``at`` signs its text, by what opens its line: ``closes`` what is
+    above it (Debian's ``--`` line, ``Signed-off-by:``, ``Co-authored-by:``), ``opens``
+    what follows (``Author:``, ``Authors: A, B``, ``Written by``, ``From:``, a GNU
+    ChangeLog's dated entry line); None when it
+    is only named (thanks, ``Reviewed-by:``, ``[ Name ]``, running text)."""
+    line = text[text.rfind("\n", 0, at) + 1 : at]
+    if _CLOSING.fullmatch(line):
+        return "closes"
+    if _GNU_ENTRY.fullmatch(line):  # "2021-03-04  Ann Lee  <ann@…>" opens a GNU entry
+        return "opens"
+    if (o := _OPENS.fullmatch(line)) and (":" in o.group() or "by" in o.group().lower()):
+        return "opens"
+    return None
+
+
+_DEBIAN_CLOSING = re.compile(r"(?m)^ -- (\S[^<>\n]*?) <[^<>\n]*>  \S")
 _SEPARATORS = re.compile(r"\s*(?:,|;|&|\band\b)\s*")
 
 
@@ -169,17 +201,22 @@ def people(text: str) -> list[Mention]:
         name = _name_before(text, m.start(1)) or _name_after(text, m.end(1))
         if name:
             spans.append(name)
+    for m in _DEBIAN_CLOSING.finditer(text):  # signed with a web address, not a mail one
+        if _name_like(m.group(1)) and not any(a <= m.start(1) < b for a, b in spans):
+            spans.append(m.span(1))
     for a, b in [*spans, *_labelled_names(text, spans)]:
         written = text[a:b]
-        surface = " ".join(written.split())
-        found.append(Mention(a, b, "PERSON", written, surface, 0.95, f"person:{slug(surface)}"))
+        key = f"person:{slug(' '.join(written.split()))}"
+        found.append(Mention(a, b, "PERSON", written, " ".join(written.split()), 0.95, key))
+        if role := _signs(text, a):
+            found.append(Mention(a, b, "AUTHOR", written, role, 0.95, key))
     return sorted(set(found), key=lambda m: (m.start, m.end, m.type))
 
 
 class BylineRecognizer:
     """E-mail addresses and the people who sign with them; filters (precise by shape)."""
 
-    info = RecognizerInfo(name="bylines", version="1", types=("EMAIL", "PERSON"))
+    info = RecognizerInfo(name="bylines", version="3", types=("EMAIL", "PERSON", "AUTHOR"))
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         return [people(t) if "@" in t or ":" in t else [] for t in texts]

@@ -95,6 +95,7 @@ class Filters:
     meta: list[str] = field(default_factory=list)
     path: str | None = None
     quantities: list[str] = field(default_factory=list)  # "mass>1kg", "size<=4GB"
+    authors: list[str] = field(default_factory=list)  # written by, not only naming
 
 
 def parse_period(text: str, flag: str) -> tuple[date, date]:
@@ -161,6 +162,18 @@ def _entity(con: duckdb.DuckDBPyConnection, name: str, f: DocFilter) -> None:
             f"add it to the gazetteer: kbx gazetteer add {json.dumps(label.fetchone()[0])} "
             "--type TYPE"
         )
+
+
+def _author(con: duckdb.DuckDBPyConnection, name: str, f: DocFilter) -> None:
+    """The passages the entity wrote: those its signature closes or opens, and every
+    passage of a document whose metadata names it as an author (``authored``)."""
+    entity_id = resolve_entity(con, name)
+    f.keep(
+        "SELECT doc_id, unit_id FROM authored WHERE entity_id = ? AND unit_id IS NOT NULL "
+        "UNION ALL SELECT pl.doc_id, pl.unit_id FROM authored a JOIN placements pl "
+        "USING (doc_id) WHERE a.entity_id = ? AND a.unit_id IS NULL",
+        [entity_id, entity_id],
+    )
 
 
 def _type(con: duckdb.DuckDBPyConnection, type_: str, f: DocFilter) -> None:
@@ -323,6 +336,8 @@ def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> 
         f.keep(_documents_where("d.path GLOB ?"), [filters.path], ("documents", "d.path GLOB ?"))
     for name in filters.entities:
         _entity(con, name, f)
+    for name in filters.authors:
+        _author(con, name, f)
     for t in filters.types:
         _type(con, t, f)
     _dates(filters, f)

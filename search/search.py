@@ -426,7 +426,8 @@ def search(
             )
             result.exact, result.exact_total = g.matches, g.total
         asked = filters or Filters()
-        layered = any((asked.entities, asked.types, asked.after, asked.before, asked.quantities))
+        layered = any((asked.entities, asked.authors, asked.types, asked.quantities))
+        layered = layered or bool(asked.after or asked.before)
         if facets or layered:
             result.notes = pending_names(con, index, state) if NAMES in state else []
             if ENTITIES_DIRTY in state:

@@ -33,9 +33,12 @@ def _short(name: str, value: str | None) -> str | None:
     return value
 
 
-def _filters(entity, type, after, before, date_from, meta, path, quantity=None) -> api.Filters:
+def _filters(
+    entity, type, after, before, date_from, meta, path, quantity=None, author=None
+) -> api.Filters:
     for name, values in (
         ("entity", entity),
+        ("author", author),
         ("type", type),
         ("meta", meta),
         ("quantity", quantity),
@@ -51,6 +54,7 @@ def _filters(entity, type, after, before, date_from, meta, path, quantity=None) 
         list(meta or ()),
         path,
         list(quantity or ()),
+        list(author or ()),
     )
 
 
@@ -68,10 +72,11 @@ def search(
     facets: bool = True,
     mode: str | None = None,
     quantity: list[str] | None = None,
+    author: list[str] | None = None,
 ) -> dict:
     """``kbx search --json`` (``facets`` False leaves them out, as ``kbx search`` does)."""
     _bounded("k", k, 1, K_MAX)
-    chosen = _filters(entity, type, after, before, date_from, meta, path, quantity)
+    chosen = _filters(entity, type, after, before, date_from, meta, path, quantity, author)
     r = api.search(index, _short("q", q), k=k, filters=chosen, facets=facets, mode=mode)
     return api.to_json("search", r)
 
@@ -92,6 +97,7 @@ def grep(
     path: str | None = None,
     quantity: list[str] | None = None,
     timeout: int = 30,
+    author: list[str] | None = None,
 ) -> dict:
     """``kbx grep --json``."""
     g = api.grep(
@@ -101,7 +107,7 @@ def grep(
         context=_bounded("context", context, 0, CONTEXT_MAX),
         max_matches=_bounded("max", max, 1, MATCHES_MAX),
         ignore_case=ignore_case,
-        filters=_filters(entity, type, after, before, date_from, meta, path, quantity),
+        filters=_filters(entity, type, after, before, date_from, meta, path, quantity, author),
         timeout=_bounded("timeout", timeout, 1, TIMEOUT_MAX),
     )
     return api.to_json("grep", g)

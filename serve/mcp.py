@@ -32,6 +32,11 @@ EDITS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world
 Entity = Annotated[
     list[str] | None, Field(description="entity IDs or names (see entities); all must match")
 ]
+Author = Annotated[
+    list[str] | None,
+    Field(description="people (IDs or names) who wrote the passage: signed it, or authors of "
+          "its document; entity finds passages that merely name them; all must match"),
+]  # fmt: skip
 Types = Annotated[list[str] | None, Field(description="mention types, e.g. DOI, DATE, PERSON")]
 After = Annotated[
     str | None, Field(description="YYYY, YYYY-MM or YYYY-MM-DD: dates from its first day on")
@@ -104,13 +109,15 @@ def server(index: LiveIndex) -> MCPServer:
         quantity: Quantity = None,
         facets: bool = False,
         mode: Mode = None,
+        author: Author = None,
     ) -> CallToolResult:
         """Ranked passages for the query's words (and its meaning, once the folder is
         embedded), each cited as path:start-end #hash with a snippet: read only those
         lines. Below them, exact matches of the query as a phrase (grep finds every one,
         or a regex). Filters narrow to passages naming an entity, with a mention type,
-        dated after/before, with a quantity (mass>1kg), by front-matter field or path;
-        facets counts entities, types, years and quantities among all matches."""
+        written by an author, dated after/before, with a quantity (mass>1kg), by
+        front-matter field or path; facets counts entities, types, years and quantities
+        among all matches."""
         return _result(
             lambda: commands.search(
                 index,
@@ -126,6 +133,7 @@ def server(index: LiveIndex) -> MCPServer:
                 facets,
                 mode,
                 quantity,
+                author,
             ),
             text.search,
         )
@@ -146,6 +154,7 @@ def server(index: LiveIndex) -> MCPServer:
         path: Glob = None,
         quantity: Quantity = None,
         timeout: int = 30,
+        author: Author = None,
     ) -> CallToolResult:
         """Every match of a Python regex in the documents' clean text (markup stripped, so
         a phrase split by bold or a line break still matches), cited at original lines,
@@ -169,6 +178,7 @@ def server(index: LiveIndex) -> MCPServer:
                 path,
                 quantity,
                 timeout,
+                author,
             ),
             text.grep,
         )

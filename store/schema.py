@@ -10,7 +10,7 @@ from kbx.errors import SchemaError
 from kbx.store.arrays import bump
 from kbx.store.transaction import transaction
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _V1 = """
 CREATE TABLE kbx_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -281,6 +281,28 @@ def _to_v8(con: duckdb.DuckDBPyConnection) -> None:
     bump(con, "runs_generation")  # what a search remembers of the runs starts here too
 
 
+_V9 = """
+CREATE TABLE IF NOT EXISTS authored (  -- derived: who wrote a passage (or a whole document)
+    doc_id INTEGER NOT NULL,
+    unit_id INTEGER,                -- NULL: the whole document (its metadata's authors)
+    entity_id VARCHAR NOT NULL
+);
+INSERT INTO kbx_meta VALUES ('entities_dirty', '1') ON CONFLICT DO NOTHING;
+"""
+
+
+def _to_v9(con: duckdb.DuckDBPyConnection) -> None:
+    """Authorship apart from naming (issue 40): a new derived table, filled when the
+    entity layer is rebuilt (marked stale here); a signed passage needs the bylines
+    recognizer, which the next ``kbx index`` runs as any new recognizer. The extractors
+    changed with it (a changelog's entries are sections; text that LaTeX and PDF parsers
+    lost is kept), so that run reads every file again (``REEXTRACT``)."""
+    con.execute(_V9)
+    con.execute(
+        "INSERT INTO kbx_meta SELECT ?, '1' WHERE EXISTS (SELECT 1 FROM documents)", [REEXTRACT]
+    )
+
+
 REEXTRACT = "reextract"  # kbx_meta key: the next `kbx index` reads every file again
 
 # Each entry upgrades a file from version ``n`` to ``n + 1``.
@@ -292,6 +314,7 @@ MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     5: _to_v6,
     6: _to_v7,
     7: _to_v8,
+    8: _to_v9,
 }
 
 

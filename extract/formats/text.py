@@ -3,7 +3,8 @@
 Plain text declares no structure, but RFCs, READMEs and manuals write their headings
 in a few fixed shapes: a numbered line (``4.2.1.  Foo Bar``, ``Appendix A.  Baz``), a
 line underlined with ``===``/``---`` (reStructuredText, setext), an ALL-CAPS line, or
-a well-known title (``Abstract``, ``References``). Each shape must stand alone between
+a well-known title (``Abstract``, ``References``); a changelog's entry line (Debian's,
+GNU's) opens the entry, so each entry is a section of its own. Each shape must stand alone between
 blank lines, be short and not end like a sentence, and (except underlined ones, which
 are explicit) be followed by body text or a deeper heading: a numbered list, a table of
 contents or a page header then yields no heading, because none of them is followed by
@@ -49,6 +50,12 @@ _KNOWN = {
 # an RFC footer ``Rescorla   Standards Track   [Page 12]`` or header ``RFC 8446   TLS   ...``.
 _TOC_LINE = re.compile(r".*(?:\.{3,}|(?:\. ){3,}|\s{2,})\s*(?:\d+|[ivxlc]+)\s*$")
 _FURNITURE = re.compile(r".*\[Page [0-9ivxlc]+\]\s*$|(?:RFC[: ]+\d+|Internet-Draft)\s{2,}\S")
+# A changelog entry's first line opens its section: Debian's ``pkg (1.2-1) unstable;
+# urgency=medium`` and GNU's ``2021-03-04  Ann Lee  <ann@example.org>``.
+_ENTRY = re.compile(
+    r"[a-z0-9][a-z0-9.+-]* \([^()\s]+\)(?: [\w.+/-]+)+; *urgency=\w+.*"
+    r"|\d{4}-\d\d-\d\d[ \t]{1,2}\S[^\n<>]*<[^\s<>@]+@[^\s<>]+>"
+)
 _WORDS = re.compile(r"[\w '&()/,.-]*[\w)]")  # a title-like line: no sentence end
 _WIDTH = 72  # an RFC's line width, to tell a centered heading (RFC 791) from an indented one
 
@@ -59,6 +66,8 @@ def _line_heading(lines: list[str]) -> Heading | None:
     """The heading a lone line (or a numbered one wrapped onto an aligned second line)
     would be by its shape alone, or None."""
     line = lines[0]
+    if len(lines) == 1 and _ENTRY.fullmatch(line.rstrip()):
+        return 1, " ".join(line.split())
     body = line.strip()
     indent = len(line) - len(line.lstrip())
     centered = indent >= 8 and abs(_WIDTH - indent - len(body) - indent) <= 8

@@ -14,6 +14,7 @@ from kbx.errors import BadArgument
 from kbx.indexing.ingest import index
 from kbx.recognizers.base import Mention, RecognizerInfo
 from kbx.recognizers.bylines import BylineRecognizer
+from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.registry import Registry
 from kbx.search.filters import Filters
 from kbx.search.grep import grep
@@ -51,9 +52,10 @@ class Names:
 
 
 FILES = {
-    "a.txt": "pkg (1.1) unstable\n\n  * Fix. Jordi Mallach tested it; Zorbo Quux too.\n\n"
-    " -- Jordi Mallach <jordi@debian.org>  Wed, 30 Nov 2022 18:22:03 +0100\n\n"
-    "pkg (1.0) unstable\n\n  * Older entries have been removed.\n\n"
+    "a.txt": "pkg (1.1) unstable; urgency=medium\n\n  * Fix. Jordi Mallach tested it; Zorbo "
+    "Quux too.\n\n -- Jordi Mallach <jordi@debian.org>  Wed, 30 Nov 2022 18:22:03 +0100\n\n"
+    "pkg (1.0) unstable; urgency=low\n\n  * Older entries have been removed; Jordi Mallach "
+    "helped.\n\n"
     " -- Moritz Muehlenhoff <jmm@debian.org>  Tue, 01 Feb 2022 10:00:00 +0100\n",
     "b.txt": "org-doc\n\nWe met Wim Quux and Zorbo Quux; Wim Quux and Lone Name agreed.\n\n"
     " -- Moritz Mühlenhoff <jmm@debian.org>  Mon, 03 Jan 2022 10:00:00 +0100\n\n"
@@ -68,7 +70,7 @@ def idx(tmp_path_factory) -> Index:
     root = tmp_path_factory.mktemp("people")
     for name, text in FILES.items():
         (root / name).write_text(text)
-    index(root, registry=Registry([BylineRecognizer(), Names()]))
+    index(root, registry=Registry([BylineRecognizer(), DateRecognizer(), Names()]))
     return Index.for_root(root)
 
 
@@ -134,3 +136,27 @@ def test_a_curated_entry_takes_the_signer(tmp_path):
     linked = _ids(idx, "SELECT DISTINCT entity_id FROM links WHERE entity_id LIKE 'person:j%' "
                        "OR entity_id = 'Q7'")  # fmt: skip
     assert linked == {("Q7",)}  # the person's names are the entry's: no person of their own
+
+
+def _lines(idx: Index, **asked) -> set[tuple[str, int]]:
+    got = grep(idx, r"<\S+@\S+>", filters=Filters(**asked))
+    return {(m.path, m.start_line) for m in got.matches}
+
+
+def test_author_keeps_what_a_person_signed_entity_what_names_them(idx):
+    # each Debian entry is a section of its own, signed by its closing line
+    assert _lines(idx, authors=["Jordi Mallach"]) == {("a.txt", 5), ("c.txt", 3)}
+    named = {("a.txt", 5), ("a.txt", 11), ("c.txt", 3)}  # he helped with the 1.0 entry
+    assert _lines(idx, entities=["Jordi Mallach"]) == named
+    moritz = ["Moritz Mühlenhoff"]  # one person under both spellings
+    assert _lines(idx, authors=moritz) == {("a.txt", 11), ("b.txt", 5)}
+    assert _lines(idx, authors=moritz, after="2022-02", before="2022-02") == {("a.txt", 11)}
+    # a changelog's newest date is no date of its older entries
+    assert _lines(idx, authors=moritz, after="2022-11", before="2022-11") == set()
+    with attached(idx.db) as con:
+        written = con.execute(
+            "SELECT DISTINCT u.heading_path[1] FROM authored a JOIN units u USING (unit_id) "
+            "JOIN documents d USING (doc_id) "
+            "WHERE a.entity_id = 'person:jordi-mallach' AND d.path = 'a.txt'"
+        ).fetchall()
+    assert written == [("pkg (1.1) unstable; urgency=medium",)]

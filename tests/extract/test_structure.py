@@ -148,6 +148,23 @@ def test_underlined_caps_and_known_titles_nest_by_style():  # blank lines may ho
     assert any(u.text.startswith("Install\n\nRun pip") for u in doc.units)  # no underline
 
 
+def test_a_changelogs_entries_are_sections_of_their_own():
+    text = (
+        "pkg (1.1-1) unstable; urgency=medium\n\n  * Fix the build.\n\n"
+        " -- Ann Lee <ann@example.org>  Wed, 30 Nov 2022 18:22:03 +0100\n\n"
+        "pkg (1.0-1) unstable experimental; urgency=low\n\n  * First upload.\n\n"
+        " -- Bob Stone <bob@example.org>  Tue, 01 Feb 2022 10:00:00 +0100\n\n"
+        "2021-03-04  Cy Young  <cy@example.org>\n\n\t* parse.c: Fix a leak.\n"
+    )
+    doc = extract("changelog.txt", text.encode())
+    assert _heading_paths(doc) == [
+        ("pkg (1.1-1) unstable; urgency=medium",),
+        ("pkg (1.0-1) unstable experimental; urgency=low",),
+        ("2021-03-04 Cy Young <cy@example.org>",),
+    ]
+    assert [u.text.count("--") for u in doc.units[:2]] == [1, 1]  # one entry a passage
+
+
 def _outlined_pdf() -> bytes:
     pdf = FPDF()
 

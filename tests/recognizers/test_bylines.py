@@ -17,6 +17,7 @@ def test_a_debian_closing_line_gives_its_signer_and_address():
     assert _found(line) == {
         ("EMAIL", "Jordi@Debian.org", "email:jordi@debian.org"),
         ("PERSON", "Jordi Mallach", "person:jordi-mallach"),
+        ("AUTHOR", "Jordi Mallach", "person:jordi-mallach"),  # it signs the entry above
     }
     for name in ("intrigeri", "Marco Trevisan (Treviño)", "Laszlo Boszormenyi (GCS)",
                  "Dr. Tobias Quathamer", "أحمد المحمودي (Ahmed El-Mahmoudy)"):  # fmt: skip
@@ -67,3 +68,26 @@ def test_spans_are_exact_on_any_text(text):
 def test_a_label_without_a_colon_names_nobody():
     assert _found("From Debian Policy\nBy Default Settings\n") == set()
     assert {x for t, x, _ in _found("Written by Ada Lovelace\n")} == {"Ada Lovelace"}
+
+
+def _roles(text: str) -> dict[str, str]:
+    return {m.text: m.value for m in people(text) if m.type == "AUTHOR"}
+
+
+def test_who_signs_and_who_is_only_named():
+    text = (
+        "Fix the parser.\n\nReviewed-by: Ann Lee <ann@x.org>\n"
+        "Signed-off-by: Bob Stone <bob@x.org>\n  * Thanks to Cy Young <cy@x.org>.\n"
+        "  [ Di Moss <di@x.org> ]\n -- Web Team <https://example.org/team>  Mon, 1 Jan 2024\n"
+    )
+    assert _roles(text) == {"Bob Stone": "closes", "Web Team": "closes"}
+    assert {m.text for m in people(text) if m.type == "PERSON"} == {
+        "Ann Lee", "Bob Stone", "Cy Young", "Di Moss", "Web Team"
+    }  # fmt: skip
+    assert _roles("Authors: Ada Lovelace and Mary Somerville\n\nBody.") == {
+        "Ada Lovelace": "opens",
+        "Mary Somerville": "opens",
+    }
+    assert _roles("2021-03-04  Ann Lee  <ann@example.org>\n\n\t* foo.c: Fix.") == {
+        "Ann Lee": "opens"  # a GNU ChangeLog entry's first line
+    }
