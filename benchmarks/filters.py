@@ -9,7 +9,7 @@ four spellings, ``(?i)Node\\.?js Interactive`` in any case) and what an author e
 allows (``Isaac (Z\\. )?Schlueter`` as one person with two aliases); a CVE is already an
 identifier entity. Three routes return a file set per question:
 
-* **search**: ``kbx search QUERY_TERMS`` with ``--entity`` (the body name and the author),
+* **search**: ``kbx search QUERY_TERMS`` with ``--entity`` (the body name), ``--author``,
   ``--meta category=…`` (or ``!=``) and ``--after/--before`` on the document date;
 * **grep**: ``kbx grep BODY_REGEX`` with the same metadata, author and date filters (the
   exact tool for "the body matches this expression");
@@ -160,7 +160,8 @@ def kbx_before(before: str | None) -> str | None:
 
 def kbx_filters(p: Probe, body_entity: str | None, author_entity: str | None) -> Filters:
     return Filters(
-        entities=[e for e in (body_entity, author_entity) if e],
+        entities=[body_entity] if body_entity else [],
+        authors=[author_entity] if author_entity else [],  # "written by", not "naming"
         after=p.after,
         before=kbx_before(p.before),
         date_from="document",
@@ -261,12 +262,11 @@ def main() -> None:
                         q.body or ".",
                         max_matches=ALL,
                         filters=Filters(
-                            [author] if author else [],
-                            [],
-                            q.after,
-                            kbx_before(q.before),
-                            "document",
-                            q.meta,
+                            authors=[author] if author else [],
+                            after=q.after,
+                            before=kbx_before(q.before),
+                            date_from="document",
+                            meta=q.meta,
                         ),
                     ).matches
                 },

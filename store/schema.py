@@ -294,12 +294,13 @@ INSERT INTO kbx_meta VALUES ('entities_dirty', '1') ON CONFLICT DO NOTHING;
 def _to_v9(con: duckdb.DuckDBPyConnection) -> None:
     """Authorship apart from naming (issue 40): a new derived table, filled when the
     entity layer is rebuilt (marked stale here); a signed passage needs the bylines
-    recognizer, which the next ``kbx index`` runs as any new recognizer. The extractors
-    changed with it (a changelog's entries are sections; text that LaTeX and PDF parsers
-    lost is kept), so that run reads every file again (``REEXTRACT``)."""
+    recognizer, which the next ``kbx index`` runs as any new recognizer. The plain-text,
+    LaTeX and PDF extractors changed with it (a changelog's entries are sections; text the
+    LaTeX and PDF parsers lost is kept), so that run reads those files again: their
+    recorded size and hash no longer match any file's."""
     con.execute(_V9)
     con.execute(
-        "INSERT INTO kbx_meta SELECT ?, '1' WHERE EXISTS (SELECT 1 FROM documents)", [REEXTRACT]
+        "UPDATE documents SET size = -1, sha256 = '' WHERE format IN ('text', 'latex', 'pdf')"
     )
 
 

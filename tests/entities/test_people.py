@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import duckdb
 import pytest
 from helpers import attached
 
@@ -160,3 +161,20 @@ def test_author_keeps_what_a_person_signed_entity_what_names_them(idx):
             "WHERE a.entity_id = 'person:jordi-mallach' AND d.path = 'a.txt'"
         ).fetchall()
     assert written == [("pkg (1.1) unstable; urgency=medium",)]
+
+
+def test_an_index_of_schema_8_reads_its_text_files_again_and_gains_authorship(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text(FILES["a.txt"])
+    (root / "note.md").write_text("# Note\n\nBy the sea.\n")
+    registry = Registry([BylineRecognizer(), DateRecognizer()])
+    index(root, registry=registry)
+    idx = Index.for_root(root)
+    con = duckdb.connect(str(idx.db))  # as kbx wrote it at schema 8
+    con.execute("DROP TABLE authored")
+    con.execute("UPDATE kbx_meta SET value = '8' WHERE key = 'schema_version'")
+    con.close()
+    report = index(root, registry=registry)
+    assert (report.unchanged, report.updated) == (1, 1)  # the Markdown file is not read again
+    assert _lines(idx, authors=["Jordi Mallach"]) == {("a.txt", 5)}
