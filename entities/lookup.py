@@ -257,13 +257,18 @@ def _mentions_of(
                    m.type, coalesce(m.value, m.text),
                    {owner_of("(lower(coalesce(m.value, m.text)), lower(m.text))")}
             FROM wanted w JOIN mentions m ON m.unit_hash = w.unit_hash
-            WHERE m.key = w.entity_id OR (m.key IS NULL AND m.recognizer IN
-                                          (SELECT name FROM recognizer_info WHERE names))
+            WHERE m.key = w.entity_id OR (m.type = 'PERSON' AND starts_with(m.key, 'person:'))
+               OR (m.key IS NULL AND m.recognizer IN
+                   (SELECT name FROM recognizer_info WHERE names))
             ORDER BY 1, 2, 3""",
         params,
     ).fetchall()
     out: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
-    for unit, entity_id, start, end, text, key, type_, surface, owner in rows:
-        if (key or owner or f"name:{type_.lower()}:{slug(surface)}") == entity_id:
+    for unit, entity_id, start, end, text, key, _type, surface, owner in rows:
+        if entity_id in (key, owner) or (
+            not (key or owner)  # a model's name: its type is the corpus's vote, not its own
+            and entity_id.startswith("name:")
+            and entity_id.split(":", 2)[2] == slug(surface)
+        ):  # a signer under another spelling is the person through an alias (owner)
             out.setdefault((unit, entity_id), []).append((start, end, text))
     return out

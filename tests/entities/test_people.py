@@ -10,7 +10,7 @@ import pytest
 from helpers import attached
 
 from kbx.entities import gazetteer as gz
-from kbx.entities.lookup import entities
+from kbx.entities.lookup import entities, entity
 from kbx.errors import BadArgument
 from kbx.indexing.ingest import index
 from kbx.recognizers.base import Mention, RecognizerInfo
@@ -178,3 +178,10 @@ def test_an_index_of_schema_8_reads_its_text_files_again_and_gains_authorship(tm
     report = index(root, registry=registry)
     assert (report.unchanged, report.updated) == (1, 1)  # the Markdown file is not read again
     assert _lines(idx, authors=["Jordi Mallach"]) == {("a.txt", 5)}
+
+
+def test_an_entity_lists_its_mentions_under_every_spelling(idx):
+    written = {m["text"] for m in entity(idx, "Moritz Mühlenhoff").mentions}
+    assert written == {"Moritz Muehlenhoff", "Moritz Mühlenhoff"}
+    wim = {(m["path"], m["text"]) for m in entity(idx, "name:person:zorbo-quux").mentions}
+    assert wim == {("a.txt", "Zorbo Quux"), ("b.txt", "Zorbo Quux"), ("c.txt", "Zorbo Quux")}
