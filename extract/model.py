@@ -19,6 +19,10 @@ from kbx.extract.textmap import (
 )
 
 PROSE, CODE, TABLE = "prose", "code", "table"
+# The start of a document's warning where its parser failed in places and the text there was
+# read as plain text instead of lost: the ingest records it as the file's note, which
+# ``kbx index`` and ``kbx status`` list.
+PARTLY_AS_TEXT = "partly read as plain text"
 Span = tuple[int, int]
 
 

@@ -34,6 +34,7 @@ from kbx.entities import facet_arrays
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument, EngineUnavailable, ExtractError, KbxError, OverBudget
 from kbx.extract import extract
+from kbx.extract.model import PARTLY_AS_TEXT
 from kbx.indexing.prepare import PLACEMENT_COLUMNS, UNIT_COLUMNS, Prepared, prepare, run_with
 from kbx.recognizers.base import Recognizer
 from kbx.recognizers.registry import Registry
@@ -193,6 +194,8 @@ def _read_one(
         return out
     try:
         out.document = prepare(extract(found.rel, data, plain), analyzer, skip)
+        partly = [w for w in out.document.warnings if w.startswith(PARTLY_AS_TEXT)]
+        out.error = "; ".join(partly) or None  # in, and said, as a file read as text
     except ExtractError as e:
         out.status, out.error = "failed", str(e)
     except MemoryError:

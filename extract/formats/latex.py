@@ -26,9 +26,14 @@ from pylatexenc.latexwalker import (
     LatexSpecialsNode,
     LatexWalker,
 )
-from pylatexenc.macrospec import MacroSpec
+from pylatexenc.macrospec import (
+    EnvironmentSpec,
+    MacroSpec,
+    ParsedVerbatimArgs,
+    VerbatimArgsParser,
+)
 
-from kbx.extract.model import CODE, PROSE, TABLE, Block, Metadata
+from kbx.extract.model import CODE, PARTLY_AS_TEXT, PROSE, TABLE, Block, Metadata
 from kbx.extract.textmap import LineTable, TextBuilder
 
 _HEADINGS = {
@@ -106,6 +111,113 @@ _TABULAR = {"tabular", "tabular*", "tabularx", "longtable", "array"}
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 
 
+def _names(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# Logos: the word they typeset (their definitions are kerning, which is not text).
+_LOGOS = {
+    "TeX": "TeX",
+    "LaTeX": "LaTeX",
+    "LaTeXe": "LaTeX2e",
+    "BibTeX": "BibTeX",
+    "BibLaTeX": "BibLaTeX",
+    "TL": "TeX Live",
+    "TeXLive": "TeX Live",
+    "XeTeX": "XeTeX",
+    "XeLaTeX": "XeLaTeX",
+    "LuaTeX": "LuaTeX",
+    "LuaLaTeX": "LuaLaTeX",
+    "pdfTeX": "pdfTeX",
+    "pdfLaTeX": "pdfLaTeX",
+    "ConTeXt": "ConTeXt",
+    "MF": "Metafont",
+    "MP": "MetaPost",
+    "METAFONT": "METAFONT",
+    "METAPOST": "MetaPost",
+    "AmS": "AMS",
+    "AMS": "AMS",
+    "AmSTeX": "AMS-TeX",
+    "AMSTeX": "AMS-TeX",
+    "AmSLaTeX": "AMS-LaTeX",
+    "eTeX": "e-TeX",
+    "SliTeX": "SliTeX",
+    "teTeX": "teTeX",
+    "MiKTeX": "MiKTeX",
+    "LyX": "LyX",
+    "AllTeX": "(La)TeX",
+    "Dash": "—",
+    "slash": "/",
+    "TeXXeT": "TeX--XeT",
+    "OMEGA": "Omega",
+    "ALEPH": "Aleph",
+}
+# Macros followed by a dimension or number (``\kern-.05em``, ``\parindent=0pt``): it is dropped.
+_DIMEN_AFTER = _names(
+    "kern mkern hskip vskip mskip lower raise moveleft moveright penalty hspace vspace "
+    "parindent parskip baselineskip lineskip hsize vsize textwidth textheight linewidth "
+    "columnwidth columnsep tabcolsep arraycolsep arrayrulewidth tolerance pretolerance "
+    "hbadness vbadness hfuzz vfuzz emergencystretch leftskip rightskip parfillskip topsep "
+    "itemsep parsep partopsep labelwidth labelsep leftmargin rightmargin unitlength jot "
+    "fboxsep fboxrule baselinestretch abovedisplayskip belowdisplayskip looseness "
+    "clubpenalty widowpenalty exhyphenpenalty hyphenpenalty interlinepenalty "
+    "oddsidemargin evensidemargin topmargin headheight headsep footskip marginparwidth "
+    "marginparsep marginparpush skip dimen count fontdimen"
+)
+_DIMEN = re.compile(
+    r"\s*=?\s*[-+]?\s*(?:\d+(?:[.,]\d*)?|[.,]\d+)?\s*"
+    r"(?:(?:true\s*)?(?:em|ex|pt|pc|in|cm|mm|bp|dd|cc|sp|mu|px|fil{1,3})\b)?"
+    r"(?:\s*(?:plus|minus)\s*[-+]?\s*(?:\d+(?:[.,]\d*)?|[.,]\d+)?\s*"
+    r"(?:em|ex|pt|pc|in|cm|mm|bp|dd|cc|sp|mu|px|fil{1,3})\b)*"
+)
+# Macros that typeset no text (switches, spacing, primitives): never read as their name.
+_NO_TEXT = _names(
+    "bf it sl sc tt rm sf em up md bfseries itshape slshape scshape ttfamily rmfamily "
+    "sffamily mdseries upshape normalfont normalsize tiny scriptsize footnotesize small "
+    "large Large LARGE huge Huge selectfont fontsize font usefont fontfamily fontseries "
+    "fontshape fontencoding boldmath unboldmath mathversion "
+    "par noindent indent leavevmode strut mathstrut null relax hfill hfil hss vfill vfil "
+    "vss hrulefill dotfill newline linebreak nolinebreak pagebreak nopagebreak newpage "
+    "clearpage cleardoublepage smallskip medskip bigskip smallbreak medbreak bigbreak "
+    "centering raggedright raggedleft flushbottom raggedbottom onecolumn twocolumn "
+    "nobreak allowbreak break unskip unpenalty protect fi else or let global long outer "
+    "expandafter noexpand csname endcsname string number romannumeral the showthe "
+    "advance multiply divide catcode lccode uccode sfcode mathcode delcode char chardef "
+    "mathchardef countdef dimendef skipdef toksdef toks box setbox copy wd ht dp "
+    "vbox vtop vcenter hrule vrule noalign omit span cr crcr halign valign hline cline "
+    "toprule midrule bottomrule cmidrule addlinespace tabularnewline "
+    "immediate write message typeout errmessage jobname endinput special mark "
+    "aftergroup afterassignment begingroup endgroup bgroup egroup ignorespaces "
+    "makeatletter makeatother nocorr sloppy fussy frenchspacing nonfrenchspacing "
+    "displaystyle textstyle scriptstyle scriptscriptstyle left right middle big Big "
+    "bigg Bigg bigl bigr Bigl Bigr biggl biggr Biggl Biggr limits nolimits "
+    "appendix frontmatter mainmatter backmatter printbibliography printindex makeindex "
+    "listoffigures listoftables footnotemark marginpar index glossary "
+    "baselinestretch linespread arraystretch nointerlineskip offinterlineskip "
+    "everypar everymath everydisplay everyhbox everyvbox everycr errorcontextlines "
+    "tracingmacros tracingonline showbox showlists batchmode nonstopmode scrollmode "
+    "dump end bye openin openout closein closeout read input inputlineno "
+    "NC NR NN HL VL FR MR LR SR AR"
+)
+_NO_TEXT_PREFIX = re.compile(
+    r"(?:if|start|stop|setup|define|new|renew|provide|Declare|Provide|Require|Needs|"
+    r"AtBegin|AtEnd|pdf|use|set|reset|add|make|end|begin|no|un|text|math)[A-Za-z@]*"
+)
+
+
+def _balanced(src: str) -> bool:
+    """Braces balance in ``src`` (escaped ones and comments aside): TeX's own rule."""
+    depth = 0
+    for c in re.sub(r"\\\\|\\[{}%]|(?<!\\)%[^\n]*", "", src):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
 def _args(node: LatexMacroNode) -> list:
     argd = getattr(node, "nodeargd", None)
     return [a for a in (argd.argnlist if argd else []) or [] if a is not None]
@@ -132,12 +244,64 @@ _MORE_ARGS = {
     "thispagestyle": "{",
     "graphicspath": "{",
     "addtolength": "{{",
+    "caption": "[{",
 }
 # Otherwise pylatexenc's own tables: the walker's argument specs and latex2text's
 # replacements (accents combine and NFC-compose there); kbx adds \t and \SS, which it lacks.
+
+
+class _PathArgs(VerbatimArgsParser):
+    """``\\path|x|`` and ``\\path{x}`` (the url package): their argument as typed, like
+    ``\\verb``'s, between any delimiter or braces."""
+
+    def __init__(self):
+        super().__init__(verbatim_arg_type="verb-macro")
+
+    def parse_args(self, w, pos, parsing_state=None):
+        start = pos
+        while start < len(w.s) and w.s[start].isspace():
+            start += 1
+        end = w.s.find("}", start) if w.s.startswith("{", start) else -1
+        if end < 0:
+            return super().parse_args(w, pos, parsing_state)
+        node = w.make_node(
+            LatexCharsNode,
+            parsing_state=parsing_state,
+            chars=w.s[start + 1 : end],
+            pos=start + 1,
+            len=end - start - 1,
+        )
+        argd = ParsedVerbatimArgs(verbatim_chars_node=node, verbatim_delimiters=("{", "}"))
+        return argd, start, end + 1 - start
+
+
+class _VerbatimEnv(VerbatimArgsParser):
+    """The body of a code environment (``alltt``, ``lstlisting``) as typed, to its
+    ``\\end``, as pylatexenc reads ``verbatim``'s: a ``$`` in a listing opens no math."""
+
+    def __init__(self, name: str):
+        super().__init__(verbatim_arg_type="verbatim-environment")
+        self.name = name
+
+    def parse_args(self, w, pos, parsing_state=None):
+        end = w.s.find(f"\\end{{{self.name}}}", pos)
+        end = len(w.s) if end < 0 else end
+        node = w.make_node(
+            LatexCharsNode, parsing_state=parsing_state, chars=w.s[pos:end], pos=pos, len=end - pos
+        )
+        return ParsedVerbatimArgs(verbatim_chars_node=node), pos, end - pos
+
+
 _WALK_DB = latexwalker.get_default_latex_context_db()
 _WALK_DB.add_context_category(
-    "kbx", macros=[MacroSpec(n, a) for n, a in _MORE_ARGS.items()], prepend=True
+    "kbx",
+    macros=[MacroSpec(n, a) for n, a in _MORE_ARGS.items()]
+    + [MacroSpec("path", args_parser=_PathArgs())],
+    environments=[
+        EnvironmentSpec(name, args_parser=_VerbatimEnv(name))
+        for name in sorted(_CODE_ENVS | {"comment"})
+    ],
+    prepend=True,
 )
 _TEXT_DB = latex2text.get_default_latex_context_db()
 _TEXT_DB.add_context_category(
@@ -180,6 +344,9 @@ class _Walker:
         self.includes: list[str] = []
         self.warnings: list[str] = []
         self.literal = False  # inside \\texttt, where -- and `` are typed as is
+        self.dimen = False  # the next characters may be a dimension (after \\kern)
+        self.lost: list[tuple[int, str]] = []  # line and what, where the parser failed
+        self.reparsed = 0  # characters parsed again after failures
 
     def plain(self, nodes) -> str:
         """Text of ``nodes`` exactly as the body would read it, on one line (metadata,
@@ -188,6 +355,7 @@ class _Walker:
         sub.literal = self.literal
         sub.walk(nodes)
         sub.flush()
+        self.lost += sub.lost
         return " ".join(" ".join(b.text for b in sub.blocks).split())
 
     def flush(self, kind: str | None = None) -> None:
@@ -199,16 +367,23 @@ class _Walker:
             self.b.open_code()
 
     def walk(self, nodes) -> None:
-        for n in nodes or []:
+        nodes = nodes or []
+        for i, n in enumerate(nodes):
+            dimen, self.dimen = self.dimen, False
             if isinstance(n, LatexCharsNode):
-                self.chars(n)
+                self.chars(n, dimen)
             elif isinstance(n, LatexGroupNode):
                 self.walk(n.nodelist)
             elif isinstance(n, LatexMacroNode):
-                self.macro(n)
+                if dimen and not _args(n) and n.macroname.isalpha():
+                    continue  # a register as the dimension: \\hskip\\parindent
+                after = nodes[i + 1] if i + 1 < len(nodes) else None
+                self.macro(n, isinstance(after, LatexGroupNode) and bool(after.nodelist))
             elif isinstance(n, LatexEnvironmentNode):
                 self.environment(n)
             elif isinstance(n, LatexMathNode):
+                if self.broken_math(n):
+                    continue
                 if n.displaytype == "inline":
                     self.b.verbatim(self.table.text[n.pos : n.pos + n.len], n.pos)
             elif isinstance(n, LatexSpecialsNode):
@@ -216,7 +391,48 @@ class _Walker:
             elif isinstance(n, LatexCommentNode):
                 continue
 
-    def chars(self, n: LatexCharsNode) -> None:
+    def broken_math(self, n: LatexMathNode) -> bool:
+        """Math that TeX itself would refuse (unclosed, across a blank line, braces that
+        do not balance) is where the parser went wrong: a ``$`` typed as a character, a
+        ``\\[`` that a package made a unit macro. Read again from after its opening."""
+        src = self.table.text[n.pos : n.pos + n.len]
+        opening, closing = n.delimiters
+        closed = len(src) >= len(opening) + len(closing) and src.endswith(closing)
+        if closed and not _PARAGRAPH.search(src) and _balanced(src):
+            return False
+        self.reread(n.pos, n.pos + len(opening), n.pos + n.len, f"unclosed {opening}")
+        return True
+
+    def broken_group(self, group) -> bool:
+        """A macro's argument whose closing brace never came (it runs to the end of the
+        file): dropped, or taken whole as a heading, it would take the rest along."""
+        opening, closing = group.delimiters or ("", "")
+        if not closing or self.table.text[: group.pos + group.len].endswith(closing):
+            return False
+        end = group.pos + group.len
+        self.reread(group.pos, group.pos + len(opening), end, "unclosed argument")
+        return True
+
+    def reread(self, pos: int, resume: int, end: int, what: str) -> None:
+        """Where the parser failed at ``pos``: the opening up to ``resume`` as plain text,
+        and the source it swallowed, to ``end``, parsed again on its own (a prefix of the
+        file, so positions hold). Past ``MAX_RECOVERIES`` failures, or once the parts parsed
+        again add up to ``MAX_REPARSED`` times the file, read as plain text."""
+        self.lost.append((self.table.where(pos)[0], what))
+        self.b.verbatim(self.table.text[pos:resume], pos)
+        text = self.table.text[:end]
+        self.reparsed += end - resume
+        budget = MAX_REPARSED * len(self.table.text) + 65536
+        if len(self.lost) > MAX_RECOVERIES or self.reparsed > budget:
+            self.chars(LatexCharsNode(chars=text[resume:], pos=resume, len=end - resume))
+            return
+        walker = LatexWalker(text, latex_context=_WALK_DB, tolerant_parsing=True)
+        self.walk(walker.get_latex_nodes(pos=resume)[0])
+
+    def chars(self, n: LatexCharsNode, dimen: bool = False) -> None:
+        if dimen:  # \\kern-.05em: the dimension is not text
+            skip = _DIMEN.match(n.chars).end()
+            n = LatexCharsNode(chars=n.chars[skip:], pos=n.pos + skip, len=n.len - skip)
         pieces = _PARAGRAPH.split(n.chars)
         pos = 0
         for i, piece in enumerate(pieces):
@@ -239,10 +455,17 @@ class _Walker:
             else:  # -- ``  '' as the characters they typeset
                 self.b.synthetic(_clean(repl), n.pos)
 
-    def macro(self, n: LatexMacroNode) -> None:
+    def macro(self, n: LatexMacroNode, followed: bool = False) -> None:
+        """One macro; ``followed``: a ``{group}`` comes next (an unknown macro's argument)."""
         name = n.macroname
         groups = [a for a in _args(n) if isinstance(a, LatexGroupNode)]
-        if name in ("title", "author", "date"):
+        if any(self.broken_group(g) for g in groups):
+            return
+        if name in _LOGOS and not groups:
+            self.logo(n)
+        elif name in _DIMEN_AFTER and not groups:
+            self.dimen = True
+        elif name in ("title", "author", "date"):
             self.meta[name] = self.metadata(name, groups[-1]) if groups else ""
         elif name in ("input", "include"):
             self.include(self.inside(groups[-1]) if groups else "")
@@ -271,10 +494,35 @@ class _Walker:
             if not outer:
                 self.b.close_code()
             self.literal = outer
-        elif name == "verb":
+        elif name in ("verb", "path"):
             self.verb(n)
-        else:
+        elif groups or followed or not self.unknown(name):
             self.walk(groups)
+        else:  # \\CTAN, \\KPS: a macro kbx does not know, that typesets a word
+            self.b.space()
+            self.b.verbatim(name, n.pos + 1)
+            self.b.space()
+
+    def unknown(self, name: str) -> bool:
+        """A macro that neither pylatexenc nor kbx knows as typesetting no text."""
+        return (
+            len(name) > 1
+            and name.isalpha()
+            and name not in _NO_TEXT
+            and not _NO_TEXT_PREFIX.fullmatch(name)
+            and _TEXT_DB.get_macro_spec(name) is None
+            and _WALK_DB.get_macro_spec(name) is None
+        )
+
+    def logo(self, n: LatexMacroNode) -> None:
+        """``\\BibTeX``: the word, mapped to the macro's name where it spells the word."""
+        word = _LOGOS[n.macroname]
+        if word == n.macroname:
+            self.b.verbatim(word, n.pos + 1)
+        else:
+            self.b.synthetic(word, n.pos)
+        if n.macro_post_space:  # TeX eats it, but \\xspace and most authors mean a space
+            self.b.space()
 
     def verb(self, n: LatexMacroNode) -> None:
         """``\\verb|x|``: the characters between the delimiters, as inline code."""
@@ -300,6 +548,13 @@ class _Walker:
 
     def environment(self, n: LatexEnvironmentNode) -> None:
         name = n.environmentname
+        if name in _CODE_ENVS or name in _SKIP_ENVS or name in _FLOATS:
+            src = self.table.text[n.pos : n.pos + n.len]
+            if not re.search(r"\\end\s*\{" + re.escape(name) + r"\}\s*$", src):
+                head = re.match(r"\\begin\s*\{[^}]*\}", src)
+                resume = n.pos + (head.end() if head else len("\\begin"))
+                self.reread(n.pos, resume, n.pos + n.len, f"unclosed environment {name}")
+                return
         if name in _CODE_ENVS:
             self.code(n)
         elif name in _SKIP_ENVS:
@@ -352,13 +607,13 @@ class _Walker:
             self.includes.append(joined)
 
 
-def parse(
-    text: str, original: str, encoding: str, path: str = ""
-) -> tuple[list[Block], Metadata, list[str]]:
-    """Blocks and metadata of one LaTeX source."""
-    table = LineTable(text, encoding, original)
-    nodes, _, _ = LatexWalker(text, latex_context=_WALK_DB, tolerant_parsing=True).get_latex_nodes()
-    w = _Walker(table, path)
+MAX_RECOVERIES = 100  # parser failures in one file before its rest is read as plain text
+MAX_REPARSED = 3  # how many times its own length a file may be parsed again after failures
+
+
+def _walk_file(w: _Walker, nodes: list) -> None:
+    """Walk a whole file's nodes: its document environment, if any, and the metadata
+    of the preamble (which otherwise holds only definitions)."""
     document = next(
         (
             n
@@ -367,14 +622,33 @@ def parse(
         ),
         None,
     )
-    if document is not None:  # the preamble holds only metadata and definitions
+    if document is not None:
         for n in nodes:
             if isinstance(n, LatexMacroNode) and n.macroname in ("title", "author", "date"):
                 w.macro(n)
         w.walk([document])
     else:
         w.walk(nodes)
+
+
+def _lost_warning(lost: list[tuple[int, str]]) -> str:
+    """The warning of a file the parser failed on in places, each read as plain text."""
+    shown = ", ".join(f"line {line} ({what})" for line, what in lost[:5])
+    more = f" and {len(lost) - 5} more" if len(lost) > 5 else ""
+    return f"{PARTLY_AS_TEXT}: the LaTeX parser failed at {shown}{more}"
+
+
+def parse(
+    text: str, original: str, encoding: str, path: str = ""
+) -> tuple[list[Block], Metadata, list[str]]:
+    """Blocks and metadata of one LaTeX source."""
+    table = LineTable(text, encoding, original)
+    w = _Walker(table, path)
+    nodes = LatexWalker(text, latex_context=_WALK_DB, tolerant_parsing=True).get_latex_nodes()[0]
+    _walk_file(w, nodes)
     w.flush()
+    if w.lost:
+        w.warnings.append(_lost_warning(w.lost))
     authors = [a.strip() for a in w.meta.get("author", "").split(",") if a.strip()]
     fields: dict = {k: v for k, v in w.meta.items() if v}
     if w.includes:

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kbx.extract import extract
+from kbx.extract.model import PARTLY_AS_TEXT
 from kbx.extract.textmap import locate
 
 ACCENTS = {
@@ -174,3 +175,99 @@ def test_latex_words_round_trip_to_their_source_line(paragraphs):
             p = locate(u.segments, u.text, i, doc.encoding)
             assert p.line == line and start <= p.col < end, (m.group(), p, line, start, end)
             assert lines[line - 1][p.col] in (u.text[i], "\\")  # the character or its macro
+
+
+def _units(src: str):
+    doc = extract("manual.tex", src.encode())
+    return doc, "\n\n".join(u.text for u in doc.units)
+
+
+def _at(doc, word: str) -> tuple[int, int]:
+    """Line and column of the first ``word`` in the clean text, by the offset map."""
+    for u in doc.units:
+        if word in u.text:
+            p = locate(u.segments, u.text, u.text.index(word), doc.encoding)
+            return p.line, p.col
+    raise AssertionError(f"{word!r} not in the clean text")
+
+
+def test_an_unclosed_display_math_opener_loses_nothing_after_it():
+    r"""A style that makes ``\[`` a unit macro (``32\[pt]``): pylatexenc opens display math
+    there and never closes it, which dropped the rest of the file."""
+    src = (
+        "\\documentclass{article}\n\\begin{document}\n\\section{Units}\n"
+        "A width of 32\\[pt] is fine.\n\n\\section{Later}\nquinceword after it.\n"
+        "\\end{document}\n"
+    )
+    doc, text = _units(src)
+    assert "quinceword after it." in text and "A width of 32\\[pt] is fine." in text
+    assert [u.heading_path for u in doc.units][-1] == ("Later",)  # headings still parsed
+    assert _at(doc, "quinceword") == (7, 0)
+    [warning] = doc.warnings
+    assert warning.startswith(PARTLY_AS_TEXT) and "line 4 (unclosed \\[)" in warning
+
+
+def test_a_dollar_typed_in_an_argument_does_not_turn_the_rest_to_source():
+    r"""``\dirname{$HOME}``: the ``$`` opened math that swallowed paragraphs and headings,
+    so every later passage was raw LaTeX under the same heading."""
+    src = (
+        "\\documentclass{article}\n\\begin{document}\n\\section{Setup}\n"
+        "Put it in \\dirname{$HOME/.profile} first.\n\n"
+        "\\section{Next}\nThe \\emph{plumword} section.\n\\end{document}\n"
+    )
+    doc, text = _units(src)
+    assert "\\section" not in text and "\\emph" not in text
+    assert "The plumword section." in text and "$HOME/.profile" in text
+    assert [u.heading_path for u in doc.units] == [("Setup",), ("Next",)]
+    assert _at(doc, "plumword") == (7, 10)
+    assert "line 4 (unclosed $)" in doc.warnings[0]
+
+
+def test_an_unclosed_argument_or_environment_is_read_on():
+    src = (
+        "\\documentclass{article}\n\\begin{document}\nIntro.\n"
+        "\\footnote{never closed\n\nlimeword stays.\n\\begin{equation}\nx = 1\n\n"
+        "figword too.\n\\end{document}\n"
+    )
+    doc, text = _units(src)
+    assert "limeword stays." in text and "figword too." in text
+    assert len(doc.warnings) == 1 and "unclosed environment equation" in doc.warnings[0]
+
+
+def test_well_formed_latex_has_no_warning():
+    doc, text = _units(
+        "\\documentclass{article}\n\\begin{document}\nMath $x^{2}$ and \\[ y \\] and "
+        "{\\bf bold} \\textbf{b}.\n\n\\begin{alltt}\nPATH=$HOME:$PATH\n\\end{alltt}\n"
+        "\\end{document}\n"
+    )
+    assert doc.warnings == [] and "Math $x^{2}$ and and bold b." in text
+    assert "PATH=$HOME:$PATH" in text  # a listing's $ opens no math
+
+
+def test_logos_give_their_word_and_kerning_is_dropped():
+    src = (
+        "\\documentclass{article}\n"
+        "\\def\\BibTeX{{\\rm B\\kern-.05em{\\sc i\\kern-.025em b}\\kern-.08em T}}\n"
+        "\\title{B\\kern-.05em{\\large I}\\kern-.025em{\\large B}\\kern-.08em\\TeX ing}\n"
+        "\\begin{document}\n"
+        "Run \\BibTeX\\ and \\LaTeX{} under \\TL, \\XeTeX, \\LuaTeX, \\ConTeXt, \\MF, \\MP "
+        "and \\AmS; skip\\hskip 3pt plus 1fil on\\kern-.1667em x.\n"
+        "\\end{document}\n"
+    )
+    doc, text = _units(src)
+    assert "Run BibTeX and LaTeX under TeX Live, XeTeX, LuaTeX, ConTeXt, Metafont, " in text
+    assert "MetaPost and AMS; skip on x." in text
+    assert doc.meta.title == "BIBTeX ing" and not re.search(r"\d(em|pt)|fil", text)
+    assert _at(doc, "LaTeX") == (5, 18)  # a logo spelled as its macro maps to its name
+    assert doc.warnings == []
+
+
+def test_unknown_macros_without_text_keep_their_name():
+    src = (
+        "\\documentclass{article}\n\\begin{document}\n"
+        "Get it from \\CTAN{} or \\KPS\\ today; \\pkgname{url} and \\path|a$b| "
+        "\\noindent\\bf done\\hfill.\n\\end{document}\n"
+    )
+    doc, text = _units(src)
+    assert "Get it from CTAN or KPS today; url and a$b done." in text
+    assert "noindent" not in text and "hfill" not in text and "bf" not in text

@@ -1,0 +1,35 @@
+"""A file its parser failed on in places: the text there is read as plain text, and
+``kbx index`` and ``kbx status`` say so (issue 42)."""
+
+from __future__ import annotations
+
+from kbx.indexing.ingest import index
+from kbx.recognizers.registry import Registry
+from kbx.search.search import search
+from kbx.search.status import status
+from kbx.store.db import Index
+
+BROKEN = (
+    "\\documentclass{article}\n\\begin{document}\n\\section{Units}\n"
+    "A width of 32\\[pt] is fine.\n\n\\section{Later}\nquinceword after it.\n\\end{document}\n"
+)
+
+
+def test_a_latex_file_partly_read_as_text_is_searchable_and_said(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "units.tex").write_text(BROKEN)
+    (root / "fine.md").write_text("# Fine\n\nplumword\n")
+    r = index(root, registry=Registry([]), workers=1)
+    assert (r.new, r.failed) == (2, 0)
+    [note] = r.failures
+    assert note["path"] == "units.tex" and note["status"] == "ok"
+    assert note["error"].startswith("partly read as plain text") and "line 4" in note["error"]
+    idx = Index.for_root(root)
+    [hit] = search(idx, "quinceword").hits
+    assert (hit.path, hit.start_line) == ("units.tex", 6)
+    [listed] = status(idx).failures
+    assert listed["path"] == "units.tex" and "unclosed \\[" in listed["error"]
+    (root / "units.tex").write_text(BROKEN.replace("32\\[pt]", "32 pt"))
+    index(root, registry=Registry([]), workers=1)
+    assert status(idx).failures == []  # fixed, and no longer said
