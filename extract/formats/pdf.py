@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -214,8 +215,35 @@ def readable_share(text: str) -> tuple[float, int]:
 
 
 def virtual_text(pages: list[str]) -> str:
-    """The line-addressable text of a PDF: its pages joined by form-feed lines."""
-    return ("\n" + PAGE_BREAK + "\n").join(pages)
+    """The line-addressable text of a PDF: its pages joined by form-feed lines, pdfium's
+    mark of a hyphen at a line's end (``\\x02``, the line break already gone) shown as the
+    hyphen it is: one character for one, so every offset stays where it was."""
+    return ("\n" + PAGE_BREAK + "\n").join(pages).replace(SOFT_HYPHEN, "-")
+
+
+SOFT_HYPHEN = "\x02"  # pdfium's hyphen at a line's end: ``near\x02est``
+_AROUND = re.compile(r"(\w+)\x02(\w+)")
+_WORDS = re.compile(r"\w+(?:-\w+)*")
+
+
+def hyphen_joins(text: str) -> set[int]:
+    """The offsets of the line-end hyphens of ``text`` that split one word (``near-est``),
+    which the clean text joins, against those of a compound (``better-informed``), which it
+    keeps. The document decides: the word written whole elsewhere joins, written with its
+    hyphen elsewhere keeps it; otherwise a hyphen between two words the document uses on
+    their own, or two capitalized names, is a compound's, and any other is a break inside
+    a word."""
+    if SOFT_HYPHEN not in text:
+        return set()
+    seen = Counter(w.lower() for w in _WORDS.findall(_AROUND.sub(" ", text)))
+    parts = {p for w in seen for p in w.split("-")}
+    joins = set()
+    for m in _AROUND.finditer(text):
+        a, b = m.group(1).lower(), m.group(2).lower()
+        names = m.group(1)[0].isupper() and m.group(2)[0].isupper()  # Allyn-Feuer
+        if seen[a + b] or not (seen[f"{a}-{b}"] or (a in parts and b in parts) or names):
+            joins.add(m.start(2) - 1)
+    return joins
 
 
 def _pdf_date(raw: str | None) -> str | None:
@@ -240,6 +268,18 @@ def _metadata(pdf: pdfium.PdfDocument) -> Metadata:
     )
 
 
+def _flowing(b: TextBuilder, piece: str, at: int, joins: set[int], shift: int) -> None:
+    """``b.flowing`` of a paragraph starting at ``at`` of the virtual text, its words
+    hyphenated at a line's end joined where ``joins`` (offsets into the pages joined by one
+    character: ``shift`` from the virtual text's) says so, their other hyphens kept."""
+    start = 0
+    for i, c in enumerate(piece):
+        if c == SOFT_HYPHEN and at + i - shift in joins:
+            b.flowing(piece[start:i].replace(SOFT_HYPHEN, "-"), at + start)
+            start = i + 1
+    b.flowing(piece[start:].replace(SOFT_HYPHEN, "-"), at + start)
+
+
 def parse(data: bytes) -> tuple[list[Block], Metadata, list[str], str]:
     """Blocks, metadata, warnings and the virtual text of one PDF."""
     pages, meta, marks = _read(data)
@@ -252,6 +292,7 @@ def parse(data: bytes) -> tuple[list[Block], Metadata, list[str], str]:
     table = LineTable(text)
     blocks: list[Block] = []
     warnings: list[str] = []
+    joins = hyphen_joins(PAGE_BREAK.join(pages))  # one separator: the pages' offsets + 1 each
     offset = 0
     path: tuple[str, ...] = ()
     for number, page in enumerate(pages, start=1):
@@ -265,7 +306,7 @@ def parse(data: bytes) -> tuple[list[Block], Metadata, list[str], str]:
                 at = page.find(piece, pos)
                 pos = at + len(piece)
                 b = TextBuilder(table)
-                b.flowing(piece, offset + at)
+                _flowing(b, piece, offset + at, joins, 2 * (number - 1))
                 if b.text().strip():
                     blocks.append(Block.built(b, PROSE, section, page=number))
         path = spans[-1][1]

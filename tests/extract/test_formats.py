@@ -202,3 +202,21 @@ def test_legacy_encoding_is_detected_and_bom_honoured():
     assert "naïve façade" in doc.units[0].text
     doc = extract("b.txt", "Hello BOM".encode("utf-8-sig"))
     assert doc.units[0].text == "Hello BOM" and doc.encoding == "utf-8-sig"
+
+
+def test_pdf_words_hyphenated_at_a_line_end_are_joined_and_mapped(tmp_path):
+    """pdfium marks a hyphen at a line's end with ``\\x02`` and drops the line break:
+    ``near\\x02est`` is one word split (joined), ``well\\x02known`` a compound whose words the
+    document uses alone (kept); the shown text has the hyphen, offsets unchanged."""
+    path = make_pdf(
+        tmp_path / "h.pdf", ["The near-\nest station is a well-\nknown place; well known too."]
+    )
+    data = path.read_bytes()
+    doc = extract("h.pdf", data)
+    (u,) = doc.units
+    assert u.text == "The nearest station is a well-known place; well known too."
+    shown = source_text("h.pdf", data)[0]
+    assert "\x02" not in shown and shown.startswith("The near-est station is a well-known")
+    for word, at in [("nearest", 4), ("est station", 9), ("well-known", 26)]:
+        p = locate(u.segments, u.text, u.text.index(word), doc.encoding)
+        assert (p.line, p.col) == (1, at) and shown[at] == word[0]
