@@ -156,7 +156,9 @@ def _signs(text: str, at: int) -> str | None:
     return None
 
 
-_DEBIAN_CLOSING = re.compile(r"(?m)^ -- (\S[^<>\n]*?) <[^<>\n]*>  \S")
+# Clean text drops a line's indentation and runs of spaces: `` -- Name <…>  Fri`` reads
+# ``-- Name <…> Fri`` there.
+_DEBIAN_CLOSING = re.compile(r"(?m)^[ \t]*--[ \t]+(\S[^<>\n]*?) <[^<>\n]*>[ \t]+\S")
 _SEPARATORS = re.compile(r"\s*(?:,|;|&|\band\b)\s*")
 
 
@@ -216,7 +218,7 @@ def people(text: str) -> list[Mention]:
 class BylineRecognizer:
     """E-mail addresses and the people who sign with them; filters (precise by shape)."""
 
-    info = RecognizerInfo(name="bylines", version="3", types=("EMAIL", "PERSON", "AUTHOR"))
+    info = RecognizerInfo(name="bylines", version="4", types=("EMAIL", "PERSON", "AUTHOR"))
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         return [people(t) if "@" in t or ":" in t else [] for t in texts]

@@ -78,7 +78,7 @@ def test_who_signs_and_who_is_only_named():
     text = (
         "Fix the parser.\n\nReviewed-by: Ann Lee <ann@x.org>\n"
         "Signed-off-by: Bob Stone <bob@x.org>\n  * Thanks to Cy Young <cy@x.org>.\n"
-        "  [ Di Moss <di@x.org> ]\n -- Web Team <https://example.org/team>  Mon, 1 Jan 2024\n"
+        "  [ Di Moss <di@x.org> ]\n-- Web Team <https://example.org/team> Mon, 1 Jan 2024\n"
     )
     assert _roles(text) == {"Bob Stone": "closes", "Web Team": "closes"}
     assert {m.text for m in people(text) if m.type == "PERSON"} == {
