@@ -420,7 +420,8 @@ OPENS = r"""regexp_matches(
 def _openers(con: duckdb.DuckDBPyConnection) -> None:
     """A one-word name a model found only where any word is capitalized ("Older entries
     have been removed", "* Convert the package") is a word that opens a line, not a name,
-    when nothing confirms it or its documents write it in lower case too: no entity."""
+    when nothing confirms it or its documents write it in lower case too; a person's name
+    with no word of two letters ("C++") is none either: no entity."""
     con.execute(
         f"""CREATE OR REPLACE TEMP TABLE openers AS
             WITH opening AS (
@@ -435,6 +436,17 @@ def _openers(con: duckdb.DuckDBPyConnection) -> None:
                    JOIN units u ON u.unit_id = pl.unit_id
                    WHERE n.entity_id = o.entity_id AND contains(u.text, ' ' || o.w || ' '))"""
     )
+    wordless = [  # a person's name has a word: "C++" is no one
+        (e,)
+        for e, surface in con.execute(
+            "SELECT DISTINCT entity_id, surface FROM named WHERE starts_with(entity_id, "
+            "'name:person:')"
+        ).fetchall()
+        if not words(surface)
+    ]
+    if wordless:
+        select, params = rows_select(["entity_id"], wordless)
+        con.execute(f"INSERT INTO openers {select}", params)
     for table in ("links", "aliases", "entities"):
         con.execute(f"DELETE FROM {table} WHERE entity_id IN (SELECT entity_id FROM openers)")
     con.execute("DROP TABLE openers")

@@ -30,6 +30,7 @@ MODEL = {
     "Zorbo Quux": "PERSON",
     "Wim Quux": None,  # typed by file: see Names
     "Lone Name": "PERSON",
+    "C++": "PERSON",
 }
 
 
@@ -58,7 +59,8 @@ FILES = {
     "pkg (1.0) unstable; urgency=low\n\n  * Older entries have been removed; Jordi Mallach "
     "helped.\n\n"
     " -- Moritz Muehlenhoff <jmm@debian.org>  Tue, 01 Feb 2022 10:00:00 +0100\n",
-    "b.txt": "org-doc\n\nWe met Wim Quux and Zorbo Quux; Wim Quux and Lone Name agreed.\n\n"
+    "b.txt": "org-doc\n\nWe met Wim Quux and Zorbo Quux; Wim Quux and Lone Name agreed. We "
+    "like C++ and C++.\n\n"
     " -- Moritz Mühlenhoff <jmm@debian.org>  Mon, 03 Jan 2022 10:00:00 +0100\n\n"
     "Older entries have been removed.\n",
     "c.txt": "Jordi Mallach wrote; Zorbo Quux and Zorbo Quux replied, as did Wim Quux and "
@@ -116,6 +118,7 @@ def test_one_type_per_name_across_the_corpus(idx):
         e for (e,) in names
     }
     assert "name:person:older" not in {e for (e,) in names}  # a line's opening word
+    assert "name:person:c" not in {e for (e,) in names}  # "C++", twice: no one's name
 
 
 def test_a_name_nothing_confirms_refuses_to_filter_and_is_listed_last(idx):
