@@ -8,7 +8,8 @@ workers run) and count:
   source (``\\name`` outside inline code), kerning left as text (``-.05em``), and the files
   whose clean text ends before the source's last paragraph does;
 - PDF: pdfium's soft-hyphen marker ``\\x02`` left in the units' text, and the words joined;
-- text: mojibake of UTF-8 read as a single-byte code page (``Ã©``, ``â€``).
+- every format: mojibake of UTF-8 read as a single-byte code page (``Ã©``, ``KÅ‚oczko``,
+  ``â€``) and replacement characters (a code page's byte read as UTF-8).
 
     python benchmarks/text_loss.py ../shared/eval/formats /tmp/tl
 
@@ -32,7 +33,7 @@ _COMMENT = re.compile(r"(?<!\\)%[^\n]*")
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 _MACRO = re.compile(r"\\(?:(?:sub)*section|chapter|begin|end|item|def|newcommand)\b|\\\[")
 _KERN = re.compile(r"-?\.\d+em")
-_MOJIBAKE = re.compile("Ã[\u0080-\u00bf]|â€|Â[\u00a0-\u00bf]")
+_MOJIBAKE = re.compile("[ÃÅ][\u0080-\u00bf\u2018-\u203a]|â€|Â[\u00a0-\u00bf]")
 
 
 def _prose(unit) -> str:
@@ -93,6 +94,7 @@ def measure(folders: list[Path]) -> tuple[Counter, Counter]:
             elif fmt == "pdf":
                 c["pdf \\x02 left"] += text.count("\x02")
             c[f"{fmt} mojibake"] += len(_MOJIBAKE.findall(text))
+            c[f"{fmt} replacement characters"] += text.count("\ufffd")
     return c, by_file
 
 

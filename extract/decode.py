@@ -49,16 +49,84 @@ def decode(data: bytes, declared: str | None = None) -> tuple[str, str]:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
         pass
+    mixed = _by_line(data)
+    if mixed is not None:
+        return mixed
+    found = _detect(data)
+    if found:
+        return data.decode(found, "replace"), found
+    return data.decode("utf-8", "replace"), "utf-8"
+
+
+def _detect(data: bytes) -> str | None:
+    """The encoding charset_normalizer finds for ``data`` (not valid UTF-8), if any."""
     results = from_bytes(data[:200_000])
     best = results.best()
-    if best is not None and best.encoding:
-        # Detection cannot tell Western code pages apart on short texts; prefer the
-        # one undeclared Western text is almost always in (WHATWG's default).
-        western = next((m for m in results if m.encoding == "cp1252"), None)
-        if western is not None and western.chaos <= best.chaos + 0.2:
-            best = western
-        return data.decode(best.encoding, "replace"), best.encoding
-    return data.decode("utf-8", "replace"), "utf-8"
+    if best is None or not best.encoding:
+        return None
+    # Detection cannot tell Western code pages apart on short texts; prefer the
+    # one undeclared Western text is almost always in (WHATWG's default).
+    western = next((m for m in results if m.encoding == "cp1252"), None)
+    if western is not None and western.chaos <= best.chaos + 0.2:
+        best = western
+    return best.encoding
+
+
+class MixedEncoding(str):
+    """The encoding of a file that mixes UTF-8 lines into a single-byte code page (text
+    pasted from elsewhere): each line is UTF-8 where it is valid UTF-8, else ``fallback``.
+    It reads as ``utf-8+cp1252``; ``line`` gives one line's codec, which the offset maps
+    count that line's bytes with."""
+
+    fallback: str
+    utf8_lines: frozenset[int]
+
+    def __new__(cls, fallback: str, utf8_lines) -> MixedEncoding:
+        self = super().__new__(cls, f"utf-8+{fallback}")
+        self.fallback, self.utf8_lines = fallback, frozenset(utf8_lines)
+        return self
+
+    def __reduce__(self):
+        return MixedEncoding, (self.fallback, tuple(sorted(self.utf8_lines)))
+
+    def line(self, index: int) -> str:
+        """The codec of line ``index`` (0-based)."""
+        return "utf-8" if index in self.utf8_lines else self.fallback
+
+
+def _single_byte(encoding: str) -> bool:
+    """An ASCII-compatible code page of one byte a character (cp1252, latin-1, koi8-r)."""
+    try:
+        high = bytes(range(128, 256)).decode(encoding, "replace")
+        return len(high) == 128 and bytes(range(128)).decode(encoding) == "".join(
+            map(chr, range(128))
+        )
+    except (LookupError, UnicodeDecodeError):
+        return False
+
+
+def _by_line(data: bytes) -> tuple[str, MixedEncoding] | None:
+    """``data`` decoded line by line where some lines are UTF-8 and others are not: the
+    others in the code page detected on them alone, when it is a single-byte one (split at
+    ``\\n``, which every such code page and UTF-8 write as that one byte)."""
+    lines = data.split(b"\n")
+    utf8, other = [], []
+    for i, line in enumerate(lines):
+        if line.isascii():
+            continue
+        try:
+            line.decode("utf-8")
+            utf8.append(i)
+        except UnicodeDecodeError:
+            other.append(i)
+    if not utf8 or not other:
+        return None
+    fallback = _detect(b"\n".join(lines[i] for i in other))
+    if not fallback or not _single_byte(fallback):
+        return None
+    encoding = MixedEncoding(fallback, utf8)
+    text = "\n".join(line.decode(encoding.line(i), "replace") for i, line in enumerate(lines))
+    return text, encoding
 
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.I)

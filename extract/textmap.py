@@ -38,6 +38,13 @@ class Position:
     byte: int
 
 
+def codec(encoding: str, line_index: int) -> str:
+    """The codec that line ``line_index`` (0-based) was decoded with: the file's, or the
+    line's own in a file decoded line by line (``decode.MixedEncoding``)."""
+    per_line = getattr(encoding, "line", None)
+    return per_line(line_index) if per_line is not None else encoding
+
+
 class LineTable:
     """Line starts of a source text, so a character offset becomes line, column and byte."""
 
@@ -50,9 +57,10 @@ class LineTable:
         src_lines = (original if original is not None else text).split("\n")
         self.ascii = (original or text).isascii()
         byte_starts, acc = [], 0
-        for line in src_lines:
+        for i, line in enumerate(src_lines):
             byte_starts.append(acc)
-            acc += (len(line) if self.ascii else len(line.encode(encoding, "replace"))) + 1
+            n = len(line) if self.ascii else len(line.encode(codec(encoding, i), "replace"))
+            acc += n + 1
         self.byte_starts = byte_starts
 
     @cached_property
@@ -80,7 +88,8 @@ class LineTable:
         line = self.lines[line_index]
         if line.isascii():
             return self.byte_starts[line_index] + col
-        return self.byte_starts[line_index] + len(line[:col].encode(self.encoding, "replace"))
+        encoded = line[:col].encode(codec(self.encoding, line_index), "replace")
+        return self.byte_starts[line_index] + len(encoded)
 
 
 class TextBuilder:
@@ -276,7 +285,7 @@ def resolved(table: LineTable, rows: list[Row] | np.ndarray) -> np.ndarray:
         lines, encoding = table.lines, table.encoding
         for k in np.flatnonzero(wide[within] & (i <= last)).tolist():
             n, c = int(i[k]), int(col[k])
-            byte[k] = bytes_at[n] + len(lines[n][:c].encode(encoding, "replace"))
+            byte[k] = bytes_at[n] + len(lines[n][:c].encode(codec(encoding, n), "replace"))
     return np.column_stack((rows[:, 0], i + 1, col, byte, rows[:, 2]))
 
 
@@ -303,7 +312,7 @@ def slice_segments(
             cs, line, col, byte, verbatim = seg
             if verbatim:
                 col += start - cs
-                byte += _bytes_between(text, cs, start, encoding)
+                byte += _bytes_between(text, cs, start, codec(encoding, line - 1))
             seg = (start, line, col, byte, verbatim)
         out.append((seg[0] - start, *seg[1:]))
     return out
@@ -345,7 +354,8 @@ def locate(segments: list[Segment], text: str, offset: int, encoding: str = "utf
     if not verbatim:
         return Position(line, col, byte)
     d = offset - cs
-    return Position(line, col + d, byte + len(text[cs:offset].encode(encoding, "replace")))
+    encoded = text[cs:offset].encode(codec(encoding, line - 1), "replace")
+    return Position(line, col + d, byte + len(encoded))
 
 
 def line_range(segments: list[Segment] | np.ndarray, text: str) -> tuple[int, int]:

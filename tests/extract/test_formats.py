@@ -220,3 +220,33 @@ def test_pdf_words_hyphenated_at_a_line_end_are_joined_and_mapped(tmp_path):
     for word, at in [("nearest", 4), ("est station", 9), ("well-known", 26)]:
         p = locate(u.segments, u.text, u.text.index(word), doc.encoding)
         assert (p.line, p.col) == (1, at) and shown[at] == word[0]
+
+
+def test_utf8_lines_in_a_latin1_file_are_decoded_each_as_written():
+    """A Latin-1 changelog with UTF-8 names pasted in: read whole as a code page, the pasted
+    lines turned to mojibake (``KÅ‚oczko``). Each line is UTF-8 where valid, else the code
+    page; byte offsets count each line in its own encoding, across windowed units too."""
+    latin = ["Fixed by Stéphane Härdeman in the café, naïve résumé of the façade."] * 3
+    pasted = ["Thanks to Tomasz Kłoczko and Björn for the ‰ fix — merged."] * 3
+    lines = [x for pair in zip(latin, pasted, strict=True) for x in pair] * 40
+    data = (
+        b"\n".join(line.encode("utf-8" if line in pasted else "latin-1") for line in lines) + b"\n"
+    )
+    doc = extract("changelog.txt", data)
+    text = "\n".join(u.text for u in doc.units)
+    assert "Kłoczko" in text and "Stéphane Härdeman" in text and "Å" not in text
+    assert str(doc.encoding).startswith("utf-8+") and len(doc.units) > 1
+    raw = data.split(b"\n")
+    for u in doc.units:
+        for word in ("Kłoczko", "‰", "Härdeman", "façade"):
+            if word in u.text:
+                p = locate(u.segments, u.text, u.text.index(word), doc.encoding)
+                encoding = "utf-8" if word in ("Kłoczko", "‰") else "latin-1"
+                assert data[p.byte :].startswith(word.encode(encoding))
+                assert raw[p.line - 1].decode(encoding)[p.col :].startswith(word)
+
+
+def test_a_file_in_one_legacy_code_page_is_not_read_line_by_line():
+    data = "Zürich\nno accents here\nGrüße aus Köln\n".encode("cp1252")
+    doc = extract("l.txt", data)
+    assert "+" not in doc.encoding and "Grüße aus Köln" in doc.units[0].text
