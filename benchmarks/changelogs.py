@@ -197,8 +197,9 @@ def main() -> None:
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
         ).stdout.strip()
+        debian = f" --debian {a.debian}" if a.debian else ""
         section = (
-            f"{TITLE}\n\n`.venv/bin/python benchmarks/changelogs.py --write` "
+            f"{TITLE}\n\n`.venv/bin/python benchmarks/changelogs.py{debian} --write` "
             f"({date.today()}, {commit}; spaCy en_core_web_sm, GLiNER off)\n\n{out}"
         )
         write_section(REPO / "docs" / "BENCHMARKS.md", TITLE, section, "# Benchmarks\n")
