@@ -419,6 +419,7 @@ def _print_facets(f, mode: str) -> None:
     out.print(f"[bold]facets[/] of {f.passages} {of}", highlight=False)
     for title, facet, show in (
         ("entities", f.entities, lambda v: f"{v['label']} ({v['entity_id']}, {v['type']})"),
+        ("authors", f.authors, lambda v: f"{v['label']} ({v['entity_id']})"),
         ("types", f.types, lambda v: v["type"]),
         ("years", f.years, lambda v: str(v["year"])),
         ("cited works' years", f.cited_years, lambda v: str(v["year"])),

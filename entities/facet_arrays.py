@@ -7,10 +7,11 @@ then document, and ``unit_start`` finds a unit's rows. Per row, as compressed sp
 (``X_start[p]:X_start[p + 1]``): the entities a filter would keep (``ent``, indexes into
 the entities sorted by id), the mention types (``typ``), the dates (days since 1970, whether
 it is the document's own, the year when the interval lies in one), the cited works' years
-(``cit``). Per unit, as quantities are a unit's own: each quantity's dimension and unit
-(``qty_group``), its SI interval and the first and last histogram bin it overlaps. Each is
-exported by the very joins search/facets.py counts with in SQL, so the two agree; ids and
-labels are UTF-8 in one blob with offsets, sorted as DuckDB sorts them.
+(``cit``), the entities that wrote it (``aut``). Per unit, as quantities are a unit's own:
+each quantity's dimension and unit (``qty_group``), its SI interval and the first and last
+histogram bin it overlaps. Each is exported by the very joins search/facets.py counts with
+in SQL, so the two agree; ids and labels are UTF-8 in one blob with offsets, sorted as
+DuckDB sorts them.
 
 The file is of one generation (store/arrays.py): ``refresh`` of the layer bumps it, every
 write before a rebuild marks the layer stale, and a reader uses the file only when the
@@ -106,6 +107,8 @@ class FacetArrays:
     grp_dim_blob: np.ndarray
     grp_unit_off: np.ndarray
     grp_unit_blob: np.ndarray
+    aut_start: np.ndarray  # per row: the entities that wrote it (indexes as ``ent``'s)
+    aut: np.ndarray
 
     def strings(self, name: str) -> arrays.Strings:
         return arrays.Strings(getattr(self, f"{name}_off"), getattr(self, f"{name}_blob"))
@@ -230,6 +233,12 @@ def _build(con: duckdb.DuckDBPyConnection) -> list[np.ndarray]:
            JOIN entities e USING (entity_id)
            WHERE json_extract(e.meta, '$.year') IS NOT NULL ORDER BY 1, 2""",
     )
+    wrote = _fetch(  # what --author would keep
+        con,
+        f"""SELECT DISTINCT a.p, e.e
+            FROM {_placed("authored", "authored.entity_id")} a(p, entity_id)
+            JOIN fa_entities e USING (entity_id) ORDER BY 1, 2""",
+    )
     quantities, groups = _quantities(con)
     for table in ("fa_places", "fa_entities", "fa_links", "fa_types"):
         con.execute(f"DROP TABLE {table}")
@@ -260,6 +269,8 @@ def _build(con: duckdb.DuckDBPyConnection) -> list[np.ndarray]:
         quantities["b1"].astype(np.int32),
         *arrays.Strings.pack([d for d, _ in groups]),
         *arrays.Strings.pack([u for _, u in groups]),
+        _csr(wrote["p"], n),
+        wrote["e"].astype(np.int32),
     ]
 
 

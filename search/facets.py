@@ -1,6 +1,6 @@
 """Facet counts: among every passage that matches the query and the filters (not only the
-ones shown), the entities, mention types, years and quantities they hold, and their date
-range. Only
+ones shown), the entities, mention types, years and quantities they hold, who wrote them,
+and their date range. Only
 what a filter would keep is counted (mentions precise enough to filter), so a count is
 what choosing that value returns.
 
@@ -43,6 +43,7 @@ class Facets:
     last_date: str | None = None
     cited_years: Facet = field(default_factory=Facet)  # of the works they cite (kbx resolve)
     quantities: Facet = field(default_factory=Facet)  # per dimension, with a value histogram
+    authors: Facet = field(default_factory=Facet)  # who wrote them (what --author keeps)
 
 
 def _facet(values: list[dict] | None) -> Facet:
@@ -122,6 +123,11 @@ def sql_facets(
         by_entities AS (
             SELECT e.entity_id, e.type, e.label, count(DISTINCT (h.doc_id, h.unit_id)) AS n
             {linked} GROUP BY ALL),
+        by_authors AS (  -- what --author would keep
+            SELECT e.entity_id, e.type, e.label, count(DISTINCT (h.doc_id, h.unit_id)) AS n
+            FROM matched h JOIN authored a
+              ON a.doc_id = h.doc_id AND (a.unit_id IS NULL OR a.unit_id = h.unit_id)
+            JOIN entities e USING (entity_id) GROUP BY ALL),
         by_types AS (  -- what --type would keep: a model's names through their confirmed links
             SELECT t AS type, count(DISTINCT (doc_id, unit_id)) AS n FROM (
                SELECT m.type AS t, h.doc_id, h.unit_id
@@ -166,8 +172,10 @@ def sql_facets(
             (SELECT list({{'year': y, 'count': n}} ORDER BY n DESC, y DESC) FROM by_cited),
             (SELECT first FROM by_span), (SELECT last FROM by_span),
             (SELECT list({{'dimension': dimension, 'unit': unit, 'count': n, 'bins': bins}}
-                         ORDER BY n DESC, dimension, unit) FROM by_quantities)"""
-    ((n, entities, types, years, cited, first, last, quantities),) = con.execute(
+                         ORDER BY n DESC, dimension, unit) FROM by_quantities),
+            (SELECT list({{'entity_id': entity_id, 'type': type, 'label': label, 'count': n}}
+                         ORDER BY n DESC, entity_id) FROM by_authors)"""
+    ((n, entities, types, years, cited, first, last, quantities, authors),) = con.execute(
         sql, [*f.params, after, before, after, before, *kept_params]
     ).fetchall()
     return Facets(
@@ -179,6 +187,7 @@ def sql_facets(
         str(last) if last else None,
         _facet(cited),
         _quantities(quantities),
+        _facet(authors),
     )
 
 
@@ -276,13 +285,17 @@ def counted(layer: FacetArrays, units, keep: Allowed | None, f: DocFilter) -> Fa
     if keep is not None:
         key = layer.pl_unit[rows].astype(np.int64) << 32 | layer.pl_doc[rows]
         rows = rows[np.isin(key, keep.keys)]
-    ents = layer.ent[_ranges(layer.ent_start, rows)[0]]
-    ent_n = np.bincount(ents) if len(ents) else np.zeros(0, np.int64)
     ids, labels, etypes = (layer.strings(x) for x in ("ent_id", "ent_label", "ent_type"))
-    entities = [
-        {"entity_id": ids[i], "type": etypes[i], "label": labels[i], "count": int(ent_n[i])}
-        for i in _top(ent_n, lambda nz: (nz,))[:TOP]
-    ]
+
+    def named(start, ents) -> Facet:  # entities by passages, ties by id, then the rest
+        got = ents[_ranges(start, rows)[0]]
+        n = np.bincount(got) if len(got) else np.zeros(0, np.int64)
+        top = [
+            {"entity_id": ids[i], "type": etypes[i], "label": labels[i], "count": int(n[i])}
+            for i in _top(n, lambda nz: (nz,))[:TOP]
+        ]
+        return Facet(top, int(n.sum()) - sum(e["count"] for e in top))
+
     types_n = np.bincount(layer.typ[_ranges(layer.typ_start, rows)[0]])
     names = layer.strings("typ_name")
     types = [{"type": names[i], "count": int(types_n[i])} for i in _top(types_n, lambda nz: (nz,))]
@@ -290,13 +303,14 @@ def counted(layer: FacetArrays, units, keep: Allowed | None, f: DocFilter) -> Fa
     cited = _years(layer.cit_year[_ranges(layer.cit_start, rows)[0]])
     return Facets(
         len(rows),
-        Facet(entities, int(ent_n.sum()) - sum(e["count"] for e in entities)),
+        named(layer.ent_start, layer.ent),
         _facet(types),
         _facet(years),
         first,
         last,
         _facet(cited),
         _quantities(_quantity_rows(layer, rows, f)),
+        named(layer.aut_start, layer.aut),
     )
 
 

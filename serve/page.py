@@ -38,7 +38,7 @@ from kbx.serve.http import arguments, gazetteer_edit
 from kbx.serve.live import LiveIndex
 
 FILES = Path(__file__).with_name("web")
-REPEATED = ("entity", "type", "meta", "quantity")  # filters that repeat: each narrows further
+REPEATED = ("entity", "author", "type", "meta", "quantity")  # repeat: each narrows further
 DATE_FROM = ("any", "mentioned", "document")  # kbx search --date-from (it checks them)
 LINES_SHOWN = 20000  # lines of a document shown around the cited ones
 MORE = 10  # passages a "more" link adds
@@ -199,12 +199,14 @@ class Pages:
     def _form(self, ctx: dict, state: Pairs, facets: dict | None) -> dict:
         """The controls, the active filters as removable chips, and the facets as links."""
         labels = {
-            e["entity_id"]: e["label"] for e in (facets or {}).get("entities", {}).get("values", [])
+            e["entity_id"]: e["label"]
+            for facet in ("entities", "authors")
+            for e in (facets or {}).get(facet, {}).get("values", [])
         }
         single = {k: v for k, v in state if k not in REPEATED}
         kept = [(k, v) for k, v in state if k in REPEATED or k == "k"]
         chips = [
-            {"key": k, "value": labels.get(v, v) if k == "entity" else v,
+            {"key": k, "value": labels.get(v, v) if k in ("entity", "author") else v,
              "href": href("/", _without(state, k, v))}
             for k, v in state
             if k not in ("q", "k")
@@ -240,6 +242,14 @@ class Pages:
                 for e in entities
             ],
             "entities_other": facets["entities"]["other"],
+            "authors": [
+                a
+                | {
+                    "on": ("author", a["entity_id"]) in state,
+                    "filter": _toggle(state, "author", a["entity_id"]),
+                }
+                for a in facets.get("authors", {}).get("values", [])
+            ],
             "types": [
                 t | {"on": t["type"] in chosen, "filter": _toggle(state, "type", t["type"])}
                 for t in facets["types"]["values"]

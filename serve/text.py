@@ -60,6 +60,7 @@ def _facets(f: dict, mode: str) -> list[str]:
     out = [f"facets of {f['passages']} {of}:"]
     for title, show in (
         ("entities", lambda v: f"{v['label']} ({v['entity_id']}, {v['type']})"),
+        ("authors", lambda v: f"{v['label']} ({v['entity_id']})"),
         ("types", lambda v: v["type"]),
         ("years", lambda v: str(v["year"])),
         ("cited_years", lambda v: str(v["year"])),

@@ -54,6 +54,7 @@ ASKED = [
     Filters(quantities=["mass=0.001kg..2kg", "size<=4GB"]),
     Filters(quantities=["usd>=1000"]),
     Filters(entities=["e:ann"]),
+    Filters(authors=["e:bo"], after="2020"),
     Filters(types=["DATE"], path="b/*"),
     Filters(meta=["kind=note"]),
 ]
@@ -91,6 +92,16 @@ def stores(draw):
                 st.booleans(),
             ),
             max_size=30,
+        )
+    )
+    authored = draw(  # who wrote a passage, or (no unit) a whole document
+        st.lists(
+            st.tuples(
+                st.sampled_from(docs),
+                st.none() | st.sampled_from(units),
+                st.sampled_from([*ENTITIES, "e:gone"]),
+            ),
+            max_size=12,
         )
     )
     mentions = draw(
@@ -156,6 +167,7 @@ def stores(draw):
         ),
         "aliases": (["entity_id", "alias"], [(e, e) for e in ents]),
         "links": (["doc_id", "unit_id", "entity_id", "filter"], sorted(set(links), key=str)),
+        "authored": (["doc_id", "unit_id", "entity_id"], sorted(set(authored), key=str)),
         "recognizer_info": (
             ["name", "version", "types", "filter", "boost_types", "names"],
             [(n, "1", ts, f, b, names) for n, ts, f, b, names in RECOGNIZERS],

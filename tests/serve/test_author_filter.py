@@ -5,6 +5,7 @@ those that merely name them."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import anyio
@@ -12,6 +13,7 @@ import httpx
 import pytest
 from inprocess import run_cli
 from mcp import Client
+from serving import serving
 
 from kbx import api
 
@@ -48,6 +50,8 @@ def test_the_command_line_keeps_what_a_person_wrote(folder):
     assert ("changelog.txt", 3) in named  # she is thanked in Bob's entry: named, not its author
     r = run_cli("search", "patch", "--author", "Nobody Known", cwd=folder)
     assert r.returncode == 2 and "no entity named 'Nobody Known'" in r.stderr
+    r = run_cli("search", "patch", "--facets", cwd=folder)
+    assert "  authors: Ann Lee (person:ann-lee) 1, Bob Stone (person:bob-stone) 1" in r.stdout
 
 
 def test_http_and_mcp_pass_the_parameter(folder, start):
@@ -68,3 +72,15 @@ def test_http_and_mcp_pass_the_parameter(folder, start):
     )
     assert searched == json.loads(api.json_text(api.to_json("search", expect)))
     assert {h["path"] for h in searched["hits"]} == {"note.md"}
+
+
+def test_the_page_shows_who_wrote_the_passages_and_narrows_to_one(folder):
+    with serving(folder, page=True) as url, httpx.Client(base_url=url, timeout=60) as page:
+        html = page.get("/", params={"q": "patch"}).text
+        assert "<h3>Written by</h3>" in html
+        written = html.split("<h3>Written by</h3>")[1].split("</section>")[0]
+        link = re.search(r'<a class="name" href="([^"]+)"[^>]*>Bob Stone</a>', written)
+        assert link and "author=person%3Abob-stone" in link[1]
+        narrowed = page.get(link[1].replace("&amp;", "&")).text
+        assert re.findall(r'class="loc"[^>]*>([^:<]+)', narrowed) == ["changelog.txt"]
+        assert "<b>author</b> Bob Stone" in narrowed  # a chip that removes it
