@@ -19,8 +19,9 @@ Money: ``USD 1200``.
 
 Refused: a number inside a word, an identifier or a time (``COVID-19 s``, ``12:30 h``), a
 figure panel (``Fig. 3B``), a decade (``the 1990s``, ``the 80s``), ``K`` without a space
-(``10K`` is ten thousand), "one day" as in "one day I will". Code units are not read (hex
-dumps, escapes, ``1L``).
+(``10K`` is ten thousand), "one day" as in "one day I will", a number glued to letters
+and a dash (a version: ``2022g-3``, ``2.12l-1``; ``5 m-2`` with its space is read). Code
+units are not read (hex dumps, escapes, ``1L``).
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ _LIST = re.compile(rf"{_FREE}(?:{NUMBER})(?:\s?,\s?(?:{NUMBER}))*(?:\s?,)?\s(?:a
 _LIST_ITEM = re.compile(NUMBER)
 _RANGE_GAP = re.compile(r"\s?(?:[–—-]|to)\s?[~∼≈]?\s?")
 _SUPERSCRIPT = str.maketrans("⁻¹²³⁴⁵⁶⁷⁸⁹⁰−", "-1234567890-")
+_GLUED_POWER = re.compile(r"[^\W\d_]+[−-]")  # letters and a dash right after the number
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,8 @@ def _refused(text: str, m: re.Match) -> bool:
     """The candidates that look like quantities and are not (see the module docstring)."""
     unit, sep, start = m.group("unit"), m.group("sep"), m.start()
     if unit == "K" and not (sep and sep.isspace()):
+        return True
+    if not sep and _GLUED_POWER.match(unit):  # 2022g-3, 2.12l-1: a version, not g⁻³
         return True
     if unit in SINGLE and not sep and _FIGURE.search(text, max(0, start - 40), start):
         return True
@@ -321,6 +325,7 @@ def money(text: str) -> list[Mention]:
 class QuantityRecognizer:
     """Measures in SI base units and amounts of money; usable as filters."""
 
+    # 6: a number glued to letters and a dash is no quantity (versions: 2022g-3, 2.12l-1)
     # 5: prefixed unit words (micromol, deciliter), mm Hg, mm(3), "2·8%", "58%-66%"; kb, Mb
     #    and Gb left out (kilo-, megabases); exponents up to 4 ("V8" is no unit); "one day"
     # 4: ranges, tolerances, approximations, lists, compound units, scientific notation,
@@ -329,7 +334,7 @@ class QuantityRecognizer:
     # 2: money amounts are exact decimals; not run on code (hex dumps, escapes, 1L)
     info = RecognizerInfo(
         name="quantities",
-        version="5",
+        version="6",
         types=("QUANTITY", "MONEY"),
         code=False,
         inline_code=False,

@@ -183,3 +183,24 @@ def test_load_builds_the_unit_registry_the_readers_share():
     assert r.load() is units.registry() and units.registry.cache_info().currsize == 1
     (found,) = r.recognize(["Keep 3.5 GB free."])
     assert [(m.text, m.type) for m in found] == [("3.5 GB", "QUANTITY")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tzdata (2022g-3) unstable; urgency=medium",
+        "Build against libc 2.12l-1 and 2.10d-7.",
+        "an upgrade from 10g-2 to 11",
+    ],
+)
+def test_a_number_glued_to_letters_and_a_dash_is_a_version(text):
+    """Debian versions read as g⁻³ and l⁻¹ gave values like ``2.022e+12 1 / kg ** 3``."""
+    assert QuantityRecognizer().recognize([text]) == [[]]
+
+
+def test_a_unit_power_with_its_space_is_still_read():
+    [found] = QuantityRecognizer().recognize(["a flux of 5 m-2 s-1 and 3 mg-1 here"])
+    assert [(m.text, m.value) for m in found] == [
+        ("5 m-2 s-1", "5 1 / m ** 2 / s"),
+        ("3 mg-1", "3e+06 1 / kg"),
+    ]
