@@ -36,7 +36,9 @@ _LABELS = (
     r"Signed-off-by|Co-authored-by|Co-developed-by|Reviewed-by|Acked-by|Tested-by|"
     r"Reported-by|Suggested-by|Helped-by|Contributed-by|Original-author|From|Contact|Creator|By"
 )
-_LABEL = re.compile(rf"(?:^|(?<=[\n|]))[ \t>*#-]*(?:{_LABELS})\b[ \t]*:?[ \t]*", re.IGNORECASE)
+# At a line's start (``^`` of MULTILINE fails at once elsewhere: five times faster than a
+# lookbehind for the line break, on the Node.js pages).
+_LABEL = re.compile(rf"^[ \t>*#-]*(?:{_LABELS})\b[ \t]*:?[ \t]*", re.IGNORECASE | re.MULTILINE)
 # A line's opening before a name that signs it: indentation, list markers, Debian's "--",
 # an opening bracket ("[ Name <mail> ]").
 _OPENING = re.compile(r"(?:^|(?<=\n))[ \t>*|#-]*")
@@ -194,7 +196,7 @@ def people(text: str) -> list[Mention]:
     """The unit's addresses, and the names that sign with them or follow a byline label."""
     found: list[Mention] = []
     spans: list[tuple[int, int]] = []
-    for m in EMAIL.finditer(text):
+    for m in EMAIL.finditer(text) if "@" in text else ():  # one unit in fifteen has an "@"
         address = m.group(1)
         found.append(
             Mention(m.start(1), m.end(1), "EMAIL", address, address.lower(),
@@ -203,7 +205,7 @@ def people(text: str) -> list[Mention]:
         name = _name_before(text, m.start(1)) or _name_after(text, m.end(1))
         if name:
             spans.append(name)
-    for m in _DEBIAN_CLOSING.finditer(text):  # signed with a web address, not a mail one
+    for m in _DEBIAN_CLOSING.finditer(text) if "--" in text else ():  # with a web address
         if _name_like(m.group(1)) and not any(a <= m.start(1) < b for a, b in spans):
             spans.append(m.span(1))
     for a, b in [*spans, *_labelled_names(text, spans)]:
@@ -218,7 +220,7 @@ def people(text: str) -> list[Mention]:
 class BylineRecognizer:
     """E-mail addresses and the people who sign with them; filters (precise by shape)."""
 
-    info = RecognizerInfo(name="bylines", version="4", types=("EMAIL", "PERSON", "AUTHOR"))
+    info = RecognizerInfo(name="bylines", version="5", types=("EMAIL", "PERSON", "AUTHOR"))
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         return [people(t) if "@" in t or ":" in t else [] for t in texts]
