@@ -2,9 +2,14 @@
 
 Tokens are runs of word characters joined by connector punctuation, so
 identifiers stay whole (``seL4``, ``ERR_4021``, ``v18.2.0``, ``CVE-2023-12345``,
-``10.17487/RFC8446``) and their parts are indexed too. Case and accents are
-folded. Prose is stemmed (a conservative plural stemmer or Snowball); code is
-not; names the gazetteer protects are never stemmed or split.
+``10.17487/RFC8446``) and their parts are indexed too. Combining marks stay inside
+their word (Devanagari's vowel signs). Chinese, Japanese and Korean, written without
+spaces, are cut into overlapping pairs of characters, each character also a term of its
+own (Lucene's CJK bigrams, plus unigrams so a one-character query finds its character):
+any run a person types is found where its pairs are. Case and accents are folded (not
+the marks that spell a word: virama, nukta, kana voicing). Prose is stemmed (a
+conservative plural stemmer or Snowball); code is not; names the gazetteer protects are
+never stemmed or split.
 """
 
 from __future__ import annotations
@@ -19,8 +24,15 @@ from functools import cache, lru_cache
 import Stemmer
 
 from kbx.errors import BadArgument
+from kbx.wordchars import CJK, MARKS
 
-TOKEN = re.compile(r"\w+(?:[.\-/:@+'’_]\w+)*")
+WORD = rf"[\w{MARKS}]"  # a word character: \w, or a combining mark inside a word
+TOKEN = re.compile(rf"{WORD}+(?:[.\-/:@+'’_]{WORD}+)*")
+CJK_RUN = re.compile(f"[{CJK}]+")
+# The version of the chain, recorded in the index (kbx_meta 'analysis'): an index whose
+# postings an older chain made is analyzed again by `kbx index`, and refused by search.
+# 2: combining marks inside words, CJK bigrams, marks of spelling kept by folding.
+ANALYSIS_VERSION = "2"
 # Function words dropped from queries (never from the index, so grep and phrases keep
 # them): measured on SciFact and the Node.js questions, see docs/BENCHMARKS.md.
 # fmt: off
@@ -36,7 +48,7 @@ QUERY_STOPWORDS = frozenset((
     "you", "your", "because", "both",
 ))
 # fmt: on
-PART = re.compile(r"[^\W_]+")
+PART = re.compile(f"(?:[^\\W_]|[{MARKS}])+")
 STEMMERS = ("snowball", "plural", "none")
 
 
@@ -46,7 +58,17 @@ def fold(token: str) -> str:
     if token.isascii():
         return token
     decomposed = unicodedata.normalize("NFKD", token)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    kept = "".join(c for c in decomposed if not _accent(unicodedata.combining(c)))
+    return unicodedata.normalize("NFC", kept) if len(kept) > 1 else kept
+
+
+def _accent(ccc: int) -> bool:
+    """Whether a mark of this canonical combining class is an accent to fold away: the
+    overlays and the marks placed above or below (Latin, Greek, Cyrillic accents) and the
+    vowel points of Hebrew, Arabic and Syriac; not a nukta (7), kana voicing (8), virama
+    (9) or the vowel and tone marks of Telugu, Thai, Lao and Tibetan (84-132), which spell
+    a different word. NFC then joins what is left again (Hangul syllables, が)."""
+    return ccc == 1 or 10 <= ccc <= 36 or ccc >= 200
 
 
 def plural_stem(word: str) -> str:
@@ -80,9 +102,11 @@ class Analyzer:
         A term is never empty and never holds whitespace: the ingest joins terms with
         spaces, so one with a space inside would break the postings."""
         for m in TOKEN.finditer(text):
-            for start, end, term in self._token(m.group(), code, refold=True):
-                if _one_word(term):
-                    yield m.start() + start, m.start() + end, term
+            for at, piece, cjk in pieces(m):
+                found = cjk_terms(piece) if cjk else self._token(piece, code, refold=True)
+                for start, end, term in found:
+                    if _one_word(term):
+                        yield at + start, at + end, term
 
     def _token(self, raw: str, code: bool, refold: bool) -> Iterator[tuple[int, int, str]]:
         """The terms of one token, spans relative to it."""
@@ -162,17 +186,66 @@ class Analyzer:
         seen: set[str] = set()
         stop: list[bool] = []
         for m in TOKEN.finditer(text):
-            prose = [t for _, _, t in self.tokens(m.group())]
-            code = [t for _, _, t in self.tokens(m.group(), code=True)]
-            forms = list(dict.fromkeys(prose + code))
-            key = " ".join(forms)
-            if forms and key not in seen:
-                seen.add(key)
-                groups.append(forms)
-                stop.append(fold(m.group()) in QUERY_STOPWORDS)
+            for _, piece, cjk in pieces(m):
+                if cjk:  # each pair of characters a word (one character: itself)
+                    each = [[t] for t in cjk_query(piece)]
+                else:
+                    prose = [t for _, _, t in self.tokens(piece)]
+                    code = [t for _, _, t in self.tokens(piece, code=True)]
+                    each = [list(dict.fromkeys(prose + code))]
+                for forms in each:
+                    key = " ".join(forms)
+                    if forms and key not in seen:
+                        seen.add(key)
+                        groups.append(forms)
+                        stop.append(not cjk and fold(piece) in QUERY_STOPWORDS)
         if stopwords and not all(stop):
             groups = [g for g, s in zip(groups, stop, strict=True) if not s]
         return groups
+
+
+def pieces(m: re.Match) -> Iterator[tuple[int, str, bool]]:
+    """A token cut where Chinese, Japanese or Korean begins or ends: ``(start, piece,
+    cjk)``, start in the text ``m`` searched; a token with none is its one piece. What
+    lies between two runs is tokenized again (no connector left at its ends)."""
+    raw = m.group()
+    if raw.isascii() or not CJK_RUN.search(raw):
+        yield m.start(), raw, False
+        return
+    at = 0
+    for run in CJK_RUN.finditer(raw):
+        for t in TOKEN.finditer(raw, at, run.start()):
+            yield m.start() + t.start(), t.group(), False
+        yield m.start() + run.start(), run.group(), True
+        at = run.end()
+    for t in TOKEN.finditer(raw, at):
+        yield m.start() + t.start(), t.group(), False
+
+
+def cjk_terms(run: str) -> Iterator[tuple[int, int, str]]:
+    """The terms of a run of CJK characters, spans relative to it: each character, and
+    each overlapping pair. Where folding changes the run's length (half-width kana and
+    their voicing marks), every term spans the whole run."""
+    folded = fold(run)
+    n = len(folded)
+    same = n == len(run)
+    for i in range(n):
+        yield (i, i + 1, folded[i]) if same else (0, len(run), folded[i])
+        if i + 1 < n:
+            yield (i, i + 2, folded[i : i + 2]) if same else (0, len(run), folded[i : i + 2])
+
+
+def cjk_query(run: str) -> list[str]:
+    """What a query's CJK run must match: its overlapping pairs, or its one character."""
+    folded = fold(run)
+    if len(folded) == 1:
+        return [folded]
+    return [folded[i : i + 2] for i in range(len(folded) - 1)]
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds Chinese, Japanese or Korean (words without spaces)."""
+    return not text.isascii() and CJK_RUN.search(text) is not None
 
 
 def _one_word(term: str) -> bool:

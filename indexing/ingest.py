@@ -53,9 +53,8 @@ from kbx.store.db import (
     staged,
 )
 from kbx.store.postings import (
-    analyzer_of,
-    rebuild_postings,
     resort_postings,
+    settle_analyzer,
     term_rows,
     touched,
 )
@@ -627,7 +626,7 @@ def _index(
     report.units_swept += repair(con, idx, settle_layer=False).swept  # settled at the end
     try:
         max_size, hidden = walk_settings(con, max_size, hidden)
-        analyzer = _analyzer(con, stemmer)
+        analyzer = settle_analyzer(con, stemmer)
         registry = registry if registry is not None else registry_for(idx, con=con)
     except KbxError:
         settle(con)  # a run that refuses its arguments repairs all the same
@@ -780,16 +779,6 @@ def _remembered(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
 
 def _walk_defaults(known: dict[str, str]) -> tuple[int, bool]:
     return int(known.get("max_size", DEFAULT_MAX_SIZE)), known.get("hidden") == "true"
-
-
-def _analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:
-    """The index's analysis chain; choosing another stemmer rebuilds the postings."""
-    row = con.execute("SELECT value FROM kbx_meta WHERE key = 'stemmer'").fetchone()
-    analyzer = analyzer_of(con, stemmer)
-    if row is None or row[0] != analyzer.stemmer:
-        rebuild_postings(con, analyzer)
-        set_meta(con, "stemmer", analyzer.stemmer)
-    return analyzer
 
 
 def _flush(lease: WriterLease, batch: list[Outcome], known: dict, report: IndexReport) -> None:

@@ -12,7 +12,17 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from kbx.analysis import PART, QUERY_STOPWORDS, TOKEN, Analyzer, fold
+from kbx.analysis import (
+    CJK_RUN,
+    PART,
+    QUERY_STOPWORDS,
+    TOKEN,
+    WORD,
+    Analyzer,
+    fold,
+    has_cjk,
+    pieces,
+)
 from kbx.entities.positions import Positions
 from kbx.errors import BadArgument
 from kbx.extract.textmap import unpack
@@ -107,6 +117,10 @@ def phrase_terms(an: Analyzer, phrase: str) -> list[list[str]]:
     found = list(TOKEN.finditer(text))
     groups: list[tuple[bool, list[str]]] = []
     for i, m in enumerate(found):
+        if has_cjk(m.group()):  # its runs' pairs are in any text holding it, edges or not
+            for _, piece, cjk in pieces(m):
+                groups += [(False, g) for g in an.query(piece, stopwords=False) if cjk]
+            continue
         edge = (i == 0 and _open_end(text[: m.start()])) or (
             i == len(found) - 1 and _open_end(text[m.end() :])
         )
@@ -259,7 +273,7 @@ def _mapped_file_ranks(
     return out
 
 
-WORD = re.compile(r"\w")
+WORD_CHAR = re.compile(WORD)  # a word character or a mark inside a word (analysis.TOKEN)
 
 
 class _Clock:
@@ -304,7 +318,7 @@ def _each_match(rx, text: str, word_start: bool, clock: _Clock) -> list:
     out, at = [], 0
     while (m := rx.search(text, at, **clock.timeout())) is not None:
         s = m.start()
-        if s and WORD.match(text, s - 1):
+        if s and WORD_CHAR.match(text, s - 1) and not CJK_RUN.match(text, s - 1):
             at = s + 1
             continue
         if m.end() > s:
@@ -364,7 +378,7 @@ def grep(
     with nullcontext(con) if con else index.reader() as con:
         state = index_state(con) if state is None else state
         f = compile_filters(con, filters) if doc_filter is None else doc_filter
-        an = analyzer_from(state)
+        an = analyzer_from(state, current=True)
         gen = int(state.get(POSTINGS, 0))
         files = _mapped_files(con, index, state, gen) if needs else None
         usable = files is not None and (keep is not None or not f.clauses)

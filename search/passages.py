@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from kbx.analysis import TOKEN, Analyzer, token_cache
+import unicodedata
+
+from kbx.analysis import TOKEN, Analyzer, has_cjk, token_cache
 from kbx.extract.textmap import Segment, locate
 
 SNIPPET_CHARS = 240
@@ -34,9 +36,22 @@ def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[
                 cache.clear()
             terms = cache[raw] = tuple(analyzer.tokens(raw, code))
         for s, e, term in terms:
-            if term in forms and not (spans and spans[-1][0] <= at + s < spans[-1][1]):
-                spans.append((at + s, at + e))
+            if term not in forms:
+                continue
+            if (
+                spans
+                and spans[-1][0] <= at + s <= spans[-1][1]
+                and (at + s < spans[-1][1] or _cjk_pair(term))
+            ):  # inside the last (a part of its whole), or a CJK pair overlapping it
+                if _cjk_pair(term):
+                    spans[-1] = (spans[-1][0], max(spans[-1][1], at + e))
+                continue
+            spans.append((at + s, at + e))
     return spans
+
+
+def _cjk_pair(term: str) -> bool:
+    return not term.isascii() and has_cjk(term)
 
 
 def snippet_window(text: str, spans: list[tuple[int, int]], size: int = SNIPPET_CHARS):
@@ -60,7 +75,18 @@ def snippet_window(text: str, spans: list[tuple[int, int]], size: int = SNIPPET_
     if end < len(text):
         sp = text.rfind(" ", start, end)
         end = sp if sp > start + size // 2 else end
-    return start, end
+    return _cluster_start(text, start), _cluster_start(text, end)
+
+
+def _cluster_start(text: str, i: int) -> int:
+    """``i``, or the start of the grapheme cluster it falls inside: a cut never parts a
+    letter from its combining marks (Devanagari's vowel signs, Thai's tones) or the halves
+    of a sequence joined by U+200D."""
+    while 0 < i < len(text) and (
+        unicodedata.category(text[i])[0] == "M" or "\u200d" in (text[i], text[i - 1])
+    ):
+        i -= 1
+    return i
 
 
 def mark(text: str, spans: list[tuple[int, int]], start: int, end: int) -> str:

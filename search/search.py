@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from kbx.analysis import Analyzer
+from kbx.analysis import WORD, Analyzer, has_cjk
 from kbx.errors import BadArgument, ModelMissing
 from kbx.extract.textmap import unpack
 from kbx.search.allowed import Allowed, allowed
@@ -285,9 +285,10 @@ def phrase_parts(query: str) -> tuple[bool, str]:
     lookbehind ``(?<!\w)`` makes ``re`` try it at every position (2.7x slower on Node.js
     units)."""
     text = " ".join(query.split())
-    return bool(re.match(r"\w", text)), r"\s+".join(map(re.escape, text.split(" "))) + (
-        r"(?!\w)" if re.search(r"\w$", text) else ""
-    )
+    word = re.compile(WORD)  # a Chinese, Japanese or Korean end may run on: no boundary
+    starts = bool(word.match(text)) and not has_cjk(text[:1])
+    ends = bool(text) and bool(word.match(text[-1])) and not has_cjk(text[-1])
+    return starts, r"\s+".join(map(re.escape, text.split(" "))) + (rf"(?!{WORD})" if ends else "")
 
 
 def file_states(
@@ -391,7 +392,7 @@ def search(
         wanted = mode
         mode, enc, dense_notes = _chosen(con, index, state, mode)
         vector = enc.query_soon(query) if enc is not None else None  # while BM25 ranks
-        an = analyzer_from(state)
+        an = analyzer_from(state, current=True)
         groups = an.query(query)
         f = compile_filters(con, filters)
         depth = k if mode == "bm25" else max(k, FUSION_DEPTH)
@@ -408,7 +409,7 @@ def search(
         passages = mapped_passages(index, state)
         hits, indexed = _hits(con, ranked, groups, an, f, keep, passages)
         result = SearchResult(query, groups, hits, total, max(0, total - len(hits)), mode=mode)
-        if exact and len(query.split()) > 1:
+        if exact and (len(query.split()) > 1 or has_cjk(query)):
             start, rest = phrase_parts(query)
             g = grep(
                 index,

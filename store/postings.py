@@ -13,7 +13,8 @@ from types import SimpleNamespace
 
 import duckdb
 
-from kbx.analysis import Analyzer, analyze_units
+from kbx.analysis import ANALYSIS_VERSION, Analyzer, analyze_units
+from kbx.errors import SchemaError
 from kbx.store.arrays import bump
 from kbx.store.db import rows_select, set_meta
 from kbx.store.transaction import transaction
@@ -110,7 +111,8 @@ def resort_postings(con: duckdb.DuckDBPyConnection) -> bool:
     return True
 
 
-ANALYZER_KEYS = ("stemmer", "protected")  # the kbx_meta keys of the analysis chain
+ANALYZER_KEYS = ("stemmer", "protected", "analysis")  # the kbx_meta keys of the analysis chain
+ANALYSIS = "analysis"  # kbx_meta key: the ``ANALYSIS_VERSION`` that made the postings
 
 
 def analyzer_of(con: duckdb.DuckDBPyConnection, stemmer: str | None = None) -> Analyzer:
@@ -118,13 +120,40 @@ def analyzer_of(con: duckdb.DuckDBPyConnection, stemmer: str | None = None) -> A
     and the names ``kbx gazetteer check`` protected."""
     meta = dict(
         con.execute(
-            "SELECT key, value FROM kbx_meta WHERE key IN ('stemmer', 'protected')"
+            "SELECT key, value FROM kbx_meta WHERE key IN ('stemmer', 'protected', 'analysis')"
         ).fetchall()
     )
     return analyzer_from(meta, stemmer)
 
 
-def analyzer_from(meta: dict[str, str], stemmer: str | None = None) -> Analyzer:
-    """``analyzer_of`` from ``kbx_meta`` rows the caller read (``ANALYZER_KEYS`` among them)."""
+def analyzer_from(
+    meta: dict[str, str], stemmer: str | None = None, current: bool = False
+) -> Analyzer:
+    """``analyzer_of`` from ``kbx_meta`` rows the caller read (``ANALYZER_KEYS`` among them).
+    With ``current`` (a search), an index whose postings another version of the chain
+    made is refused: its terms and the query's would not meet."""
+    if current and "stemmer" in meta and meta.get(ANALYSIS) != ANALYSIS_VERSION:
+        raise SchemaError(
+            "this index's postings were made by an older analysis chain (before words with "
+            "combining marks and Chinese, Japanese and Korean were indexed as they are now); "
+            "run `kbx index` to analyze them again (the files are not read again)"
+        )
     protected = frozenset(json.loads(meta.get("protected", "[]")))
     return Analyzer(stemmer or meta.get("stemmer", "snowball"), protected)
+
+
+def settle_analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:
+    """The index's analysis chain for a writer; choosing another stemmer, or postings an
+    older version of the chain made (``analysis.ANALYSIS_VERSION``), rebuilds the postings
+    from the stored units (the files are not read again)."""
+    meta = dict(
+        con.execute(
+            "SELECT key, value FROM kbx_meta WHERE key IN ('stemmer', 'analysis')"
+        ).fetchall()
+    )
+    analyzer = analyzer_of(con, stemmer)
+    if meta.get("stemmer") != analyzer.stemmer or meta.get(ANALYSIS) != ANALYSIS_VERSION:
+        rebuild_postings(con, analyzer)
+        set_meta(con, "stemmer", analyzer.stemmer)
+        set_meta(con, ANALYSIS, ANALYSIS_VERSION)
+    return analyzer
