@@ -333,8 +333,9 @@ def resolve(node: LatexMacroNode) -> str | None:
 
 
 class _Walker:
-    def __init__(self, table: LineTable, path: str):
+    def __init__(self, table: LineTable, path: str, source: str | None = None):
         self.table = table
+        self.source = table.text if source is None else source  # what pylatexenc parses
         self.path = path
         self.blocks: list[Block] = []
         self.headings: list[tuple[int, str]] = []
@@ -351,7 +352,7 @@ class _Walker:
     def plain(self, nodes) -> str:
         """Text of ``nodes`` exactly as the body would read it, on one line (metadata,
         headings): one walker for both, so an author matches their name in the text."""
-        sub = _Walker(self.table, self.path)
+        sub = _Walker(self.table, self.path, self.source)
         sub.literal = self.literal
         sub.walk(nodes)
         sub.flush()
@@ -420,7 +421,7 @@ class _Walker:
         again add up to ``MAX_REPARSED`` times the file, read as plain text."""
         self.lost.append((self.table.where(pos)[0], what))
         self.b.verbatim(self.table.text[pos:resume], pos)
-        text = self.table.text[:end]
+        text = self.source[:end]
         self.reparsed += end - resume
         budget = MAX_REPARSED * len(self.table.text) + 65536
         if len(self.lost) > MAX_RECOVERIES or self.reparsed > budget:
@@ -430,15 +431,14 @@ class _Walker:
         self.walk(walker.get_latex_nodes(pos=resume)[0])
 
     def chars(self, n: LatexCharsNode, dimen: bool = False) -> None:
-        if dimen:  # \\kern-.05em: the dimension is not text
-            skip = _DIMEN.match(n.chars).end()
-            n = LatexCharsNode(chars=n.chars[skip:], pos=n.pos + skip, len=n.len - skip)
-        pieces = _PARAGRAPH.split(n.chars)
-        pos = 0
+        chars = self.table.text[n.pos : n.pos + n.len]  # the source's, not the parser's
+        at = _DIMEN.match(chars).end() if dimen else 0  # \\kern-.05em: no text
+        pieces = _PARAGRAPH.split(chars[at:])
+        pos = at
         for i, piece in enumerate(pieces):
             if i:
                 self.flush()
-            start = n.chars.find(piece, pos)
+            start = chars.find(piece, pos)
             pos = start + len(piece)
             self.b.flowing(piece, n.pos + start)
 
@@ -631,6 +631,68 @@ def _walk_file(w: _Walker, nodes: list) -> None:
         w.walk(nodes)
 
 
+_SCAN = re.compile(
+    r"(?P<skip>\\verb\*?([^\sA-Za-z*]).*?\2|\\path(?:\|[^|\n]*\||\{[^}\n]*\})"
+    r"|\\begin\{(verbatim\*?|alltt|lstlisting|minted|Verbatim|comment)\}.*?\\end\{\3\}"
+    r"|\\[^\[\]()]|%[^\n]*)"
+    r"|(?P<tok>\\[\[\]()]|\$\$|\$|\{|\}|\n[ \t]*\n)",
+    re.DOTALL,
+)
+_CLOSES = {"$": "$", "$$": "$$", "\\(": "\\)", "\\[": "\\]"}
+
+
+def _unclosed_math(text: str) -> tuple[str, list[tuple[int, str]]]:
+    """``text`` with each math opener TeX would not close turned into plain text for the
+    parser, and where those were: a ``$`` whose math meets a blank line or the ``}`` of the
+    group it opened in (``\\dirname{$HOME}``), a ``\\[`` that no ``\\]`` closes before a
+    blank line (a style made it a unit macro: ``32\\[pt]``). pylatexenc would open math
+    there that swallows paragraphs, often to the end of the file, and parsing again after
+    each of a manual's dozens would cost a parse of the rest each. A ``$`` becomes a
+    character the parser reads as text (the walker takes characters from the source), a
+    ``\\[`` the macro ``\\?``, which typesets nothing: same length, so positions hold."""
+    if "$" not in text and "\\[" not in text and "\\(" not in text:
+        return text, []
+    unclosed: list[tuple[int, str]] = []
+    math: tuple[str, int, int] | None = None  # opener, where, brace depth there
+    depth = 0
+    for m in _SCAN.finditer(text):
+        t = m.group("tok")
+        if t is None:
+            continue
+        if t == "{":
+            depth += 1
+        elif t == "}":
+            if math is not None and depth == math[2]:
+                unclosed.append(math[:2])
+                math = None
+            depth = max(depth - 1, 0)
+        elif t[0] == "\n":
+            if math is not None:
+                unclosed.append(math[:2])
+                math = None
+        elif math is None:
+            if t in _CLOSES:
+                math = (t, m.start(), depth)
+        elif t == _CLOSES[math[0]]:
+            math = None
+        elif math[0] == "$" and t == "$$":  # $a$$b$: one closes, one opens
+            math = ("$", m.start() + 1, depth)
+        elif t in ("\\[", "\\("):  # math does not nest: the one open never closed
+            unclosed.append(math[:2])
+            math = (t, m.start(), depth)
+    if math is not None:
+        unclosed.append(math[:2])
+    if not unclosed:
+        return text, []
+    chars = list(text)
+    for opener, pos in unclosed:
+        if opener.startswith("$"):
+            chars[pos : pos + len(opener)] = "\x1a" * len(opener)
+        else:
+            chars[pos + 1] = "?"
+    return "".join(chars), [(pos, f"unclosed {opener}") for opener, pos in unclosed]
+
+
 def _lost_warning(lost: list[tuple[int, str]]) -> str:
     """The warning of a file the parser failed on in places, each read as plain text."""
     shown = ", ".join(f"line {line} ({what})" for line, what in lost[:5])
@@ -643,8 +705,10 @@ def parse(
 ) -> tuple[list[Block], Metadata, list[str]]:
     """Blocks and metadata of one LaTeX source."""
     table = LineTable(text, encoding, original)
-    w = _Walker(table, path)
-    nodes = LatexWalker(text, latex_context=_WALK_DB, tolerant_parsing=True).get_latex_nodes()[0]
+    source, unclosed = _unclosed_math(text)
+    w = _Walker(table, path, source)
+    w.lost = [(table.where(pos)[0], what) for pos, what in unclosed]
+    nodes = LatexWalker(source, latex_context=_WALK_DB, tolerant_parsing=True).get_latex_nodes()[0]
     _walk_file(w, nodes)
     w.flush()
     if w.lost:

@@ -193,14 +193,15 @@ def _at(doc, word: str) -> tuple[int, int]:
 
 def test_an_unclosed_display_math_opener_loses_nothing_after_it():
     r"""A style that makes ``\[`` a unit macro (``32\[pt]``): pylatexenc opens display math
-    there and never closes it, which dropped the rest of the file."""
+    there and never closes it, which dropped the rest of the file. TeX ends math at a blank
+    line: an opener no ``\]`` closes before one typesets nothing."""
     src = (
         "\\documentclass{article}\n\\begin{document}\n\\section{Units}\n"
         "A width of 32\\[pt] is fine.\n\n\\section{Later}\nquinceword after it.\n"
         "\\end{document}\n"
     )
     doc, text = _units(src)
-    assert "quinceword after it." in text and "A width of 32\\[pt] is fine." in text
+    assert "quinceword after it." in text and "A width of 32pt] is fine." in text
     assert [u.heading_path for u in doc.units][-1] == ("Later",)  # headings still parsed
     assert _at(doc, "quinceword") == (7, 0)
     [warning] = doc.warnings
@@ -238,9 +239,11 @@ def test_well_formed_latex_has_no_warning():
     doc, text = _units(
         "\\documentclass{article}\n\\begin{document}\nMath $x^{2}$ and \\[ y \\] and "
         "{\\bf bold} \\textbf{b}.\n\n\\begin{alltt}\nPATH=$HOME:$PATH\n\\end{alltt}\n"
+        "Type \\verb|$| or \\path{$HOME}, then $a$$b$ and \\(c\\) \\\\[2mm] end.\n"
         "\\end{document}\n"
     )
     assert doc.warnings == [] and "Math $x^{2}$ and and bold b." in text
+    assert "Type $ or $HOME, then $a$$b$ and \\(c\\) end." in text
     assert "PATH=$HOME:$PATH" in text  # a listing's $ opens no math
 
 
