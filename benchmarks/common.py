@@ -27,6 +27,8 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_EVAL = (REPO / ".." / "shared" / "eval").resolve()
 NODEJS = Path("corpora") / "nodejs"
 QUESTIONS = Path("probes") / "nodejs_questions.tsv"
+RFCS_DEV = Path("corpora") / "rfcs_dev"
+RFC_QUESTIONS = Path("probes") / "rfc_dev_questions.tsv"
 KBX_BIN = REPO / ".venv" / "bin" / "kbx"
 
 
@@ -66,10 +68,10 @@ class Question:
         return path in self.paths and start <= b and end >= a
 
 
-def load_questions(eval_dir: Path) -> list[Question]:
-    """The Node.js probe questions, in file order."""
+def load_questions(eval_dir: Path, questions: Path = QUESTIONS) -> list[Question]:
+    """The probe questions of ``questions`` (by default the Node.js ones), in file order."""
     out = []
-    with open(eval_dir / QUESTIONS, newline="", encoding="utf-8") as f:
+    with open(eval_dir / questions, newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
             a, _, b = row["answer_lines"].partition("-")
             alts = tuple(p for p in (row.get("alt_paths") or "").split(";") if p)

@@ -18,11 +18,18 @@ What is compared, and why:
   most 1,800 characters of raw Markdown, heading column weight 2. A diagnostic row runs the
   same FTS5 ranking over kbx's own units, to separate segmentation from ranking.
 
+* **RFC dev questions** - long plain-text documents, where passages of one file compete:
+  50 questions over 160 RFCs (``corpora/rfcs_dev``; 25 literal, 25 paraphrased), ``search(k=8,
+  exact=0)`` and the same hit rule, hit@5 and MRR (over the top 5) by kind, each kind split
+  in two halves: questions with an odd number are the half a ranking change may be tuned
+  on, those with an even number the half it is only reported on. Rule recognizers only.
+
 kbx variants: stemmer (snowball, plural, none), heading weight (0, 1, 2), k1/b, and kbx's
 query-time function-word list on or off (``QUERY_STOPWORDS`` in ``analysis.py``).
 A script, not a test: it prints Markdown tables and asserts nothing.
 
     .venv/bin/python benchmarks/search_quality.py [--eval ../shared/eval] [--full]
+        [--only scifact|nodejs|rfcs]
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ import duckdb
 import Stemmer
 from common import (
     NODEJS,
+    RFC_QUESTIONS,
+    RFCS_DEV,
     PassageFTS5,
     Question,
     build_kbx,
@@ -396,10 +405,71 @@ def misses_table(questions: list[Question], ranks: dict[str, list[int | None]]) 
     )
 
 
+# --- RFC dev questions -----------------------------------------------------------------------
+
+RFC_K = 8  # what the RFC figures in issue 41 were measured with
+
+
+def half(q: Question) -> str:
+    """``tune`` for an odd question number (rd001, rd003, ...), ``held`` for an even one."""
+    return "tune" if int(q.id[2:]) % 2 else "held"
+
+
+def rfc_row(name: str, questions: list[Question], ranks: list[int | None]) -> list:
+    row: list = [name]
+    for kind in ("lexical", "paraphrase"):
+        for part in ("tune", "held", None):
+            sel = [
+                r
+                for q, r in zip(questions, ranks, strict=True)
+                if q.kind == kind and part in (None, half(q))
+            ]
+            _, h5, mrr = hit_metrics(sel)
+            row.append(f"{h5:.2f} / {mrr:.2f}")
+    return row
+
+
+def rfcs_section(eval_dir: Path, variants: list[Variant], tmp: Path) -> str:
+    questions = load_questions(eval_dir, RFC_QUESTIONS)
+    root = eval_dir / RFCS_DEV
+    db = tmp / "rfcs.duckdb"
+    ranks: dict[str, list[int | None]] = {}
+    units = 0
+    for stemmer, vs in by_stemmer(variants).items():
+        log(f"rfcs: kbx index ({stemmer}) {build_kbx(root, db, stemmer):.1f} s")
+        idx = Index.for_root(root, db)
+        with idx.reader() as con:
+            units = con.execute("SELECT count(*) FROM units").fetchone()[0]
+        for v in vs:
+            ranks[v.name] = [
+                first_hit(q, hits) for q in questions for hits in [_rfc_hits(idx, v, q)]
+            ]
+    heads = ["system"] + [
+        f"{k} {p} hit@5 / MRR" for k in ("lex", "para") for p in ("tune", "held", "all")
+    ]
+    n = {k: sum(q.kind == k for q in questions) for k in ("lexical", "paraphrase")}
+    return "\n".join(
+        [
+            f"### RFC dev questions ({len(questions)}: {n['lexical']} lexical, "
+            f"{n['paraphrase']} paraphrase; {units:,} units), top {RFC_K}; tune = odd "
+            "question numbers, held = even\n",
+            table(heads, [rfc_row(name, questions, r) for name, r in ranks.items()]),
+        ]
+    )
+
+
+def _rfc_hits(idx: Index, v: Variant, q: Question) -> list[tuple[str, int, int]]:
+    with idx.reader() as con:
+        an = analyzer_of(con)
+        rows, groups = kbx_rows(con, an, q.text, v, RFC_K)
+        hits = hits_for(con, rows, groups, an)
+    return [(h.path, h.start_line, h.end_line) for h in hits]
+
+
 def main() -> None:
     p = eval_arg(__doc__.split("\n\n")[0])
     p.add_argument("--full", action="store_true", help="every stemmer x heading x k1/b")
-    p.add_argument("--only", choices=("scifact", "nodejs"), help="run one part")
+    p.add_argument("--only", choices=("scifact", "nodejs", "rfcs"), help="run one part")
     args = p.parse_args()
     eval_dir = args.eval.resolve()
     variants = grid(args.full)
@@ -411,6 +481,8 @@ def main() -> None:
         if args.only in (None, "nodejs"):
             nodejs_vs = grid(True) + [Variant(s, stop=False) for s in ("snowball", "none")]
             sections.append(nodejs_section(eval_dir, nodejs_vs, Path(tmp)))
+        if args.only in (None, "rfcs"):
+            sections.append(rfcs_section(eval_dir, variants, Path(tmp)))
     print("\n\n".join(sections))
     print(f"\nTotal run time: {time.perf_counter() - started:.0f} s")
 
