@@ -631,15 +631,18 @@ def _index(
     except KbxError:
         settle(con)  # a run that refuses its arguments repairs all the same
         raise
+    fields = ("doc_id", "sha256", "size", "mtime_ns", "status", "format")
     known = {
-        r[0]: dict(zip(("doc_id", "sha256", "size", "mtime_ns", "status"), r[1:], strict=True))
+        r[0]: dict(zip(fields, r[1:], strict=True))
         for r in con.execute(
-            "SELECT path, doc_id, sha256, size, mtime_ns, status FROM documents"
+            "SELECT path, doc_id, sha256, size, mtime_ns, status, format FROM documents"
         ).fetchall()
     }
-    if con.execute("SELECT 1 FROM kbx_meta WHERE key = ?", [REEXTRACT]).fetchone():
-        for k in known.values():  # a migration asked for every file to be read again
-            k["sha256"] = k["size"] = None
+    if again := con.execute("SELECT value FROM kbx_meta WHERE key = ?", [REEXTRACT]).fetchone():
+        formats = None if again[0] == "1" else set(again[0].split(","))
+        for k in known.values():  # a migration asked for these files to be read again
+            if formats is None or k["format"] in formats:
+                k["sha256"] = k["size"] = None
     report.unavailable = list(registry.broken)
     record_info(con, list(registry))  # search can say which have not run everywhere yet
     found = list(walk(idx.root, hidden=hidden))

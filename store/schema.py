@@ -296,15 +296,18 @@ def _to_v9(con: duckdb.DuckDBPyConnection) -> None:
     entity layer is rebuilt (marked stale here); a signed passage needs the bylines
     recognizer, which the next ``kbx index`` runs as any new recognizer. The plain-text,
     LaTeX and PDF extractors changed with it (a changelog's entries are sections; text the
-    LaTeX and PDF parsers lost is kept), so that run reads those files again: their
-    recorded size and hash no longer match any file's."""
+    LaTeX and PDF parsers lost is kept), so that run reads those files again
+    (``REEXTRACT`` naming their formats; an earlier migration's ``1``, every file, stays)."""
     con.execute(_V9)
     con.execute(
-        "UPDATE documents SET size = -1, sha256 = '' WHERE format IN ('text', 'latex', 'pdf')"
+        "INSERT INTO kbx_meta SELECT ?, 'text,latex,pdf' WHERE EXISTS (SELECT 1 FROM documents) "
+        "ON CONFLICT DO NOTHING",
+        [REEXTRACT],
     )
 
 
-REEXTRACT = "reextract"  # kbx_meta key: the next `kbx index` reads every file again
+REEXTRACT = "reextract"  # kbx_meta key: the next `kbx index` reads files again: every one
+# ("1") or those of the formats it lists ("text,latex,pdf")
 
 # Each entry upgrades a file from version ``n`` to ``n + 1``.
 MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
