@@ -187,7 +187,7 @@ def test_slash_focuses_the_box_and_enter_searches(page: Page, docs):
 
 def test_a_facet_narrows_and_its_chip_widens_again(page: Page, docs):
     page.goto("/?q=supplier+approval")
-    ann = page.locator(".facets li", has_text="Ann Lee")
+    ann = page.locator(".facets .entities li", has_text="Ann Lee")
     r = api.search(api.Index.for_root(docs), "supplier approval", facets=True)
     (count,) = [e["count"] for e in r.facets.entities.values if e["label"] == "Ann Lee"]
     expect(ann.locator(".n")).to_have_text(str(count))
@@ -197,7 +197,7 @@ def test_a_facet_narrows_and_its_chip_widens_again(page: Page, docs):
     narrowed = library_cites(docs, "supplier approval", entities=["person:ann-lee"])
     assert cites(page) == narrowed and len(narrowed) < len(library_cites(docs, "supplier approval"))
     assert {c.split(":")[0] for c in narrowed} == {"notes/cedar.md", "notes/audit-2022.md"}
-    expect(page.locator(".facets li.on", has_text="Ann Lee")).to_be_visible()
+    expect(page.locator(".facets .entities li.on", has_text="Ann Lee")).to_be_visible()
     page.locator(".chip", has_text="Ann Lee").click()
     page.wait_for_url(re.compile(r"q=supplier\+approval$"))
     assert "entity" not in query(page)
@@ -262,7 +262,7 @@ def test_a_cited_passage_opens_the_document_at_its_lines(page: Page, docs):
 
 def test_an_entity_page_shows_aliases_history_and_mentions_newest_first(page: Page, docs):
     page.goto("/?q=supplier+approval")
-    page.locator(".facets li", has_text="Ann Lee").locator("a.go").click()
+    page.locator(".facets .entities li", has_text="Ann Lee").locator("a.go").click()
     page.wait_for_url(re.compile("/entity/person:ann-lee"))
     expect(page.locator("h1")).to_contain_text("Ann Lee")
     detail = api.entity(api.Index.for_root(docs), "person:ann-lee")
@@ -390,7 +390,7 @@ def test_hostile_documents_are_shown_as_text(page: Page):
     expect(page.locator(".doc")).to_contain_text("author: <img src=x onerror=alert(1)>")
     assert page.locator("main img, main script, main b").count() == 0
     page.goto("/?q=supplier")
-    author = page.locator(".facets li", has_text="<img src=x onerror=alert(1)>")
+    author = page.locator(".facets .entities li", has_text="<img src=x onerror=alert(1)>")
     author.locator("a.go").click()
     expect(page.locator("h1")).to_contain_text("<img src=x onerror=alert(1)>")
     assert page.locator("main img, main script, main b").count() == 0
