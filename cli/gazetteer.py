@@ -401,6 +401,8 @@ def entity(
     )
     if e.aliases:
         out.print(f"  aliases: {_all(e.aliases)}", markup=False)
+    if e.meta and e.meta.get("emails"):  # the addresses a person signs with
+        out.print(f"  e-mail: {_all(e.meta['emails'])}", markup=False)
     for p in e.provenance:
         note = f": {shown(p['note'])}" if p["note"] else ""
         out.print(f"  {p['at']}  {shown(p['action'])} by {shown(p['by'])}{note}", markup=False)

@@ -93,7 +93,8 @@ def merge_people(con: duckdb.DuckDBPyConnection) -> None:
     if labels:
         select, params = rows_select(["entity_id", "label", "meta"], labels)
         con.execute(
-            f"""UPDATE entities SET type = 'PERSON', label = x.label, meta = x.meta
+            f"""UPDATE entities SET type = 'PERSON', label = x.label, meta = x.meta,
+                    source = 'byline'
                 FROM ({select}) x WHERE entities.entity_id = x.entity_id""",
             params,
         )

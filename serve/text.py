@@ -119,6 +119,8 @@ def entity(e: dict) -> str:
     out = [f"{e['entity_id']}  {e['type']}  {e['label']}  (from {e['source']})"]
     if e["aliases"]:
         out.append(f"aliases: {' | '.join(e['aliases'])}")
+    if (e.get("meta") or {}).get("emails"):  # the addresses a person signs with
+        out.append(f"e-mail: {' | '.join(e['meta']['emails'])}")
     out += [f"{p['at']}  {p['action']} by {p['by']}" for p in e["provenance"]]
     for m in e["mentions"]:
         what = m["text"] if m["as"] == "text" else f"({m['as']})"

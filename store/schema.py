@@ -132,7 +132,7 @@ CREATE TABLE entities (             -- derived: rebuilt from gazetteer, mentions
     entity_id VARCHAR PRIMARY KEY,
     type VARCHAR NOT NULL,
     label VARCHAR NOT NULL,
-    source VARCHAR NOT NULL,        -- gazetteer | identifier | author | name | crossref
+    source VARCHAR NOT NULL,        -- gazetteer | identifier | byline | author | name | crossref
     meta JSON                       -- a resolved work's year, venue, authors, OpenAlex ID
 );
 CREATE TABLE resolutions (          -- answers from Crossref and OpenAlex, kept until --refresh

@@ -84,7 +84,7 @@ def _ids(idx: Index, sql: str, params=()) -> set:
 
 def test_one_person_under_two_spellings_or_two_addresses(idx):
     people = _ids(idx, "SELECT entity_id, label, meta FROM entities WHERE type = 'PERSON' "
-                       "AND source = 'identifier'")  # fmt: skip
+                       "AND source = 'byline'")  # fmt: skip
     assert people == {
         ("person:jordi-mallach", "Jordi Mallach",
          '{"emails": ["jordi@debian.org", "jordi@ubuntu.com"]}'),

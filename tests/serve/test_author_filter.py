@@ -50,6 +50,9 @@ def test_the_command_line_keeps_what_a_person_wrote(folder):
     assert ("changelog.txt", 3) in named  # she is thanked in Bob's entry: named, not its author
     r = run_cli("search", "patch", "--author", "Nobody Known", cwd=folder)
     assert r.returncode == 2 and "no entity named 'Nobody Known'" in r.stderr
+    r = run_cli("entity", "Ann Lee", cwd=folder)
+    assert "person:ann-lee  PERSON  Ann Lee  (from byline)" in r.stdout
+    assert "  e-mail: ann@x.org" in r.stdout.splitlines()
     r = run_cli("search", "patch", "--facets", cwd=folder)
     assert "  authors: Ann Lee (person:ann-lee) 1, Bob Stone (person:bob-stone) 1" in r.stdout
 
