@@ -38,6 +38,9 @@ class BM25Params:
     k1: float = 1.2
     b: float = 0.75
     heading_weight: float = 1.0
+    # search adds this times the best score of a passage's file (search/prior.py); rank,
+    # the unit ranker, leaves it to its caller
+    doc_prior: float = 1.0
 
 
 DEFAULT_PARAMS = BM25Params()

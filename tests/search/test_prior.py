@@ -1,0 +1,96 @@
+"""A document's relevance as a prior for its passages (search/prior.py, issue 41)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kbx.indexing.ingest import index
+from kbx.recognizers.registry import Registry
+from kbx.search.prior import docs_of, with_prior
+from kbx.search.scoring import BM25Params
+from kbx.search.search import search
+from kbx.search.state import index_state, mapped_passages
+from kbx.store.db import Index
+
+
+def test_a_files_further_passages_pass_other_files_weaker_best():
+    rows = [(1, 10.0, 2), (5, 4.0, 1), (2, 3.0, 1), (3, 3.0, 1), (4, 1.0, 1)]
+    docs = {1: [100], 2: [100], 3: [300], 4: [300], 5: [200]}
+    got = with_prior(rows, docs, 1.0)
+    # file 100's second passage (3 + 10) passes file 200's best (4 + 4)
+    assert [u for u, _, _ in got] == [1, 2, 5, 3, 4]
+    assert got[0][1] == 20.0 and got[1][1] == 13.0
+    # the files' order by their best passage is BM25's
+    firsts = list(dict.fromkeys(docs[u][0] for u, _, _ in got))
+    assert firsts == [100, 200, 300]
+    assert with_prior(rows, docs, 1.0, limit=2) == got[:2]
+
+
+def test_no_weight_is_bm25s_order_and_ties_fall_to_the_unit_id():
+    rows = [(7, 2.0, 1), (3, 2.0, 1), (9, 1.0, 1)]
+    assert with_prior(rows, {7: [1], 3: [2], 9: [1]}, 0.0) == rows
+    # 7 and 3 tie after the prior too (each is its file's best): the lower id first
+    assert [u for u, _, _ in with_prior(rows, {7: [1], 3: [2], 9: [1]}, 0.5)] == [3, 7, 9]
+
+
+def test_a_passage_in_two_files_takes_the_better_file():
+    rows = [(1, 9.0, 1), (2, 5.0, 1), (3, 2.0, 1)]
+    got = dict((u, s) for u, s, _ in with_prior(rows, {1: [10], 2: [20], 3: [20, 10]}, 1.0))
+    assert got[3] == 2.0 + 9.0  # file 10's best, not file 20's
+
+
+LONG = """# Handbook
+
+What the keepers of the park read first.
+
+## Care
+
+Quokka and zebra care: quokka feeding, zebra feeding, and a quokka or zebra at night.
+
+## Transport
+
+A wombat crate must be ventilated on every side during transport.
+"""
+
+OTHER = """# Notes
+
+A wombat sleeps by day. Wombat burrows are long.
+"""
+
+
+@pytest.fixture
+def zoo(tmp_path) -> Index:
+    root = tmp_path / "zoo"
+    root.mkdir()
+    (root / "handbook.md").write_text(LONG)
+    (root / "wombats.md").write_text(OTHER)
+    index(root, db=tmp_path / "zoo.duckdb", workers=1, registry=Registry([]))
+    return Index.for_root(root, tmp_path / "zoo.duckdb")
+
+
+def _order(idx: Index, params: BM25Params) -> list[tuple[str, str]]:
+    hits = search(idx, "quokka zebra wombat", k=3, exact=0, params=params).hits
+    return [(h.path, h.heading_path[-1]) for h in hits]
+
+
+def test_search_lifts_the_right_files_answer_over_another_files_match(zoo):
+    plain = _order(zoo, BM25Params(doc_prior=0.0))
+    lifted = _order(zoo, BM25Params())
+    transport = ("handbook.md", "Transport")
+    assert plain[0] == lifted[0] == ("handbook.md", "Care")
+    assert plain.index(transport) > plain.index(("wombats.md", "Notes"))
+    assert lifted[1] == transport
+
+
+@pytest.mark.usefixtures("warm")
+def test_the_files_of_each_passage_from_the_mapped_copy_and_from_sql_agree(zoo):
+    index(zoo.root, db=zoo.db, workers=1, registry=Registry([]))  # exports the mapped files
+    with zoo.reader() as con:
+        units = [u for (u,) in con.execute("SELECT unit_id FROM units ORDER BY 1").fetchall()]
+        pf = mapped_passages(zoo, index_state(con))
+        assert pf is not None
+        by_sql = docs_of(con, units)
+        assert {u: sorted(d) for u, d in docs_of(con, units, pf).items()} == {
+            u: sorted(d) for u, d in by_sql.items()
+        }
+        assert len(set(by_sql)) == len(units) and len({d[0] for d in by_sql.values()}) == 2
