@@ -192,6 +192,33 @@ def _labelled_names(text: str, taken: list[tuple[int, int]]) -> Iterator[tuple[i
                     yield a, a + len(name)
 
 
+_BIB_FIELD = re.compile(r"(?im)^[ \t]*(?:author|editor)[ \t]*=[ \t]*([{\"])")
+_BIB_AND = re.compile(r"\s+and\s+")
+
+
+def _bibtex_names(text: str) -> Iterator[tuple[int, int, str]]:
+    """The people of a BibTeX record's ``author`` and ``editor`` fields, each as written
+    (``Lovelace, Ada``) with the name as read (``Ada Lovelace``); a name with TeX markup in
+    it (``{\\"O}zg{\\"u}r``) or ``others`` is left out."""
+    for field in _BIB_FIELD.finditer(text):
+        at = end = field.end()
+        close, depth = ("}" if field.group(1) == "{" else '"'), 0
+        while end < len(text) and not (depth == 0 and text[end] == close):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            end += 1
+        for part in _BIB_AND.split(text[at:end]):
+            a = text.find(part, at)
+            at = a + len(part)
+            written = part.strip()
+            if not written or written.lower() == "others" or any(c in written for c in "{}\\"):
+                continue
+            last, comma, first = written.partition(",")
+            name = " ".join(f"{first} {last}".split()) if comma else " ".join(written.split())
+            if _name_like(name) and name[0].isupper() and " " in name:
+                a += len(part) - len(part.lstrip())
+                yield a, a + len(written), name
+
+
 def people(text: str) -> list[Mention]:
     """The unit's addresses, and the names that sign with them or follow a byline label."""
     found: list[Mention] = []
@@ -214,13 +241,15 @@ def people(text: str) -> list[Mention]:
         found.append(Mention(a, b, "PERSON", written, " ".join(written.split()), 0.95, key))
         if role := _signs(text, a):
             found.append(Mention(a, b, "AUTHOR", written, role, 0.95, key))
+    for a, b, name in _bibtex_names(text) if "=" in text else ():  # a cited work's people
+        found.append(Mention(a, b, "PERSON", text[a:b], name, 0.95, f"person:{slug(name)}"))
     return sorted(set(found), key=lambda m: (m.start, m.end, m.type))
 
 
 class BylineRecognizer:
     """E-mail addresses and the people who sign with them; filters (precise by shape)."""
 
-    info = RecognizerInfo(name="bylines", version="5", types=("EMAIL", "PERSON", "AUTHOR"))
+    info = RecognizerInfo(name="bylines", version="6", types=("EMAIL", "PERSON", "AUTHOR"))
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         return [people(t) if "@" in t or ":" in t else [] for t in texts]

@@ -91,3 +91,17 @@ def test_who_signs_and_who_is_only_named():
     assert _roles("2021-03-04  Ann Lee  <ann@example.org>\n\n\t* foo.c: Fix.") == {
         "Ann Lee": "opens"  # a GNU ChangeLog entry's first line
     }
+
+
+def test_the_people_of_a_bibtex_record():
+    record = (
+        "@article{x,\n  author = {Lovelace, Ada and Charles Babbage and {\\\"O}zg{\\\"u}r Kaya"
+        " and others},\n  editor = \"Mary {S}omerville and Ann Lee\",\n  title = {On Engines},\n}"
+    )
+    found = {(m.text, m.value, m.key) for m in people(record) if m.type == "PERSON"}
+    assert found == {
+        ("Lovelace, Ada", "Ada Lovelace", "person:ada-lovelace"),  # as read, keyed by it
+        ("Charles Babbage", "Charles Babbage", "person:charles-babbage"),
+        ("Ann Lee", "Ann Lee", "person:ann-lee"),
+    }  # TeX markup in a name and "others" are left out; a cited work's people sign nothing
+    assert _roles(record) == {}
