@@ -24,6 +24,7 @@ from functools import cache, lru_cache
 import Stemmer
 
 from kbx.errors import BadArgument
+from kbx.languages import SNOWBALL, detect
 from kbx.wordchars import CJK, MARKS
 
 WORD = rf"[\w{MARKS}]"  # a word character: \w, or a combining mark inside a word
@@ -32,7 +33,8 @@ CJK_RUN = re.compile(f"[{CJK}]+")
 # The version of the chain, recorded in the index (kbx_meta 'analysis'): an index whose
 # postings an older chain made is analyzed again by `kbx index`, and refused by search.
 # 2: combining marks inside words, CJK bigrams, marks of spelling kept by folding.
-ANALYSIS_VERSION = "2"
+# 3: prose stemmed in its own language (languages.py), and the unit's language a term.
+ANALYSIS_VERSION = "3"
 # Function words dropped from queries (never from the index, so grep and phrases keep
 # them): measured on SciFact and the Node.js questions, see docs/BENCHMARKS.md.
 # fmt: off
@@ -90,6 +92,9 @@ class Analyzer:
 
     stemmer: str = "snowball"
     protected: frozenset[str] = field(default_factory=frozenset)
+    # the languages other than English whose passages the index holds: a query's words are
+    # stemmed in each too (``forms``); the passages themselves are stemmed in their own
+    languages: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.stemmer not in STEMMERS:
@@ -97,20 +102,35 @@ class Analyzer:
                 f"unknown stemmer {self.stemmer!r}; choose from {', '.join(STEMMERS)}"
             )
 
-    def tokens(self, text: str, code: bool = False) -> Iterator[tuple[int, int, str]]:
+    def tokens(
+        self, text: str, code: bool = False, lang: str | None = None
+    ) -> Iterator[tuple[int, int, str]]:
         """``(start, end, term)`` for every term of ``text``; parts follow their whole.
+        Prose is stemmed in ``lang`` (None: English, or the stemmer chosen).
         A term is never empty and never holds whitespace: the ingest joins terms with
         spaces, so one with a space inside would break the postings."""
         for m in TOKEN.finditer(text):
             for at, piece, cjk in pieces(m):
-                found = cjk_terms(piece) if cjk else self._token(piece, code, refold=True)
+                found = cjk_terms(piece) if cjk else self._token(piece, code, True, lang)
                 for start, end, term in found:
                     if _one_word(term):
                         yield at + start, at + end, term
 
-    def _token(self, raw: str, code: bool, refold: bool) -> Iterator[tuple[int, int, str]]:
+    def _token(
+        self, raw: str, code: bool, refold: bool, lang: str | None = None
+    ) -> Iterator[tuple[int, int, str]]:
         """The terms of one token, spans relative to it."""
-        stem = _stem_fn("none" if code else self.stemmer)
+        name = self.stem_name(code, lang)
+        stem = _stem_fn(name)
+        if name.startswith("snowball:"):  # stemmed as written (Russian's й), then folded
+
+            def stem_of(w: str) -> str:
+                return stem(w.lower())
+        else:
+
+            def stem_of(w: str) -> str:
+                return stem(fold(w))
+
         whole = fold(raw)
         if whole in self.protected:
             yield 0, len(raw), whole
@@ -120,23 +140,34 @@ class Analyzer:
             # (U+037A, U+FF9E): the words it made are the terms, each spanning the token.
             if refold:
                 for m in TOKEN.finditer(whole):
-                    for _, _, term in self._token(m.group(), code, refold=False):
+                    for _, _, term in self._token(m.group(), code, False, lang):
                         yield 0, len(raw), term
             return
         parts = list(PART.finditer(raw))
         if len(parts) == 1 and parts[0].end() - parts[0].start() == len(raw):
-            yield 0, len(raw), stem(whole)
+            yield 0, len(raw), stem_of(raw)
             return
         yield 0, len(raw), whole
         for p in parts:
             if p.end() - p.start() > 1 or p.group().isdigit():  # no "s" of "what's"
-                yield p.start(), p.end(), stem(fold(p.group()))
+                yield p.start(), p.end(), stem_of(p.group())
 
-    def terms(self, text: str, code: bool = False) -> Counter[str]:
+    def stem_name(self, code: bool, lang: str | None) -> str:
+        """The stemmer for prose (or code) in ``lang``: ``snowball``, ``plural`` or ``none``
+        for English and what cannot be told, ``snowball:ALGORITHM`` for another language
+        Snowball stems (``none`` for one it does not, or with another stemmer chosen)."""
+        if code:
+            return "none"
+        if lang is None:
+            return self.stemmer
+        algorithm = SNOWBALL.get(lang)
+        return f"snowball:{algorithm}" if algorithm and self.stemmer == "snowball" else "none"
+
+    def terms(self, text: str, code: bool = False, lang: str | None = None) -> Counter[str]:
         """Term frequencies of one text: raw tokens are counted first (in C), and each
         distinct one is analyzed once per process (see ``expansions``)."""
         raws = Counter(TOKEN.findall(text))
-        expand = self.expansions(raws, code)
+        expand = self.expansions(raws, code, lang)
         out: dict[str, int] = {}
         get = out.get
         for raw, n in raws.items():
@@ -144,11 +175,14 @@ class Analyzer:
                 out[term] = get(term, 0) + n
         return Counter(out)
 
-    def expansions(self, raws: Iterable[str], code: bool) -> dict[str, tuple[str, ...]]:
+    def expansions(
+        self, raws: Iterable[str], code: bool, lang: str | None = None
+    ) -> dict[str, tuple[str, ...]]:
         """The terms of each raw token, from a per-process cache filled in bulk: an ASCII
         token (nearly all of them) is lowered and split into its parts here, and all new
         words are stemmed in one ``stemWords`` call; any other goes through ``tokens``."""
-        cache = token_cache(self, code)
+        name = self.stem_name(code, lang)
+        cache = token_cache(self, code, f"terms:{name}")
         new = [raw for raw in raws if raw not in cache]
         if not new:
             return cache
@@ -158,7 +192,7 @@ class Analyzer:
         shapes: list[tuple[str, str | None, int]] = []  # raw, its whole form, words it gave
         for raw in new:
             if not raw.isascii():
-                cache[raw] = tuple(t for _, _, t in self.tokens(raw, code))
+                cache[raw] = tuple(t for _, _, t in self.tokens(raw, code, lang))
                 continue
             low = raw.lower()
             if low in self.protected:
@@ -170,7 +204,7 @@ class Analyzer:
                 parts = [p for p in _PLAIN.findall(low) if len(p) > 1 or p.isdigit()]
                 shapes.append((raw, low, len(parts)))
                 words += parts
-        stems = _stem_all(self, words, code)
+        stems = _stem_all(name, words)
         i = 0
         for raw, whole, n in shapes:
             cache[raw] = (*stems[i : i + n],) if whole is None else (whole, *stems[i : i + n])
@@ -187,12 +221,8 @@ class Analyzer:
         stop: list[bool] = []
         for m in TOKEN.finditer(text):
             for _, piece, cjk in pieces(m):
-                if cjk:  # each pair of characters a word (one character: itself)
-                    each = [[t] for t in cjk_query(piece)]
-                else:
-                    prose = [t for _, _, t in self.tokens(piece)]
-                    code = [t for _, _, t in self.tokens(piece, code=True)]
-                    each = [list(dict.fromkeys(prose + code))]
+                # a CJK run: each pair of characters a word (one character: itself)
+                each = [[t] for t in cjk_query(piece)] if cjk else [self.forms(piece)]
                 for forms in each:
                     key = " ".join(forms)
                     if forms and key not in seen:
@@ -202,6 +232,16 @@ class Analyzer:
         if stopwords and not all(stop):
             groups = [g for g, s in zip(groups, stop, strict=True) if not s]
         return groups
+
+    def forms(self, word: str) -> list[str]:
+        """The terms a passage holding ``word`` may index for it, any of which is a
+        match: as English prose (or the stemmer chosen), as code (unstemmed), and as
+        prose of each other language the index holds."""
+        found = [t for _, _, t in self.tokens(word)]
+        found += [t for _, _, t in self.tokens(word, code=True)]
+        for lang in self.languages:
+            found += [t for _, _, t in self.tokens(word, lang=lang)]
+        return list(dict.fromkeys(found))
 
 
 def pieces(m: re.Match) -> Iterator[tuple[int, str, bool]]:
@@ -258,7 +298,7 @@ _PLAIN = re.compile(r"[a-z0-9]+")  # a part of a lower-case ASCII token (PART, i
 _CACHES: dict[tuple, dict] = {}
 
 
-def token_cache(analyzer: Analyzer, code: bool, kind: str = "terms") -> dict:
+def token_cache(analyzer: Analyzer, code: bool, kind: str = "terms:") -> dict:
     """A per-process cache of what one analyzer makes of each raw token, one per ``kind``
     (its terms here; their spans for marking hits, search/passages.py). Kept beside the
     analyzer, not in it: analyzers travel to workers with every job."""
@@ -269,48 +309,60 @@ def token_cache(analyzer: Analyzer, code: bool, kind: str = "terms") -> dict:
     return found
 
 
-def _stem_all(analyzer: Analyzer, words: list[str], code: bool) -> list[str]:
-    """Stems of lower-case ASCII words, Snowball's in one C call."""
-    if code or analyzer.stemmer == "none":
+def _stem_all(name: str, words: list[str]) -> list[str]:
+    """Stems of lower-case ASCII words by the stemmer ``name`` (``Analyzer.stem_name``),
+    Snowball's in one C call."""
+    if name == "none":
         return words
-    if analyzer.stemmer == "snowball":
+    if name == "snowball":
         return _snowball().stemWords(words)
+    if name.startswith("snowball:"):
+        return _snowball(name[9:]).stemWords(words)
     return [plural_stem(w) for w in words]
 
 
 @cache
-def _snowball() -> Stemmer.Stemmer:
-    return Stemmer.Stemmer("english")
+def _snowball(algorithm: str = "english") -> Stemmer.Stemmer:
+    return Stemmer.Stemmer(algorithm)
 
 
 @cache
 def _stem_fn(name: str):
     if name == "snowball":
         return lru_cache(maxsize=200_000)(_snowball().stemWord)
+    if name.startswith("snowball:"):  # a lower-case word as written: its stem, folded
+        stem = _snowball(name[9:]).stemWord
+        return lru_cache(maxsize=200_000)(lambda w: fold(stem(w)))
     if name == "plural":
         return lru_cache(maxsize=200_000)(plural_stem)
     return lambda w: w
 
 
+LANG_TERM = "#lang="  # a unit's language as a term: '#' is in no token, so no query's
+
+
 def analyze_units(units, analyzer: Analyzer) -> list[tuple[str, str, str, int]]:
     """Each unit's terms with their body and heading frequencies, as space-separated
     strings (they cross process and database boundaries far faster than tuples), and
-    its body length."""
-    headings: dict[tuple[str, ...], Counter[str]] = {}
+    its body length. Prose is stemmed in its own language (``languages.detect``), and a
+    unit in a language other than English holds the term ``#lang=CODE`` (tf 1, not in its
+    length), so the index knows the languages it holds."""
+    headings: dict[tuple, Counter[str]] = {}
     out = []
     for u in units:
-        body = analyzer.terms(u.text, code=u.kind == "code")
-        if u.heading_path not in headings:
-            headings[u.heading_path] = analyzer.terms(" ".join(u.heading_path))
-        head = headings[u.heading_path]
+        code = u.kind == "code"
+        lang = None if code else detect(u.text)
+        body = analyzer.terms(u.text, code=code, lang=lang)
+        if (u.heading_path, lang) not in headings:
+            headings[u.heading_path, lang] = analyzer.terms(" ".join(u.heading_path), lang=lang)
+        head = headings[u.heading_path, lang]
         extra = [t for t in head if t not in body]
         terms = [*body, *extra]
-        out.append(
-            (
-                " ".join(terms),
-                " ".join([*map(str, body.values()), *["0"] * len(extra)]),
-                " ".join([str(head[t]) if t in head else "0" for t in terms]),
-                sum(body.values()),
-            )
-        )
+        tfs = [*map(str, body.values()), *["0"] * len(extra)]
+        htfs = [str(head[t]) if t in head else "0" for t in terms]
+        if lang:
+            terms.append(LANG_TERM + lang)
+            tfs.append("1")
+            htfs.append("0")
+        out.append((" ".join(terms), " ".join(tfs), " ".join(htfs), sum(body.values())))
     return out

@@ -241,6 +241,8 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
     out.print(f"formats    {', '.join(f'{n} {k}' for k, n in s.formats.items()) or 'none'}")
     out.print(f"units      {s.units} ({s.placements} placements)")
     out.print(f"postings   {s.postings} ({s.terms} terms, stemmer {s.stemmer})")
+    if set(s.languages) - {"en"}:  # units of each language, English counting the untold
+        out.print(f"languages  {', '.join(f'{k} {n}' for k, n in s.languages.items())}")
     out.print(f"indexed    {s.indexed_at or 'never'}")
     for r in s.recognizers:
         behind = ", ".join(f"{r[k]} {k}" for k in ("stale", "missing", "failed", "forced") if r[k])

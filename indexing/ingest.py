@@ -53,6 +53,7 @@ from kbx.store.db import (
     staged,
 )
 from kbx.store.postings import (
+    record_languages,
     resort_postings,
     settle_analyzer,
     term_rows,
@@ -687,6 +688,7 @@ def _index(
         kill_point("index.removed")
     report.removed = len(gone)
     resort_postings(con)
+    record_languages(con)
     set_meta(con, "indexed_at", datetime.now().isoformat())
     con.execute("DELETE FROM kbx_meta WHERE key = ?", [REEXTRACT])
     # what the readers did not run (a unit stored before, a file past its budget)

@@ -126,7 +126,7 @@ def phrase_terms(an: Analyzer, phrase: str) -> list[list[str]]:
         )
         if edge and not _survives(an, m.group()):
             continue
-        forms = [t for code in (False, True) for _, _, t in an.tokens(m.group(), code)]
+        forms = an.forms(m.group())
         if forms:
             groups.append((fold(m.group()) in QUERY_STOPWORDS, list(dict.fromkeys(forms))))
     words = [g for stop, g in groups if not stop]

@@ -27,14 +27,11 @@ def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[
     # the terms of each raw token seen, spans relative to it: words recur across passages,
     # and analyzing each once is most of the cost of marking ten hits (the cache found once
     # per passage: an lru_cache per token hashed the analyzer each time)
-    cache = token_cache(analyzer, code, "spans")
+    langs = (None,) if code else (None, *analyzer.languages)  # as each may have stemmed it
+    caches = [token_cache(analyzer, code, f"spans:{lang}") for lang in langs]
     for m in TOKEN.finditer(text):
         at, raw = m.start(), m.group()
-        terms = cache.get(raw)
-        if terms is None:
-            if len(cache) >= SPAN_TOKENS:
-                cache.clear()
-            terms = cache[raw] = tuple(analyzer.tokens(raw, code))
+        terms = _spans(analyzer, raw, code, langs, caches)
         for s, e, term in terms:
             if term not in forms:
                 continue
@@ -48,6 +45,19 @@ def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[
                 continue
             spans.append((at + s, at + e))
     return spans
+
+
+def _spans(analyzer: Analyzer, raw: str, code: bool, langs: tuple, caches: list[dict]):
+    """The terms of one raw token with their spans, as analyzed in each language."""
+    out: tuple = ()
+    for lang, cache in zip(langs, caches, strict=True):
+        terms = cache.get(raw)
+        if terms is None:
+            if len(cache) >= SPAN_TOKENS:
+                cache.clear()
+            terms = cache[raw] = tuple(analyzer.tokens(raw, code, lang))
+        out = terms if not out else (*out, *terms)
+    return sorted(out, key=lambda t: t[0]) if len(langs) > 1 else out
 
 
 def _cjk_pair(term: str) -> bool:

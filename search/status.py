@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 
 from kbx.annotate.failures import listed
@@ -29,6 +30,8 @@ class Status:
     terms: int
     stemmer: str | None
     indexed_at: str | None
+    # units per language, English (and what could not be told) as "en": issue 44
+    languages: dict[str, int] = field(default_factory=dict)
     failures: list[dict] = field(default_factory=list)
     # units a recognizer failed on, documents the context failed on: annotate/failures.py
     unit_failures: list[dict] = field(default_factory=list)
@@ -84,9 +87,18 @@ def status(index: Index, registry: Registry | None = None) -> Status:
         terms=terms,
         stemmer=meta.get("stemmer"),
         indexed_at=meta.get("indexed_at"),
+        languages=_languages(meta, units),
         failures=failures,
         unit_failures=unit_failures,
         recognizers=standings,
         problems=found,
         vectors=vectors,
     )
+
+
+def _languages(meta: dict[str, str], units: int) -> dict[str, int]:
+    """Units per language, the most first: those ``kbx index`` recorded as other than
+    English, and the rest as English."""
+    other = json.loads(meta.get("languages", "{}"))
+    out = {"en": units - sum(other.values()), **other}
+    return dict(sorted(((k, n) for k, n in out.items() if n > 0), key=lambda kv: -kv[1]))

@@ -13,8 +13,9 @@ from types import SimpleNamespace
 
 import duckdb
 
-from kbx.analysis import ANALYSIS_VERSION, Analyzer, analyze_units
+from kbx.analysis import ANALYSIS_VERSION, LANG_TERM, Analyzer, analyze_units
 from kbx.errors import SchemaError
+from kbx.languages import SNOWBALL
 from kbx.store.arrays import bump
 from kbx.store.db import rows_select, set_meta
 from kbx.store.transaction import transaction
@@ -85,6 +86,7 @@ def rebuild_postings(
             _mark_sorted(con)
     if unit_ids is not None:
         resort_postings(con)
+    record_languages(con)
     return len(rows)
 
 
@@ -111,8 +113,10 @@ def resort_postings(con: duckdb.DuckDBPyConnection) -> bool:
     return True
 
 
-ANALYZER_KEYS = ("stemmer", "protected", "analysis")  # the kbx_meta keys of the analysis chain
+# the kbx_meta keys of the analysis chain
+ANALYZER_KEYS = ("stemmer", "protected", "analysis", "languages")
 ANALYSIS = "analysis"  # kbx_meta key: the ``ANALYSIS_VERSION`` that made the postings
+LANGUAGES = "languages"  # kbx_meta key: units per language other than English, as JSON
 
 
 def analyzer_of(con: duckdb.DuckDBPyConnection, stemmer: str | None = None) -> Analyzer:
@@ -120,7 +124,8 @@ def analyzer_of(con: duckdb.DuckDBPyConnection, stemmer: str | None = None) -> A
     and the names ``kbx gazetteer check`` protected."""
     meta = dict(
         con.execute(
-            "SELECT key, value FROM kbx_meta WHERE key IN ('stemmer', 'protected', 'analysis')"
+            "SELECT key, value FROM kbx_meta "
+            "WHERE key IN ('stemmer', 'protected', 'analysis', 'languages')"
         ).fetchall()
     )
     return analyzer_from(meta, stemmer)
@@ -139,7 +144,21 @@ def analyzer_from(
             "run `kbx index` to analyze them again (the files are not read again)"
         )
     protected = frozenset(json.loads(meta.get("protected", "[]")))
-    return Analyzer(stemmer or meta.get("stemmer", "snowball"), protected)
+    stemmed = [lang for lang in json.loads(meta.get(LANGUAGES, "{}")) if SNOWBALL.get(lang)]
+    return Analyzer(stemmer or meta.get("stemmer", "snowball"), protected, tuple(sorted(stemmed)))
+
+
+def record_languages(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Count the units of each language other than English (their ``#lang=`` terms) into
+    kbx_meta 'languages', which a query is analyzed in; returns the counts."""
+    rows = con.execute(
+        "SELECT t.term, count(*) FROM terms t JOIN postings p USING (term_id) "
+        "WHERE starts_with(t.term, ?) GROUP BY t.term ORDER BY count(*) DESC, t.term",
+        [LANG_TERM],
+    ).fetchall()
+    counts = {term.removeprefix(LANG_TERM): n for term, n in rows}
+    set_meta(con, LANGUAGES, json.dumps(counts))
+    return counts
 
 
 def settle_analyzer(con: duckdb.DuckDBPyConnection, stemmer: str | None) -> Analyzer:

@@ -28,6 +28,8 @@ NOTES = {
     "el.md": "# Σημειώσεις\n\nΗ Ελληνική γλώσσα έχει τόνους.\n",
     "ar.md": "# ملاحظات\n\nاللُّغَةُ العَرَبِيَّةُ جميلة.\n",
     "en.md": "# Kernels\n\nThe seL4 microkernel reports ERR_4021 in v18.2.0 (CVE-2023-12345).\n",
+    "ru.md": "# Заметки\n\nЭто результаты нашего исследования языка и новых методов поиска.\n",
+    "de.md": "# Notizen\n\nDie Häuser der Stadt werden mit den neuen Dächern gebaut.\n",
 }
 
 
@@ -61,6 +63,9 @@ def _top(idx: Index, query: str) -> str | None:
         ("ελληνικη", "el.md"),  # accents folded
         ("العربية", "ar.md"),  # harakat folded
         ("ERR_4021", "en.md"),
+        ("исследование", "ru.md"),  # stemmed in Russian: исследовани
+        ("новый метод", "ru.md"),
+        ("Haus Dach", "de.md"),  # stemmed in German, umlauts folded after
     ],
 )
 def test_a_word_of_each_script_finds_its_note(notes, query, path):
@@ -161,3 +166,29 @@ def test_an_index_of_the_older_chain_is_refused_then_analyzed_again(tmp_path):
     report = index(root)
     assert report.unchanged == 1  # not read again: only analyzed
     assert search(idx, "人工知能", exact=0).hits[0].path == "ja.md"
+
+
+def test_status_counts_units_per_language(notes):
+    from kbx.search.status import status
+
+    langs = status(notes).languages
+    assert {"ja", "zh", "ko", "hi", "el", "ar", "ru", "de"} <= set(langs)
+    assert langs["en"] == 1  # the English note; the rest each its own
+
+
+def test_ru_snippet_marks_the_inflected_word(notes):
+    hit = search(notes, "исследование", k=1, exact=0).hits[0]
+    assert "**исследования**" in hit.snippet
+
+
+def test_detect_tells_languages_and_leaves_english_alone():
+    from kbx.languages import detect
+
+    assert detect("The seL4 microkernel has a machine-checked proof of the design.") is None
+    assert detect("| a | b |\n| 1 | 2 |") is None  # too little to tell: as English
+    assert detect("Die Datei wird nicht gelesen, wenn sie mit dem Zeichen beginnt.") == "de"
+    assert detect("Le fichier est lu par le programme et la sortie est une liste.") == "fr"
+    assert detect("ls -l --all показывает все файлы каталога") == "ru"
+    assert detect("ls -l は、ファイルの一覧を表示します。") == "ja"
+    assert detect("显示目录中的文件列表。") == "zh"
+    assert detect("Ця програма показує файли") == "uk"
