@@ -14,9 +14,10 @@ An address is an EMAIL mention keyed ``email:ADDRESS`` (lower case). A name is a
 mention keyed ``person:SLUG``; its value is its surface. A name that signs the text (a
 closing line, a trailer, a byline) is an AUTHOR mention too, over the same span and key,
 its value ``closes`` (the text above it: a changelog entry, a commit) or ``opens`` (the
-text that follows). The entity layer
-(``entities/people.py``) makes one person of the names that share an address or a
-spelling, so one person under two spellings, or with two addresses, is one entity.
+text that follows). A BibTeX record's ``author`` and ``editor`` fields give PERSON mentions
+(a cited work's people: they sign nothing here). The entity layer (``entities/people.py``)
+makes one person of the names that share an address or a spelling, so one person under two
+spellings, or with two addresses, is one entity.
 """
 
 from __future__ import annotations
@@ -121,9 +122,12 @@ def _name_before(text: str, at: int) -> tuple[int, int] | None:
     return found if found and (bracketed or " " in text[found[0] : found[1]]) else None
 
 
+_PARENTHESIZED = re.compile(r"[ \t]*\(([^()\n@]{2,80})\)")
+
+
 def _name_after(text: str, end: int) -> tuple[int, int] | None:
     """The old form ``address (Full Name)``: the name in the parentheses that follow."""
-    m = re.compile(r"[ \t]*\(([^()\n@]{2,80})\)").match(text, end)
+    m = _PARENTHESIZED.match(text, end)
     if m and _name_like(m.group(1).strip()) and m.group(1).strip()[0].isupper():
         a = m.start(1) + len(m.group(1)) - len(m.group(1).lstrip())
         return a, a + len(m.group(1).strip())
