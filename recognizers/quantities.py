@@ -12,10 +12,10 @@ A number alone is not a quantity.
 
 The value is the quantity in SI base units as pint gives them, to six significant digits,
 with pint's short unit: ``5 mg`` is ``5e-06 kg``, ``37 °C`` is ``310.15 K``, ``10 km/h`` is
-``2.77778 m / s``; data sizes in bytes (``3.5e+09 B``), fractions in percent (``31 %``;
-``5 ppm`` is ``0.0005 %``). A range or a tolerance is an interval, low and high joined by
-``..``: ``5–10 mg`` is ``5e-06..1e-05 kg``, ``12 ± 0.5 mm`` is ``0.0115..0.0125 m``.
-Money: ``USD 1200``.
+``2.77778 m / s``, SI's named units by their symbol (``3 kV`` is ``3000 V``); data sizes in
+bytes (``3.5e+09 B``), fractions in percent (``31 %``; ``5 ppm`` is ``0.0005 %``). A range
+or a tolerance is an interval, low and high joined by ``..``: ``5–10 mg`` is
+``5e-06..1e-05 kg``, ``12 ± 0.5 mm`` is ``0.0115..0.0125 m``. Money: ``USD 1200``.
 
 Refused: a number inside a word, an identifier or a time (``COVID-19 s``, ``12:30 h``), a
 figure panel (``Fig. 3B``), a decade (``the 1990s``, ``the 80s``), ``K`` without a space
@@ -325,6 +325,7 @@ def money(text: str) -> list[Mention]:
 class QuantityRecognizer:
     """Measures in SI base units and amounts of money; usable as filters."""
 
+    # 7: SI's named units by their symbol: 12 V, 5 J, 3 Pa (not kg * m ** 2 / A / s ** 3)
     # 6: a number glued to letters and a dash is no quantity (versions: 2022g-3, 2.12l-1)
     # 5: prefixed unit words (micromol, deciliter), mm Hg, mm(3), "2·8%", "58%-66%"; kb, Mb
     #    and Gb left out (kilo-, megabases); exponents up to 4 ("V8" is no unit); "one day"
@@ -334,7 +335,7 @@ class QuantityRecognizer:
     # 2: money amounts are exact decimals; not run on code (hex dumps, escapes, 1L)
     info = RecognizerInfo(
         name="quantities",
-        version="6",
+        version="7",
         types=("QUANTITY", "MONEY"),
         code=False,
         inline_code=False,

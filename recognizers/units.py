@@ -319,6 +319,24 @@ def _g(x: float) -> str:
     return f"{x:.6g}"
 
 
+# SI's named units, as a person writes them: a volt, not "kg * m ** 2 / A / s ** 3" (the
+# same value: each is one of the base units' coherent products)
+NAMED = {
+    "kg * m ** 2 / A / s ** 3": "V",
+    "kg * m ** 2 / s ** 3": "W",
+    "kg * m ** 2 / s ** 2": "J",
+    "kg * m / s ** 2": "N",
+    "kg / m / s ** 2": "Pa",
+    "A * s": "C",
+    "kg * m ** 2 / A ** 2 / s ** 3": "Ω",
+    "A ** 2 * s ** 4 / kg / m ** 2": "F",
+    "kg / A / s ** 2": "T",
+    "kg * m ** 2 / A / s ** 2": "Wb",
+    "kg * m ** 2 / A ** 2 / s ** 2": "H",
+    "A ** 2 * s ** 3 / kg / m ** 2": "S",
+}
+
+
 @cache
 def _linear(expr: str) -> tuple[float, float, str]:
     """How a value in ``expr`` becomes its SI value, ``factor * x + offset``, and the SI unit
@@ -333,12 +351,13 @@ def _linear(expr: str) -> tuple[float, float, str]:
         if not unit:  # a fraction: "5 ppm", "5 mg/kg" (an angle is in radians)
             target, unit = ureg.percent, "%"
     zero = ureg.Quantity(0, expr).to(target).magnitude
-    return one.to(target).magnitude - zero, zero, unit
+    return one.to(target).magnitude - zero, zero, NAMED.get(unit, unit)
 
 
 def si(low: float, high: float, expr: str) -> str:
     """A value (or an interval, ``low < high``) in SI base units: ``5e-06 kg``,
-    ``0.005..0.01 kg``; data sizes in bytes, fractions in percent, temperatures in kelvin."""
+    ``0.005..0.01 kg``; data sizes in bytes, fractions in percent, temperatures in kelvin;
+    SI's named units by their symbol (``12 V``, not ``12 kg * m ** 2 / A / s ** 3``)."""
     factor, offset, unit = _linear(expr)
     a, b = _g(low * factor + offset), _g(high * factor + offset)
     return f"{a} {unit}" if a == b else f"{a}..{b} {unit}"
