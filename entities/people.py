@@ -4,8 +4,10 @@ A byline recognizer (``recognizers/bylines.py``) keys each signing name ``person
 each address ``email:ADDRESS``; a name written right beside an address (``Name <mail>``,
 ``mail (Name)``) signs with it. A person signs under two spellings with one address
 ("Moritz Muehlenhoff", "Moritz Mühlenhoff") or with two addresses under one spelling
-(``jbicha@debian.org``, ``jbicha@ubuntu.com``): the names and addresses linked that way
-are one connected group, and the group is one entity. It is the gazetteer entry that has
+(``jbicha@debian.org``, ``jbicha@ubuntu.com``, one key): two names that sign with one
+address and share a word of three letters or more are one person, and the names linked
+that way are one connected group, one entity. A mailing list's address, beside the names
+of many people, joins none of them. It is the gazetteer entry that has
 one of its names as an alias, when exactly one does (a person people curated stays
 theirs), else ``person:SLUG`` of its most written name, labelled with that name; its
 addresses are listed in its ``meta``. The address stays an entity of its own (EMAIL).
@@ -13,12 +15,14 @@ addresses are listed in its ``meta``. The address stays an entity of its own (EM
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter, defaultdict
 
 import duckdb
 
 from kbx.entities.lookup import FILTER_GRADE
+from kbx.entities.vocabulary import words
 from kbx.store.db import rows_select
 
 # A signing name beside its address: the address opens right after the name (" <", '" <')
@@ -52,17 +56,23 @@ def merge_people(con: duckdb.DuckDBPyConnection) -> None:
         return x
 
     written: dict[str, Counter] = defaultdict(Counter)  # person key -> its surfaces
+    signers: dict[str, set[str]] = defaultdict(set)  # address -> the person keys beside it
     for key, surface, addresses, n in rows:
         written[key][surface or key] += n
         for address in addresses or []:
-            parent[find(key)] = find(address)
+            signers[address].add(key)
+    named = {k: {w for s in c for w in words(s) if len(w) > 2} for k, c in written.items()}
+    for keys in signers.values():  # a list's address is shared by people of other names
+        for a, b in itertools.combinations(sorted(keys), 2):
+            if named[a] & named[b]:
+                parent[find(a)] = find(b)
     groups: dict[str, list[str]] = defaultdict(list)
     for key in written:
         groups[find(key)].append(key)
-    addresses: dict[str, list[str]] = defaultdict(list)
-    for x in list(parent):
-        if x.startswith("email:"):
-            addresses[find(x)].append(x.removeprefix("email:"))
+    addresses: dict[str, set[str]] = defaultdict(set)
+    for address, keys in signers.items():
+        for key in keys:
+            addresses[find(key)].add(address.removeprefix("email:"))
     curated = _curated(con, {s for c in written.values() for s in c})
     mapping, labels = [], []
     for root, keys in groups.items():

@@ -188,3 +188,21 @@ def test_an_entity_lists_its_mentions_under_every_spelling(idx):
     assert written == {"Moritz Muehlenhoff", "Moritz Mühlenhoff"}
     wim = {(m["path"], m["text"]) for m in entity(idx, "name:person:zorbo-quux").mentions}
     assert wim == {("a.txt", "Zorbo Quux"), ("b.txt", "Zorbo Quux"), ("c.txt", "Zorbo Quux")}
+
+
+def test_a_lists_address_joins_no_two_people(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "log.txt").write_text(
+        "pkg (2) unstable; urgency=low\n\n  * B.\n\n"
+        " -- Alice Smith <team@lists.example.org>  Mon, 03 Jan 2022 10:00:00 +0100\n\n"
+        "pkg (1) unstable; urgency=low\n\n  * A.\n\n"
+        " -- Bob Jones <team@lists.example.org>  Mon, 03 Jan 2021 10:00:00 +0100\n"
+    )
+    index(root, registry=Registry([BylineRecognizer()]))
+    idx = Index.for_root(root)
+    people = _ids(idx, "SELECT entity_id, meta FROM entities WHERE type = 'PERSON'")
+    assert people == {
+        ("person:alice-smith", '{"emails": ["team@lists.example.org"]}'),
+        ("person:bob-jones", '{"emails": ["team@lists.example.org"]}'),
+    }
