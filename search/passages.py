@@ -28,10 +28,18 @@ def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[
     # and analyzing each once is most of the cost of marking ten hits (the cache found once
     # per passage: an lru_cache per token hashed the analyzer each time)
     langs = (None,) if code else (None, *analyzer.languages)  # as each may have stemmed it
-    caches = [token_cache(analyzer, code, f"spans:{lang}") for lang in langs]
+    cache = token_cache(analyzer, code, f"spans:{langs}")
     for m in TOKEN.finditer(text):
         at, raw = m.start(), m.group()
-        terms = _spans(analyzer, raw, code, langs, caches)
+        found = cache.get(raw)
+        if found is None:
+            if len(cache) >= SPAN_TOKENS:
+                cache.clear()
+            terms = _spans(analyzer, raw, code, langs)
+            found = cache[raw] = (terms, frozenset(t for _, _, t in terms))
+        terms, words = found
+        if forms.isdisjoint(words):  # most tokens (a CJK run: all its pairs at once)
+            continue
         for s, e, term in terms:
             if term not in forms:
                 continue
@@ -47,17 +55,13 @@ def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[
     return spans
 
 
-def _spans(analyzer: Analyzer, raw: str, code: bool, langs: tuple, caches: list[dict]):
-    """The terms of one raw token with their spans, as analyzed in each language."""
-    out: tuple = ()
-    for lang, cache in zip(langs, caches, strict=True):
-        terms = cache.get(raw)
-        if terms is None:
-            if len(cache) >= SPAN_TOKENS:
-                cache.clear()
-            terms = cache[raw] = tuple(analyzer.tokens(raw, code, lang))
-        out = terms if not out else (*out, *terms)
-    return sorted(out, key=lambda t: t[0]) if len(langs) > 1 else out
+def _spans(analyzer: Analyzer, raw: str, code: bool, langs: tuple) -> tuple:
+    """The terms of one raw token with their spans, as analyzed in each language, in
+    order of their start (a whole before its parts)."""
+    if len(langs) == 1:
+        return tuple(analyzer.tokens(raw, code))
+    found = dict.fromkeys(t for lang in langs for t in analyzer.tokens(raw, code, lang))
+    return tuple(sorted(found, key=lambda t: t[0]))
 
 
 def _cjk_pair(term: str) -> bool:
