@@ -24,8 +24,10 @@ What is compared, and why:
   in two halves: questions with an odd number are the half a ranking change may be tuned
   on, those with an even number the half it is only reported on. Rule recognizers only.
 
-kbx variants: stemmer (snowball, plural, none), heading weight (0, 1, 2), k1/b, and kbx's
-query-time function-word list on or off (``QUERY_STOPWORDS`` in ``analysis.py``).
+kbx variants: stemmer (snowball, plural, none), heading weight (0, 1, 2), k1/b, the weight of
+a file's best passage as a prior for its other passages (``doc_prior``, search/prior.py; 1
+by default, 0 is plain BM25), and kbx's query-time function-word list on or off
+(``QUERY_STOPWORDS`` in ``analysis.py``).
 A script, not a test: it prints Markdown tables and asserts nothing.
 
     .venv/bin/python benchmarks/search_quality.py [--eval ../shared/eval] [--full]
@@ -64,7 +66,8 @@ from common import (
 )
 
 from kbx.analysis import Analyzer
-from kbx.search.bm25 import BM25Params, rank
+from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, rank
+from kbx.search.prior import docs_of, rank_with_prior
 from kbx.search.search import hits_for
 from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
@@ -82,14 +85,16 @@ class Variant:
     k1: float = 1.2
     b: float = 0.75
     stop: bool = True  # kbx's query-time function-word list
+    prior: float = DEFAULT_PARAMS.doc_prior  # a file's best passage as a prior (search/prior.py)
 
     @property
     def params(self) -> BM25Params:
-        return BM25Params(self.k1, self.b, self.heading_weight)
+        return BM25Params(self.k1, self.b, self.heading_weight, self.prior)
 
     @property
     def name(self) -> str:
         s = f"kbx {self.stemmer}, hw {self.heading_weight:g}, k1 {self.k1:g} b {self.b:g}"
+        s += "" if self.prior == DEFAULT_PARAMS.doc_prior else f", file prior {self.prior:g}"
         return s + ("" if self.stop else ", no stopwords")
 
 
@@ -112,7 +117,10 @@ def grid(full: bool) -> list[Variant]:
             Variant("plural"),
             Variant("none"),
         ]
-    return base + [Variant(stop=False), Variant(heading_weight=0.0, stop=False)]
+    others = [Variant(stop=False), Variant(heading_weight=0.0, stop=False)]
+    return (
+        base + others + [Variant(prior=0.0), Variant(prior=0.5), Variant(prior=0.0, k1=0.9, b=0.4)]
+    )
 
 
 def log(msg: str) -> None:
@@ -125,7 +133,12 @@ def kbx_rows(
     """``rank`` for one query under a variant: rows ``(unit_id, score, matched)``, best
     first, and the query term groups used."""
     groups = an.query(text, stopwords=v.stop)
-    rows, _ = rank(con, groups, params=v.params, limit=limit)
+    rows, _ = rank_with_prior(  # as search ranks
+        lambda cut: rank(con, groups, params=v.params, limit=cut),
+        lambda units: docs_of(con, units),
+        v.prior,
+        limit,
+    )
     return rows, groups
 
 

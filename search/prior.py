@@ -19,11 +19,14 @@ unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import duckdb
 
 from kbx.store.passages_file import PassagesFile
 
 Row = tuple[int, float, int]  # (unit_id, score, words matched), as ``bm25.rank`` gives
+POOL = 1000  # units ranked first; every unit only when the bound below cannot rule it out
 
 
 def docs_of(
@@ -62,3 +65,29 @@ def with_prior(
     ]
     out.sort(key=lambda r: (-r[1], r[0]))
     return out[:limit]
+
+
+def rank_with_prior(
+    ranker: Callable[[int | None], tuple[list[Row], int]],
+    files: Callable[[list[int]], dict[int, list[int]]],
+    weight: float,
+    depth: int,
+) -> tuple[list[Row], int]:
+    """The best ``depth`` units with the prior, and how many matched. ``ranker(limit)`` is
+    BM25's ranking cut at ``limit`` (None: every unit), ``files`` gives the units' files.
+
+    A pool of the best ``POOL`` units (or ``8 * depth``) is enough when it provably holds
+    the answer: a unit outside it scores at most the pool's last score plus ``weight``
+    times the best score of all, so when the ``depth``-th rescored unit is above that, no
+    unit outside can pass it. Every unit of the pool knows its file's best, which scores
+    at least as high and so is in the pool too (or ties, and counts through itself).
+    Otherwise every unit is ranked (the exact answer, at some cost)."""
+    if weight <= 0:
+        return ranker(depth)
+    rows, total = ranker(max(POOL, 8 * depth))
+    if len(rows) < total:
+        out = with_prior(rows, files([r[0] for r in rows]), weight, depth)
+        if len(out) == depth and out[-1][1] > rows[-1][1] + weight * rows[0][1]:
+            return out, total
+        rows, total = ranker(None)
+    return with_prior(rows, files([r[0] for r in rows]), weight, depth), total

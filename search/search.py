@@ -20,7 +20,7 @@ from kbx.search.facets import Facets, facet_counts
 from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.grep import grep, phrase_terms
 from kbx.search.passages import each, line_span, mark, matches, snippet_window
-from kbx.search.prior import docs_of, with_prior
+from kbx.search.prior import docs_of, rank_with_prior
 from kbx.search.state import NAMES, facet_layer, index_state, mapped_passages
 from kbx.store import arrays
 from kbx.store.db import ENTITIES_DIRTY, RUNS, VECTORS, Index
@@ -402,14 +402,13 @@ def search(
         ids = term_ids(con, [t for g in groups for t in g], pf)
         layer = facet_layer(index, state) if facets or f.places else None
         keep = allowed(con, f, layer) if pf is not None or layer is not None else None
-        prior = params.doc_prior > 0
-        ranked, total = rank(
-            con, groups, f, params, None if prior else depth, index.db, gen, ids, keep
-        )
         passages = mapped_passages(index, state)
-        if prior:
-            docs = docs_of(con, [r[0] for r in ranked], passages)
-            ranked = with_prior(ranked, docs, params.doc_prior, depth)
+        ranked, total = rank_with_prior(
+            lambda limit: rank(con, groups, f, params, limit, index.db, gen, ids, keep),
+            lambda units: docs_of(con, units, passages),
+            params.doc_prior,
+            depth,
+        )
         q = _vector_or_none(vector, wanted, dense_notes)
         if q is not None:
             ranked = _by_meaning(con, index, enc, q, f, keep, ranked, total, mode, depth)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from kbx.indexing.ingest import index
 from kbx.recognizers.registry import Registry
-from kbx.search.prior import docs_of, with_prior
+from kbx.search import prior
+from kbx.search.prior import docs_of, rank_with_prior, with_prior
 from kbx.search.scoring import BM25Params
 from kbx.search.search import search
 from kbx.search.state import index_state, mapped_passages
@@ -37,6 +40,26 @@ def test_a_passage_in_two_files_takes_the_better_file():
     rows = [(1, 9.0, 1), (2, 5.0, 1), (3, 2.0, 1)]
     got = dict((u, s) for u, s, _ in with_prior(rows, {1: [10], 2: [20], 3: [20, 10]}, 1.0))
     assert got[3] == 2.0 + 9.0  # file 10's best, not file 20's
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_pool_gives_what_ranking_every_unit_gives(monkeypatch, seed):
+    rnd = random.Random(seed)
+    monkeypatch.setattr(prior, "POOL", rnd.choice([1, 2, 5, 10]))
+    n = rnd.randint(1, 60)
+    scores = [round(rnd.uniform(0.1, 10), rnd.choice([0, 1, 3])) for _ in range(n)]  # ties
+    rows = sorted(((u, s, 1) for u, s in enumerate(scores)), key=lambda r: (-r[1], r[0]))
+    docs = {u: rnd.sample(range(8), rnd.choice([1, 1, 1, 2])) for u in range(n)}
+    asked = []
+
+    def ranker(limit):
+        asked.append(limit)
+        return rows[:limit], len(rows)
+
+    depth, weight = rnd.choice([1, 3, 8]), rnd.choice([0.5, 1.0, 2.0])
+    got, total = rank_with_prior(ranker, lambda us: {u: docs[u] for u in us}, weight, depth)
+    assert total == n and got == with_prior(rows, docs, weight, depth)
+    assert asked[0] is not None  # a pool first
 
 
 LONG = """# Handbook
