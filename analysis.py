@@ -34,7 +34,8 @@ CJK_RUN = re.compile(f"[{CJK}]+")
 # postings an older chain made is analyzed again by `kbx index`, and refused by search.
 # 2: combining marks inside words, CJK bigrams, marks of spelling kept by folding.
 # 3: prose stemmed in its own language (languages.py), and the unit's language a term.
-ANALYSIS_VERSION = "3"
+# 4: and each word of such prose unstemmed too.
+ANALYSIS_VERSION = "4"
 # Function words dropped from queries (never from the index, so grep and phrases keep
 # them): measured on SciFact and the Node.js questions, see docs/BENCHMARKS.md.
 # fmt: off
@@ -353,6 +354,12 @@ def analyze_units(units, analyzer: Analyzer) -> list[tuple[str, str, str, int]]:
         code = u.kind == "code"
         lang = None if code else detect(u.text)
         body = analyzer.terms(u.text, code=code, lang=lang)
+        n_terms = sum(body.values())
+        if analyzer.stem_name(code, lang).startswith("snowball:"):
+            # each word unstemmed too (as code is), so the word as written ranks above
+            # its stem's other inflections; English keeps its stems alone, as always
+            for term, n in analyzer.terms(u.text, code=True).items():
+                body.setdefault(term, n)
         if (u.heading_path, lang) not in headings:
             headings[u.heading_path, lang] = analyzer.terms(" ".join(u.heading_path), lang=lang)
         head = headings[u.heading_path, lang]
@@ -364,5 +371,5 @@ def analyze_units(units, analyzer: Analyzer) -> list[tuple[str, str, str, int]]:
             terms.append(LANG_TERM + lang)
             tfs.append("1")
             htfs.append("0")
-        out.append((" ".join(terms), " ".join(tfs), " ".join(htfs), sum(body.values())))
+        out.append((" ".join(terms), " ".join(tfs), " ".join(htfs), n_terms))
     return out
