@@ -192,3 +192,21 @@ def test_detect_tells_languages_and_leaves_english_alone():
     assert detect("ls -l は、ファイルの一覧を表示します。") == "ja"
     assert detect("显示目录中的文件列表。") == "zh"
     assert detect("Ця програма показує файли") == "uk"
+
+
+def test_foreign_prose_indexes_stem_and_word_english_only_stems():
+    from types import SimpleNamespace
+
+    from kbx.analysis import analyze_units
+
+    de = SimpleNamespace(
+        text="Die Häuser der Stadt werden mit den neuen Dächern gebaut.",
+        kind="prose",
+        heading_path=(),
+    )
+    en = SimpleNamespace(text="The houses of the city are built.", kind="prose", heading_path=())
+    (de_terms, _, _, de_len), (en_terms, _, _, en_len) = analyze_units([de, en], Analyzer())
+    assert {"haus", "hauser", "dach", "dachern", "#lang=de"} <= set(de_terms.split())
+    assert de_len == 10  # the words once: neither the unstemmed copies nor the language
+    assert "hous" in en_terms.split() and "houses" not in en_terms.split()
+    assert "#lang" not in en_terms and en_len == 7
