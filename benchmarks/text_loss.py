@@ -3,11 +3,12 @@
 For every LaTeX, PDF and text-like file under the folders given, ``extract`` (what an index's
 workers run) and count:
 
-- LaTeX: the source's words (letters, 3 or more, outside comments and not a macro's name)
-  that appear nowhere in the clean text ("words lost"), the macros left in prose as raw
-  source (``\\name`` outside inline code), kerning left as text (``-.05em``), and the files
-  whose clean text ends before the source's last paragraph does;
-- PDF: pdfium's soft-hyphen marker ``\\x02`` left in the units' text, and the words joined;
+- LaTeX: the source's words (letters, 3 or more, outside comments, not a macro's name nor
+  a name in an argument: ``\\begin{itemize}``, ``\\label{sec:x}``) that appear nowhere in
+  the clean text ("words lost"); structure macros (``\\section``, ``\\begin``, ``\\item``,
+  ``\\def``, ``\\[``) left in prose as raw source; kerning left as text (``-.05em``); files
+  whose clean text holds no word of the source's last paragraph ("cut short");
+- PDF: pdfium's mark of a hyphen at a line's end, ``\\x02``, left in the units' text;
 - every format: mojibake of UTF-8 read as a single-byte code page (``Ã©``, ``KÅ‚oczko``,
   ``â€``) and replacement characters (a code page's byte read as UTF-8).
 
@@ -30,6 +31,13 @@ from kbx.errors import ExtractError  # noqa: E402
 from kbx.extract.document import extract, format_of  # noqa: E402
 
 _COMMENT = re.compile(r"(?<!\\)%[^\n]*")
+# arguments that are names, not text: environments, labels, keys, files
+_NAMES = re.compile(
+    r"\\(?:begin|end|label|[a-z]*ref|cite[a-z]*|nocite|usepackage|documentclass|input|"
+    r"include|includegraphics|bibliography(?:style)?|url|href|hypersetup|newcommand|"
+    r"renewcommand|newenvironment|setlength|addtolength|pagestyle|thispagestyle)\*?"
+    r"(?:\[[^\]]*\])?\{[^}]*\}"
+)
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 _MACRO = re.compile(r"\\(?:(?:sub)*section|chapter|begin|end|item|def|newcommand)\b|\\\[")
 _KERN = re.compile(r"-?\.\d+em")
@@ -49,7 +57,7 @@ def _prose(unit) -> str:
 
 
 def _latex(src: str, doc, c: Counter) -> None:
-    body = _COMMENT.sub("", src)
+    body = _NAMES.sub(" ", _COMMENT.sub("", src))
     begin = body.find("\\begin{document}")
     body = body[begin:] if begin >= 0 else body
     clean = "\n".join(u.text for u in doc.units)
