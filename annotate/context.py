@@ -142,10 +142,11 @@ NAMES_BATCH = 200  # documents read and written per transaction
 
 def document_names(con: duckdb.DuckDBPyConnection) -> int:
     """Carry each document's names through it (``annotate/names.py``) and store them as its
-    ``names`` context row. The row's version is these rules' plus the recognizer versions
-    that ran on its units, so a reprocess (finished or cut short) or a document's change
-    redoes it; with no name recognizer the rows go, and the mentions are read as they are.
-    Returns the documents done."""
+    ``names`` context row. The row's version is these rules' plus, per recognizer version
+    that ran on its units, how many of them it ran on, so a pass cut short (a document's
+    names read from part of its units) and the one that finishes it, a reprocess or a
+    document's change redo it; with no name recognizer the rows go, and the mentions are
+    read as they are. Returns the documents done."""
     finders = [
         n
         for (n,) in con.execute(
@@ -158,19 +159,25 @@ def document_names(con: duckdb.DuckDBPyConnection) -> int:
                 con.execute("DELETE FROM doc_context WHERE recognizer IN ('names', 'failed:names')")
                 mark_dirty(con)
         return 0
-    stale = con.execute(
-        """WITH now AS (
-               SELECT d.doc_id, ? || ';' || array_to_string(list_sort(
-                          list(DISTINCT r.recognizer || ' ' || r.version)
-                          FILTER (WHERE r.recognizer IS NOT NULL)), ',') AS version
-               FROM documents d LEFT JOIN placements pl USING (doc_id)
-               LEFT JOIN units u USING (unit_id)
-               LEFT JOIN runs r ON r.unit_hash = u.unit_hash AND list_contains(?, r.recognizer)
+    stale = con.execute(  # each finder's version and how many of the units it has run on
+        """WITH ran AS (
+               SELECT pl.doc_id,
+                      r.recognizer || ' ' || r.version || ' ' || count(DISTINCT u.unit_hash)
+                          AS done
+               FROM placements pl JOIN units u USING (unit_id)
+               JOIN runs r ON r.unit_hash = u.unit_hash AND list_contains(?, r.recognizer)
+                   AND r.error IS NULL
+               GROUP BY pl.doc_id, r.recognizer, r.version),
+           now AS (
+               SELECT d.doc_id, ? || ';' || coalesce(array_to_string(list_sort(
+                          list(ran.done) FILTER (WHERE ran.done IS NOT NULL)), ','), '')
+                          AS version
+               FROM documents d LEFT JOIN ran USING (doc_id)
                WHERE d.status = 'ok' GROUP BY d.doc_id)
            SELECT now.doc_id, now.version FROM now
            LEFT JOIN doc_context c ON c.doc_id = now.doc_id AND c.recognizer = 'names'
            WHERE c.version IS DISTINCT FROM now.version ORDER BY now.doc_id""",
-        [NAMES_VERSION, finders],
+        [finders, NAMES_VERSION],
     ).fetchall()
     for i in range(0, len(stale), NAMES_BATCH):
         batch = dict(stale[i : i + NAMES_BATCH])

@@ -92,6 +92,8 @@ CONTENT = {  # every table, free of ids and times: what two builds of the same f
     "aliases": "SELECT * FROM aliases",
     "links": "SELECT d.path, u.unit_hash, l.entity_id, l.filter FROM links l "
     "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
+    "authored": "SELECT d.path, u.unit_hash, a.entity_id FROM authored a "
+    "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
     "passage_dates": "SELECT d.path, u.unit_hash, x.lo, x.hi FROM passage_dates x "
     "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
     "passage_quantities": "SELECT u.unit_hash, x.* EXCLUDE (unit_id) FROM passage_quantities x "

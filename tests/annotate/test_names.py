@@ -138,10 +138,28 @@ def test_names_are_redone_when_a_recognizer_or_the_rules_change(tmp_path, monkey
     (version,) = con.execute(
         "SELECT version FROM doc_context WHERE recognizer = 'names'"
     ).fetchone()
-    assert version == f"{context.NAMES_VERSION};letters 2"
+    assert version == f"{context.NAMES_VERSION};letters 2 2"  # version 2 ran on 2 units
     monkeypatch.setattr(context, "NAMES_VERSION", "test")
     assert context.document_names(con) == 1 and context.document_names(con) == 0
     con.close()
+
+
+def test_names_read_from_a_pass_cut_short_are_read_again_when_it_finishes(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# Intro\n\nAda Lovelace wrote.\n\n# Later\n\nLovelace spoke.\n")
+    idx = Index.for_root(root)
+    registry = Registry([Letters()])
+    index(root, registry=registry)
+    con = duckdb.connect(str(idx.db))  # as a pass stopped before the first unit left it
+    (first,) = con.execute("SELECT unit_hash FROM units WHERE contains(text, 'Ada')").fetchone()
+    con.execute("DELETE FROM runs WHERE unit_hash = ?", [first])
+    con.execute("DELETE FROM mentions WHERE unit_hash = ?", [first])
+    assert context.document_names(con) == 1  # read from the one unit that ran
+    con.close()
+    assert ("a.md", "Lovelace", "PERSON", "Lovelace", "found") in _names(idx)
+    index(root, registry=registry)  # the next run finishes the pass: the names follow
+    assert ("a.md", "Lovelace", "PERSON", "Ada Lovelace", "carried") in _names(idx)
 
 
 @pytest.fixture(scope="module")
