@@ -29,7 +29,7 @@ from kbx.extract.textmap import unpack
 from kbx.search.allowed import Allowed
 from kbx.search.bm25 import mapped, rank, term_ids
 from kbx.search.filters import DocFilter, Filters, compile_filters
-from kbx.search.passages import line_span
+from kbx.search.passages import cluster_start, line_span
 from kbx.search.state import index_state, mapped_passages
 from kbx.store.db import Index
 from kbx.store.passages_file import PassagesFile
@@ -426,7 +426,8 @@ def grep(
             if len(shown) < max_matches:
                 segments = segments or unpack(blob)
                 start, end = line_span(segments, text, m.start(), m.end())
-                a, b = max(0, m.start() - AROUND), min(len(text), m.end() + AROUND)
+                a = cluster_start(text, max(0, m.start() - AROUND))  # never inside a letter
+                b = cluster_start(text, min(len(text), m.end() + AROUND))
                 around = (
                     ("…" if a else "")
                     + text[a : m.start()]

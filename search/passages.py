@@ -89,10 +89,10 @@ def snippet_window(text: str, spans: list[tuple[int, int]], size: int = SNIPPET_
     if end < len(text):
         sp = text.rfind(" ", start, end)
         end = sp if sp > start + size // 2 else end
-    return _cluster_start(text, start), _cluster_start(text, end)
+    return cluster_start(text, start), cluster_start(text, end)
 
 
-def _cluster_start(text: str, i: int) -> int:
+def cluster_start(text: str, i: int) -> int:
     """``i``, or the start of the grapheme cluster it falls inside: a cut never parts a
     letter from its combining marks (Devanagari's vowel signs, Thai's tones) or the halves
     of a sequence joined by U+200D."""

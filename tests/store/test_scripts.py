@@ -137,10 +137,11 @@ def test_cjk_terms_cover_every_substring():
 
 
 def test_snippet_cut_keeps_marks_with_their_letter():
-    text = "शोध " * 100
-    start, end = snippet_window(text, [(200, 203)], size=50)
-    for at in (start, end):
-        assert at == len(text) or unicodedata.category(text[at])[0] != "M"
+    text = "कि" * 300  # no space to snap to: each cut falls on a letter or its sign
+    for at in range(200, 210):
+        start, end = snippet_window(text, [(at, at + 2)], size=51)
+        assert 0 < start < end < len(text)
+        assert text[start] == "क" and text[end] == "क"
 
 
 def test_tables_hold_marks_and_cjk_only():
@@ -210,3 +211,16 @@ def test_foreign_prose_indexes_stem_and_word_english_only_stems():
     assert de_len == 10  # the words once: neither the unstemmed copies nor the language
     assert "hous" in en_terms.split() and "houses" not in en_terms.split()
     assert "#lang" not in en_terms and en_len == 7
+
+
+def test_grep_context_is_cut_between_letters(tmp_path):
+    root = tmp_path / "n"
+    root.mkdir()
+    body = "x " + "हिंदी a " * 30 + "खोज " + "हिंदी a " * 30  # 60 before the match: ी
+    (root / "hi.md").write_text(body + "\n", encoding="utf-8")
+    index(root)
+    g = grep(Index.for_root(root), "खोज")
+    text = g.matches[0].text
+    assert "**खोज**" in text
+    inner = text.strip("…")
+    assert unicodedata.category(inner[0])[0] != "M" and inner.split()[0] in ("हिंदी", "दी")
