@@ -197,7 +197,7 @@ _NO_TEXT = _names(
     "everypar everymath everydisplay everyhbox everyvbox everycr errorcontextlines "
     "tracingmacros tracingonline showbox showlists batchmode nonstopmode scrollmode "
     "dump end bye openin openout closein closeout read input inputlineno "
-    "NC NR NN HL VL FR MR LR SR AR"
+    "edef xdef gdef protected next getbuffer typebuffer NC NR NN HL VL FR MR LR SR AR"
 )
 _NO_TEXT_PREFIX = re.compile(
     r"(?:if|start|stop|setup|define|new|renew|provide|Declare|Provide|Require|Needs|"
@@ -496,6 +496,8 @@ class _Walker:
             self.literal = outer
         elif name in ("verb", "path"):
             self.verb(n)
+        elif name == "space":
+            self.b.space()
         elif groups or followed or not self.unknown(name):
             self.walk(groups)
         else:  # \\CTAN, \\KPS: a macro kbx does not know, that typesets a word

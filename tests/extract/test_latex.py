@@ -274,3 +274,11 @@ def test_unknown_macros_without_text_keep_their_name():
     doc, text = _units(src)
     assert "Get it from CTAN or KPS today; url and a$b done." in text
     assert "noindent" not in text and "hfill" not in text and "bf" not in text
+
+
+def test_space_macro_is_a_space_and_primitives_are_no_words():
+    doc, text = _units(
+        "\\documentclass{article}\n\\begin{document}\n"
+        "Left\\space right \\protected\\edef done.\n\\end{document}\n"
+    )
+    assert "Left right done." in text
