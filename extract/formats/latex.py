@@ -634,7 +634,7 @@ def _walk_file(w: _Walker, nodes: list) -> None:
 
 
 _SCAN = re.compile(
-    r"(?P<skip>\\verb\*?([^\sA-Za-z*]).*?\2|\\path(?:\|[^|\n]*\||\{[^}\n]*\})"
+    r"(?P<skip>\\verb\*?([^\sA-Za-z*])[^\n]*?\2|\\path(?:\|[^|\n]*\||\{[^}\n]*\})"
     r"|\\begin\{(verbatim\*?|alltt|lstlisting|minted|Verbatim|comment)\}.*?\\end\{\3\}"
     r"|\\[^\[\]()]|%[^\n]*)"
     r"|(?P<tok>\\[\[\]()]|\$\$|\$|\{|\}|\n[ \t]*\n)",
