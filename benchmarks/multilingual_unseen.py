@@ -8,7 +8,7 @@ span of its body (4-8 Han/Kana characters for ja and zh, three words otherwise) 
 other page of its language holds, chosen with a seed.
 
     apt-get install manpages-ja manpages-zh manpages-ru
-    .venv/bin/python benchmarks/multilingual_unseen.py /tmp/unseen
+    .venv/bin/python benchmarks/multilingual_unseen.py /tmp/unseen [--reuse]
     .venv/bin/python benchmarks/multilingual.py /tmp/unseen --langs ja,zh,ru,ko
 """
 
@@ -52,9 +52,13 @@ def probe(lang: str, text: str, rng: random.Random) -> list[str]:
 
 def main() -> None:
     out = Path(sys.argv[1])
+    reuse = "--reuse" in sys.argv  # the pages rendered by an earlier run, probes made again
     for lang, (folder, sections) in SETS.items():
         pages: dict[str, str] = {}
-        for s in sections:
+        if reuse:
+            for page in sorted((out / "corpus" / lang).glob("*.txt")):
+                pages[page.name] = page.read_text(encoding="utf-8")
+        for s in sections if not reuse else ():
             for page in sorted(Path(f"/usr/share/man/{folder}/man{s}").glob("*")):
                 text = render(page)
                 if len(text) >= 1500:
@@ -66,7 +70,8 @@ def main() -> None:
             (out / "corpus" / lang / name).write_text(text, encoding="utf-8")
             rng = random.Random(name)
             for span in probe(lang, text, rng)[:50]:
-                if sum(span in t for t in flat.values()) == 1 and span in flat[name]:
+                # verbatim in the page (not across a line break), in no other page at all
+                if span in text and sum(span in t for t in flat.values()) == 1:
                     probes.append({"lang": lang, "query": span, "answer_path": f"{lang}/{name}"})
                     break
         with open(out / f"probes_{lang}.jsonl", "w", encoding="utf-8") as f:
