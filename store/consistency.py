@@ -9,7 +9,7 @@ import duckdb
 
 from kbx.store import passages_file
 from kbx.store.db import is_dirty, mark_dirty, runs_changed
-from kbx.store.postings import touched
+from kbx.store.postings import drop_unused_terms, touched
 from kbx.store.transaction import transaction
 
 
@@ -39,8 +39,8 @@ def unplace(con: duckdb.DuckDBPyConnection, doc_ids: list[int]) -> None:
 
 def drop_orphans(con: duckdb.DuckDBPyConnection, everywhere: bool = False) -> int:
     """Delete units no document places any more (those just unplaced, or with
-    ``everywhere`` all of them), with their postings, runs and mentions, inside the
-    caller's transaction; returns how many."""
+    ``everywhere`` all of them), with their postings, the terms only they used, runs and
+    mentions, inside the caller's transaction; returns how many."""
     source = "units" if everywhere else "unplaced JOIN units USING (unit_id)"
     con.execute(
         "CREATE OR REPLACE TEMP TABLE orphans AS SELECT unit_id, unit_hash "
@@ -50,7 +50,13 @@ def drop_orphans(con: duckdb.DuckDBPyConnection, everywhere: bool = False) -> in
     if n:
         for table in ("mentions", "runs"):
             con.execute(f"DELETE FROM {table} WHERE unit_hash IN (SELECT unit_hash FROM orphans)")
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE orphan_terms AS SELECT DISTINCT term_id FROM postings "
+            "WHERE unit_id IN (SELECT unit_id FROM orphans)"
+        )
         con.execute("DELETE FROM postings WHERE unit_id IN (SELECT unit_id FROM orphans)")
+        drop_unused_terms(con, "SELECT term_id FROM orphan_terms")
+        con.execute("DROP TABLE orphan_terms")
         con.execute("DELETE FROM units WHERE unit_id IN (SELECT unit_id FROM orphans)")
         mark_dirty(con)
         runs_changed(con)
@@ -82,6 +88,7 @@ CONTENT = {  # every table, free of ids and times: what two builds of the same f
     "units": "SELECT unit_hash, text, n_terms FROM units",
     "placements": "SELECT d.path, p.ordinal, u.unit_hash, p.start_line, p.end_line "
     "FROM placements p JOIN documents d USING (doc_id) JOIN units u USING (unit_id)",
+    "terms": "SELECT term FROM terms",
     "postings": "SELECT t.term, u.unit_hash, p.tf, p.htf FROM postings p "
     "JOIN terms t USING (term_id) JOIN units u USING (unit_id)",
     "runs": "SELECT unit_hash, recognizer, version, n_mentions, error FROM runs",

@@ -44,6 +44,16 @@ def term_rows(source: str, key: str) -> str:
                FROM {source} WHERE terms <> ''"""
 
 
+def drop_unused_terms(con: duckdb.DuckDBPyConnection, candidates: str) -> None:
+    """Delete the terms among ``candidates`` (SQL of ``term_id``s: those of postings just
+    deleted) that no posting uses any more, so an edited or removed passage's words leave
+    the term list that statistics count and searches map, as a fresh build never had them."""
+    con.execute(
+        f"""DELETE FROM terms WHERE term_id IN ({candidates})
+            AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.term_id = terms.term_id)"""
+    )
+
+
 def rebuild_postings(
     con: duckdb.DuckDBPyConnection, analyzer: Analyzer, unit_ids: list[int] | None = None
 ) -> int:
@@ -65,6 +75,11 @@ def rebuild_postings(
             con.execute("DELETE FROM postings")
             con.execute("DELETE FROM terms")
         else:
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE old_terms AS SELECT DISTINCT term_id FROM postings "
+                "WHERE list_contains(?, unit_id)",
+                [unit_ids],
+            )
             con.execute("DELETE FROM postings WHERE list_contains(?, unit_id)", [unit_ids])
         con.execute(f"CREATE OR REPLACE TEMP TABLE analyzed AS {select}", params)
         con.execute(f"CREATE OR REPLACE TEMP TABLE rebuilt AS {term_rows('analyzed', 'unit_id')}")
@@ -81,6 +96,9 @@ def rebuild_postings(
         )
         con.execute("DROP TABLE rebuilt")
         con.execute("DROP TABLE analyzed")
+        if unit_ids is not None:
+            drop_unused_terms(con, "SELECT term_id FROM old_terms")
+            con.execute("DROP TABLE old_terms")
         touched(con)
         if unit_ids is None:
             _mark_sorted(con)

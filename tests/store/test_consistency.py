@@ -320,3 +320,11 @@ def test_the_same_edit_run_again_after_a_kill_repairs_even_when_refused(indexed,
     with pytest.raises(BadArgument, match="already an alias"):
         _add_cedar(root)  # the edit did commit; running it again is refused, and repairs
     assert contents(Index.for_root(root).db) == fresh_build(root, tmp_path)
+
+
+def test_words_of_an_edited_or_removed_passage_leave_the_term_list(indexed, tmp_path):
+    _change(indexed)  # "Maya" and "Okafor" were only in b.md, "xyz123" only in a.md
+    index(indexed, workers=1)
+    rows = contents(Index.for_root(indexed).db)["terms"]  # each row as its text: "('maya',)"
+    assert rows and not [r for r in rows if any(w in r for w in ("maya", "okafor", "xyz123"))]
+    assert rows == fresh_build(indexed, tmp_path)["terms"]
