@@ -51,13 +51,21 @@ _PARTICLES = frozenset(
     ("van", "von", "der", "den", "de", "da", "das", "del", "della", "di", "du", "dos", "le",
      "la", "bin", "ibn", "al", "el", "y", "e", "zu", "ten", "ter", "mac", "st.")
 )  # fmt: skip
+# Words that open a changelog's line before a name in running text, never a name's first.
+_OPENERS = frozenset(
+    ("add", "added", "adds", "remove", "removed", "update", "updated", "fix", "fixed",
+     "thanks", "thank", "merge", "merged", "revert", "reverted", "patch", "from", "by",
+     "credit", "reported", "suggested", "contributed", "welcome", "via", "ask",
+     "contact", "email", "mail", "cc", "to", "ping", "new", "old", "see", "move", "moved")
+)  # fmt: skip
 _NAME_CHARS = re.compile(r"^[^\W\d_](?:[^\n<>@:;,\[\]{}|\\=_*#`$]*(?:[^\W\d_]|\)))?$")
 _MAX_WORDS = 8
 
 
 def _name_like(name: str) -> bool:
     """Whether a delimited segment can be a name: letters first and last (a closing
-    parenthesis of "(Treviño)" too), no digits, no markup, at most eight words."""
+    parenthesis of "(Treviño)" too), no digits, no markup, at most eight words, not one
+    word in capitals."""
     words = name.split()
     return (
         0 < len(words) <= _MAX_WORDS
@@ -65,6 +73,7 @@ def _name_like(name: str) -> bool:
         and bool(_NAME_CHARS.match(name))
         and not any(c.isdigit() for c in name)
         and "http" not in name.lower()
+        and not (len(words) == 1 and name.isupper())  # "MAINTAINERS", "BTS": a label
     )
 
 
@@ -85,13 +94,13 @@ def _trailing_name(text: str, end: int) -> tuple[int, int] | None:
         at = m.start()
         if len(words) == _MAX_WORDS:
             break
-    while words and not words[-1].group()[0].isupper():  # "de" opens no name
+    while words and (  # "de" opens no name; "Remove Dan Hipschman <…>" names Dan Hipschman
+        not words[-1].group()[0].isupper() or words[-1].group().lower() in _OPENERS
+    ):
         words.pop()
     if not words or not words[0].group()[0].isupper():
         return None
     a, b = words[-1].start(), words[0].end()
-    if len(words) == 1 and words[0].group().isupper() and len(words[0].group()) < 4:
-        return None  # "BTS <…>": an acronym, not a name
     return (a, b) if _name_like(text[a:b]) else None
 
 
@@ -113,6 +122,8 @@ def _name_before(text: str, at: int) -> tuple[int, int] | None:
         if o is None or o.end() >= end:
             continue
         name = text[o.end() : end].strip()
+        while " " in name and name.split()[0].lower() in _OPENERS:  # "Thanks Ann Lee"
+            name = name.split(None, 1)[1]
         words = name.split()
         loose = bracketed and opening is not _OPENING  # "-- intrigeri <…>"
         if _name_like(name) and (loose or (all(map(_capitalized, words)) and name[0].isupper())):
@@ -175,12 +186,14 @@ def _labelled_names(text: str, taken: list[tuple[int, int]]) -> Iterator[tuple[i
     for label in _LABEL.finditer(text):
         end = text.find("\n", label.end())
         end = len(text) if end < 0 else end
-        said = label.group().rstrip().lower()
+        said = label.group().strip(" \t>*#-").lower()
         if ":" not in said and not said.endswith(" by"):
             continue  # "By default, …", "From Debian …": a label names people with a colon
         if "@" in text[label.end() : end] or any(a < end and label.end() < b for a, b in taken):
             continue
         at = label.end()
+        if text[at:end].split(None, 1)[:1] and text[at:end].split()[0].lower() in _OPENERS:
+            continue  # "MAINTAINERS: Remove Per Bothner, …": a sentence, not a byline
         for part in _SEPARATORS.split(text[at:end]):
             a = text.find(part, at) if part else -1
             if a >= 0:
@@ -253,7 +266,7 @@ def people(text: str) -> list[Mention]:
 class BylineRecognizer:
     """E-mail addresses and the people who sign with them; filters (precise by shape)."""
 
-    info = RecognizerInfo(name="bylines", version="6", types=("EMAIL", "PERSON", "AUTHOR"))
+    info = RecognizerInfo(name="bylines", version="7", types=("EMAIL", "PERSON", "AUTHOR"))
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         return [people(t) if "@" in t or ":" in t else [] for t in texts]

@@ -105,3 +105,12 @@ def test_the_people_of_a_bibtex_record():
         ("Ann Lee", "Ann Lee", "person:ann-lee"),
     }  # TeX markup in a name and "others" are left out; a cited work's people sign nothing
     assert _roles(record) == {}
+
+
+def test_a_lines_opening_verb_or_label_is_no_part_of_a_name():
+    text = "\t* MAINTAINERS: Remove Dan Hipschman <dan@x.org>.\n\tThanks Ann Lee <ann@x.org>\n"
+    assert {m.text for m in people(text) if m.type == "PERSON"} == {"Dan Hipschman", "Ann Lee"}
+    assert {m.text for m in people("MAINTAINERS <list@x.org>") if m.type == "PERSON"} == set()
+    listed = "\t* MAINTAINERS: Remove Per Bothner, Andrew Haley, and Tom Tromey from\n"
+    assert {m.text for m in people(listed) if m.type == "PERSON"} == set()
+    assert {m.text for m in people("  by Adrian Schroeter, SuSE AG)\n")} == set()
