@@ -35,7 +35,8 @@ CJK_RUN = re.compile(f"[{CJK}]+")
 # 2: combining marks inside words, CJK bigrams, marks of spelling kept by folding.
 # 3: prose stemmed in its own language (languages.py), and the unit's language a term.
 # 4: and each word of such prose unstemmed too.
-ANALYSIS_VERSION = "4"
+# 5: function words only among words of letters (no hex digest is Portuguese).
+ANALYSIS_VERSION = "5"
 # Function words dropped from queries (never from the index, so grep and phrases keep
 # them): measured on SciFact and the Node.js questions, see docs/BENCHMARKS.md.
 # fmt: off

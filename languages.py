@@ -72,6 +72,7 @@ _SCRIPTS = [  # name, its letters
 _CLASSES = [(name, re.compile(f"[{chars}]")) for name, chars in _SCRIPTS]
 _OF_SCRIPT = {"greek": "el", "hebrew": "he", "devanagari": "hi", "tamil": "ta", "armenian": "hy"}
 _WORD = re.compile(r"[^\W\d_]+")
+_PUNCT = ".,;:!?()[]{}\"'«»“”‘’`*_<>|"
 SAMPLE = 2000  # characters looked at
 MIN_LETTERS = 8  # fewer letters of a script than this tell nothing
 MIN_WORDS = 3  # function words a Latin-script language needs, and twice English's
@@ -105,12 +106,19 @@ def detect(text: str) -> str | None:
 
 
 def _latin(sample: str) -> str | None:
+    """Told by function words among the whitespace-separated words made of letters only
+    (a hash, a signature's base64 or an identifier is no word: ``de`` inside a hex digest
+    is not Portuguese), which must be a tenth of them and at least two different ones."""
     scores = dict.fromkeys(FUNCTION_WORDS, 0)
+    kinds: dict[str, set[str]] = {lang: set() for lang in FUNCTION_WORDS}
     get = _LANGS_OF.get
-    for w in _WORD.findall(sample.lower()):
+    words = [w for w in (t.strip(_PUNCT) for t in sample.lower().split()) if _WORD.fullmatch(w)]
+    for w in words:
         for lang in get(w, ()):
             scores[lang] += 1
+            kinds[lang].add(w)
     best = max(scores, key=scores.__getitem__)
-    if best == "en" or scores[best] < MIN_WORDS or scores[best] < 2 * scores["en"]:
+    n = scores[best]
+    if best == "en" or n < MIN_WORDS or n < 2 * scores["en"] or n < len(words) / 10:
         return None
-    return best
+    return best if len(kinds[best]) >= 2 else None

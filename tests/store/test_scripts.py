@@ -193,6 +193,9 @@ def test_detect_tells_languages_and_leaves_english_alone():
     assert detect("ls -l は、ファイルの一覧を表示します。") == "ja"
     assert detect("显示目录中的文件列表。") == "zh"
     assert detect("Ця програма показує файли") == "uk"
+    digest = "9476bb2d9cdd50c80a57a941234bbd763a697377e5677befb67b4ead9511a361  node.tar.gz"
+    assert detect("\n".join([digest] * 5)) is None  # de, a, e inside hex are no words
+    assert detect("iQEcBAEBCgAGBQJWG/msAAoJEHNBsVwHCHesiwQH/2MWeonw7cb2fOmmTA2nItB7") is None
 
 
 def test_foreign_prose_indexes_stem_and_word_english_only_stems():
