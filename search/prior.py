@@ -28,6 +28,9 @@ from kbx.store.passages_file import PassagesFile
 
 Row = tuple[int, float, int]  # (unit_id, score, words matched), as ``bm25.rank`` gives
 POOL = 1000  # units ranked first; every unit only when the bound below cannot rule it out
+# The most units the prior ever ranks: past it the answer is the widest pool's, not proven
+# (a common word matched in 200k passages is not ranked whole on every search).
+WIDEST = 20 * POOL
 
 
 def docs_of(
@@ -82,7 +85,8 @@ def rank_with_prior(
     times the best score of all, so when the ``depth``-th rescored unit is above that, no
     unit outside can pass it. Every unit of the pool knows its file's best, which scores
     at least as high and so is in the pool too (or ties, and counts through itself).
-    Otherwise every unit is ranked (the exact answer, at some cost)."""
+    Otherwise every unit is ranked (the exact answer, at some cost), up to ``WIDEST`` units:
+    a query matching more takes the answer of its best ``WIDEST``, whose cost is bounded."""
     if weight <= 0:
         return ranker(depth)
     rows, total = ranker(max(POOL, 8 * depth))
@@ -90,5 +94,5 @@ def rank_with_prior(
         out = with_prior(rows, files([r[0] for r in rows]), weight, depth)
         if len(out) == depth and out[-1][1] > rows[-1][1] + weight * rows[0][1]:
             return out, total
-        rows, total = ranker(None)
+        rows, total = ranker(None if total <= WIDEST else WIDEST)
     return with_prior(rows, files([r[0] for r in rows]), weight, depth), total

@@ -62,6 +62,20 @@ def test_a_pool_gives_what_ranking_every_unit_gives(monkeypatch, seed):
     assert asked[0] is not None  # a pool first
 
 
+def test_no_query_ranks_more_than_the_widest_pool(monkeypatch):
+    monkeypatch.setattr(prior, "POOL", 2)
+    monkeypatch.setattr(prior, "WIDEST", 5)
+    rows = [(0, 20.0, 1)] + [(u, 10.0 - u * 0.01, 1) for u in range(1, 50)]  # no proof
+    asked = []
+
+    def ranker(limit):
+        asked.append(limit)
+        return rows[:limit], len(rows)
+
+    got, total = rank_with_prior(ranker, lambda us: {u: [u] for u in us}, 1.0, 3)
+    assert total == 50 and asked == [8 * 3, 5] and len(got) == 3
+
+
 LONG = """# Handbook
 
 What the keepers of the park read first.
