@@ -23,6 +23,7 @@ from kbx.cli.common import (
     DbOption,
     EntityOption,
     JsonOption,
+    LangOption,
     MetaOption,
     PathOption,
     QuantityOption,
@@ -61,11 +62,11 @@ app = typer.Typer(**SETTINGS)
 
 
 def _filters(
-    path, entity, type_, after, before, date_from, meta, quantity=None, author=None
+    path, entity, type_, after, before, date_from, meta, quantity=None, author=None, lang=None
 ) -> api.Filters:
     return api.Filters(
         entity or [], type_ or [], after, before, date_from, meta or [], path, quantity or [],
-        author or [],
+        author or [], lang,
     )  # fmt: skip
 
 
@@ -333,6 +334,7 @@ def search(
     date_from: DateFromOption = "any",
     meta: MetaOption = None,
     quantity: QuantityOption = None,
+    lang: LangOption = None,
     facets: Annotated[
         bool,
         typer.Option(
@@ -395,7 +397,7 @@ def search(
 
       kbx search "memory limit" --quantity "size<=4GB" --quantity "time>30s" --facets
     """
-    chosen = _filters(path, entity, type_, after, before, date_from, meta, quantity, author)
+    chosen = _filters(path, entity, type_, after, before, date_from, meta, quantity, author, lang)
     exact = (3 if as_json else EXACT_TEXT) if exact is None else exact
     r = api.search(
         api.Index.find(db),
@@ -471,6 +473,7 @@ def grep(
     date_from: DateFromOption = "any",
     meta: MetaOption = None,
     quantity: QuantityOption = None,
+    lang: LangOption = None,
     timeout: Annotated[
         float,
         typer.Option(
@@ -511,7 +514,9 @@ def grep(
         context=context,
         max_matches=max_matches,
         ignore_case=ignore_case,
-        filters=_filters(path, entity, type_, after, before, date_from, meta, quantity, author),
+        filters=_filters(
+            path, entity, type_, after, before, date_from, meta, quantity, author, lang
+        ),
         timeout=timeout,
     )
     if as_json:

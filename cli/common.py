@@ -66,6 +66,14 @@ PathOption = Annotated[
         rich_help_panel="Filters",
     ),
 ]
+LangOption = Annotated[
+    str | None,
+    typer.Option(
+        "--lang",
+        help="Only passages in this language (ISO 639-1: ja, zh, ru, de...; en: the rest).",
+        rich_help_panel="Filters",
+    ),
+]
 EntityOption = Annotated[
     list[str] | None,
     typer.Option(

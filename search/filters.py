@@ -96,6 +96,7 @@ class Filters:
     path: str | None = None
     quantities: list[str] = field(default_factory=list)  # "mass>1kg", "size<=4GB"
     authors: list[str] = field(default_factory=list)  # written by, not only naming
+    lang: str | None = None  # passages told to be in this language (ISO 639-1; en: the rest)
 
 
 def parse_period(text: str, flag: str) -> tuple[date, date]:
@@ -345,4 +346,26 @@ def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> 
         _quantity(con, spec, f)
     for spec in filters.meta:
         _meta(con, spec, f)
+    if filters.lang:
+        _lang(filters.lang, f)
     return f
+
+
+def _lang(code: str, f: DocFilter) -> None:
+    """Passages in one language: those holding its ``#lang=`` term (analysis.analyze_units);
+    English is every passage told no other language (and code)."""
+    from kbx.analysis import LANG_TERM
+    from kbx.languages import SNOWBALL
+
+    code = code.strip().lower()
+    if code != "en" and code not in SNOWBALL:
+        known = ", ".join(["en", *SNOWBALL])
+        raise BadArgument(f"unknown language {code!r} for --lang; kbx tells: {known}")
+    held = "SELECT p.unit_id FROM postings p JOIN terms t USING (term_id) WHERE "
+    if code == "en":
+        sql = f"pl.unit_id NOT IN ({held}starts_with(t.term, ?))"
+        params = [LANG_TERM]
+    else:
+        sql = f"pl.unit_id IN ({held}t.term = ?)"
+        params = [LANG_TERM + code]
+    f.keep(f"SELECT pl.doc_id, pl.unit_id FROM placements pl WHERE {sql}", params)

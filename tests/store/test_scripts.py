@@ -227,3 +227,18 @@ def test_grep_context_is_cut_between_letters(tmp_path):
     assert "**खोज**" in text
     inner = text.strip("…")
     assert unicodedata.category(inner[0])[0] != "M" and inner.split()[0] in ("हिंदी", "दी")
+
+
+def test_lang_filter_keeps_passages_of_one_language(notes):
+    from kbx.errors import BadArgument
+    from kbx.search.filters import Filters
+
+    def paths(query: str, lang: str) -> set[str]:
+        hits = search(notes, query, k=20, exact=0, filters=Filters(lang=lang)).hits
+        return {h.path for h in hits}
+
+    assert paths("人工知能 исследование seL4", "ru") == {"ru.md"}
+    assert paths("人工知能 исследование seL4", "ja") == {"ja.md"}
+    assert paths("人工知能 исследование seL4", "en") == {"en.md"}
+    with pytest.raises(BadArgument, match="unknown language"):
+        search(notes, "x", filters=Filters(lang="xx"))
