@@ -405,7 +405,7 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
            FROM placed p JOIN seen e USING (doc_id, s)
            GROUP BY p.doc_id, p.unit_id, p.entity_id"""
     )
-    _openers(con)
+    _not_names(con)
     for table in ("named", "name_slugs", "positions", "coded"):
         con.execute(f"DROP TABLE {table}")
 
@@ -417,7 +417,7 @@ OPENS = r"""regexp_matches(
     '(?:^|\n|[.!?:;]\s)[\W\d]*$')"""
 
 
-def _openers(con: duckdb.DuckDBPyConnection) -> None:
+def _not_names(con: duckdb.DuckDBPyConnection) -> None:
     """A one-word name a model found only where any word is capitalized ("Older entries
     have been removed", "* Convert the package") is a word that opens a line, not a name,
     when nothing confirms it or its documents write it in lower case too; a person's name
@@ -519,8 +519,7 @@ def _dates(con: duckdb.DuckDBPyConnection) -> None:
     newest entry's date is no date of its other entries (``--date-from any`` would give
     every passage of it that year). Its top passage keeps the date as a mention."""
     rows = con.execute(
-        """SELECT doc_id, NULL, doc_date FROM documents WHERE status = 'ok'
-           AND doc_date IS NOT NULL"""
+        "SELECT doc_id, NULL, doc_date FROM documents WHERE status = 'ok' AND doc_date IS NOT NULL"
     ).fetchall()
     written = {
         d for (d,) in con.execute(

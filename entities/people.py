@@ -132,10 +132,8 @@ def signed(con: duckdb.DuckDBPyConnection) -> None:
     passage and those after it, up to the next that opens (a byline, an article's
     authors). Filter-grade recognizers only; written to ``authored``."""
     rows = con.execute(
-        f"""SELECT pl.doc_id, pl.ordinal, coalesce(pm.entity_id, m.key), m.value,
-                   trim(substr(u.text, m.end_char + 1 + coalesce(nullif(
-                       strpos(substr(u.text, m.end_char + 1), chr(10)), 0), length(u.text))))
-                   = ''
+        rf"""SELECT pl.doc_id, pl.ordinal, coalesce(pm.entity_id, m.key), m.value,
+                   regexp_full_match(substr(u.text, m.end_char + 1), '[^\n]*\s*')
             FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
             JOIN recognizer_info r ON r.name = m.recognizer AND {FILTER_GRADE}
             LEFT JOIN person_map pm ON pm.key = m.key
@@ -147,9 +145,10 @@ def signed(con: duckdb.DuckDBPyConnection) -> None:
     by_doc: dict[int, list[tuple]] = defaultdict(list)
     for doc_id, *rest in rows:
         by_doc[doc_id].append(tuple(rest))
-    units: dict[int, list[int]] = defaultdict(list)
+    units: dict[int, list[int]] = defaultdict(list)  # each document's units, in order
     for doc_id, unit_id in con.execute(
-        "SELECT doc_id, unit_id FROM placements WHERE list_contains(?, doc_id) ORDER BY ALL",
+        "SELECT doc_id, unit_id FROM placements WHERE list_contains(?, doc_id) "
+        "ORDER BY doc_id, ordinal",
         [list(by_doc)],
     ).fetchall():
         units[doc_id].append(unit_id)
