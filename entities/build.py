@@ -34,6 +34,7 @@ from kbx.entities import facet_arrays
 from kbx.entities.lookup import FILTER_GRADE, owner_of
 from kbx.entities.people import merge_people, signed
 from kbx.entities.positions import position_table
+from kbx.entities.sections import section_dates
 from kbx.entities.vocabulary import code_words, words
 from kbx.gazetteer.entries import slug
 from kbx.linking.works import summary
@@ -513,7 +514,8 @@ def _carried(con: duckdb.DuckDBPyConnection) -> None:
 
 def _dates(con: duckdb.DuckDBPyConnection) -> None:
     """Document dates, and the calendar dates each passage mentions (a relative date as
-    resolved in its document), as day intervals. A document dated only by the first date
+    resolved in its document) or its section gives it (``entities/sections.py``), as day
+    intervals. A document dated only by the first date
     written at its top (``annotate/context.py``) whose passages carry dates of their own
     in two places or more (a changelog's entries, a log) has no date of its own here: its
     newest entry's date is no date of its other entries (``--date-from any`` would give
@@ -535,6 +537,7 @@ def _dates(con: duckdb.DuckDBPyConnection) -> None:
                 AND dm.start_char = m.start_char
             WHERE m.type IN {DATE_TYPES}"""
     ).fetchall()
+    mentioned += section_dates(con, DATE_TYPES)
     spans = {v: interval(v) for v in {r[2] for r in rows + mentioned}}
     dated = Counter(d for d, u in {(d, u) for d, u, v in mentioned if spans[v]})
     rows = [r for r in rows if not (r[0] in written and dated[r[0]] >= 2)] + mentioned
