@@ -3,9 +3,10 @@
 Release notes and NEWS files date each section in its heading (``## 2023-10-17, Version
 21.0.0``, ``### … [27 Jan 2026]``) and list its changes below, over many passages. The
 truth is read from the Markdown source, apart from kbx: a line belongs to the nearest
-heading above it that carries a date (ISO ``YYYY-MM-DD`` or ``D Mon YYYY``), and a passage
-is of month M when one of its lines is. Each month that dates a section is asked as
-``--after M --before M``, with ``--date-from any`` (the default) and ``mentioned``.
+heading above it (ATX or Setext) that carries a date (ISO ``YYYY-MM-DD`` or ``D Mon
+YYYY``), and a passage is of month M when one of its lines is. Each month that dates a
+section is asked as ``--after M --before M``, with ``--date-from any`` (the default)
+and ``mentioned``.
 
 Runs the working tree and, with ``--baseline PKG`` (a folder holding an older checkout
 as ``kbx``, put first on ``PYTHONPATH``), that revision beside it on the same files:
@@ -36,6 +37,7 @@ HEADER = "# Benchmarks\n"
 REPO = Path(__file__).resolve().parents[1]
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_SETEXT = re.compile(r"^(=+|-+)\s*$")  # the line under a heading
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _DMY = re.compile(r"\b(\d{1,2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* (\d{4})\b")
 
@@ -57,14 +59,17 @@ def line_dates(text: str) -> list[dt.date | None]:
     out: list[dt.date | None] = [None]
     stack: list[tuple[int, dt.date | None]] = []  # (level, date) of the open headings
     fenced = False
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
         if _FENCE.match(line):
             fenced = not fenced
-        elif not fenced and (m := _HEADING.match(line)):
-            level = len(m[1])
+        heading = None if fenced else _HEADING.match(line)
+        setext = not fenced and i + 1 < len(lines) and _SETEXT.match(lines[i + 1])
+        if heading or (setext and line.strip() and not line.lstrip().startswith(("*", "-"))):
+            level = len(heading[1]) if heading else (1 if "=" in lines[i + 1] else 2)
             while stack and stack[-1][0] >= level:
                 stack.pop()
-            stack.append((level, heading_date(m[2])))
+            stack.append((level, heading_date(heading[2] if heading else line)))
         out.append(next((d for _, d in reversed(stack) if d), None))
     return out
 
@@ -76,9 +81,7 @@ def measure(db: Path, root: Path) -> dict:
     from kbx.search.filters import Filters, compile_filters
 
     con = duckdb.connect(str(db), read_only=True)
-    truth = {
-        p.name: line_dates(p.read_text("utf-8", errors="replace")) for p in root.glob("*.md")
-    }
+    truth = {p.name: line_dates(p.read_text("utf-8", errors="replace")) for p in root.glob("*.md")}
     months: dict[str, set[int]] = defaultdict(set)  # "YYYY-MM" -> the passages of it
     rows = con.execute(
         "SELECT pl.unit_id, d.path, pl.start_line, pl.end_line "
