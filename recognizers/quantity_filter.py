@@ -95,12 +95,40 @@ class Asked:
     hi: float
 
 
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def written(unit: str) -> str:
+    """A stored SI unit as people write it, for showing: pint's ``kg / m ** 3`` is
+    ``kg/m³``, ``1 / s`` is ``Hz``, ``kg * m / A / s ** 3`` is ``kg·m/(A·s³)``, ``1 / m``
+    is ``m⁻¹``. Filters read each form back (``--quantity ">1 kg/m³"``); the store keeps
+    pint's, which it compares."""
+    if unit == DIMENSIONS["frequency"]:
+        return "Hz"
+    top, *below = unit.split(" / ")
+    down = [p for part in below for p in part.split(" * ")]
+
+    def factors(parts: list[str], negative: bool = False) -> str:
+        out = []
+        for base, _, power in (p.partition(" ** ") for p in parts):
+            power = f"-{power or 1}" if negative else power
+            out.append(base + power.translate(_SUPERSCRIPT))
+        return "·".join(out)
+
+    if top == "1" and down:
+        return factors(down, negative=True)
+    if not down:
+        return factors(top.split(" * "))
+    shown = factors(down)
+    return f"{factors(top.split(' * '))}/{f'({shown})' if len(down) > 1 else shown}"
+
+
 def dimension_of(unit: str) -> str:
     """The name shown for a stored SI unit (or currency): ``kg`` is mass; a unit with no
-    name is its own (``kg / m ** 2``)."""
+    name is its own, as written (``kg/m²``)."""
     from kbx.recognizers.quantities import CURRENCY_CODES
 
-    return MONEY if unit in CURRENCY_CODES else NAME_OF.get(unit, unit)
+    return MONEY if unit in CURRENCY_CODES else NAME_OF.get(unit) or written(unit)
 
 
 def stored(type_: str, value: str | None) -> tuple[str, str, float, float] | None:
@@ -129,8 +157,8 @@ def _rounded(x: float) -> float:
 
 
 def _unit_sentence(unit: str) -> str:
-    name = dimension_of(unit)
-    return f"{name} ({unit})" if name != unit else f"in {unit}"
+    name, shown = dimension_of(unit), written(unit)
+    return f"{name} ({shown})" if name != shown else f"in {shown}"
 
 
 @cache
@@ -290,7 +318,7 @@ EDGES: dict[str, list[tuple[float, str]]] = {
     "1 / s": [(1.0, "1 Hz"), (1e3, "1 kHz"), (1e6, "1 MHz"), (1e9, "1 GHz")],
     "%": [(0.1, "0.1 %"), (1.0, "1 %"), (10.0, "10 %"), (100.0, "100 %")],
     MONEY: [(1e2, "100"), (1e3, "1,000"), (1e6, "1 million"), (1e9, "1 billion")],
-    "": [(10.0**k, f"1e{k:+d}") for k in range(-9, 12, 3)],  # any other unit
+    "": [(10.0**k, f"{10.0**k:g}") for k in range(-9, 12, 3)],  # any other unit
 }
 
 
@@ -304,11 +332,11 @@ def _below(x: float) -> float:
 def bin_filter(dimension: str, unit: str, lo: float | None, hi: float | None) -> str:
     """The ``--quantity`` that keeps exactly a histogram bin ``[lo, hi)`` (values stored
     to six significant digits: the upper end is the largest under ``hi``)."""
-    name = unit.lower() if dimension == MONEY else dimension if dimension != unit else ""
+    name = unit.lower() if dimension == MONEY else dimension if dimension in DIMENSIONS else ""
     bare = dimension == MONEY or unit == "%"
 
     def value(x: float) -> str:
-        return f"{x:g}" if bare else f"{x:g} {unit.removeprefix('1 ')}"
+        return f"{x:g}" if bare else f"{x:g} {written(unit)}"
 
     if lo is None:
         return f"{name}<{value(hi)}"
@@ -327,4 +355,4 @@ def bin_label(dimension: str, unit: str, edge: str) -> str:
     key = edges_key(dimension, unit)
     if key == MONEY:
         return f"{unit} {edge}"
-    return edge if key else f"{edge} {unit}"
+    return edge if key else f"{edge} {written(unit)}"

@@ -18,7 +18,7 @@ import duckdb
 
 from kbx.entities.facet_arrays import BINS, NO_YEAR, FacetArrays, bin_key
 from kbx.entities.lookup import FILTER_GRADE
-from kbx.recognizers.quantity_filter import EDGES, bin_filter, bin_label, edges_key
+from kbx.recognizers.quantity_filter import EDGES, bin_filter, bin_label, edges_key, written
 from kbx.search.allowed import Allowed, allowed
 from kbx.search.filters import DocFilter, kept_quantity
 
@@ -75,7 +75,8 @@ def _quantities(rows: list[dict] | None) -> Facet:
                     ),
                 }
             )
-        values.append({**{k: row[k] for k in ("dimension", "unit", "count")}, "bins": bins})
+        shown = {"dimension": row["dimension"], "unit": written(row["unit"]), "count": row["count"]}
+        values.append({**shown, "bins": bins})
     return _facet(values)
 
 

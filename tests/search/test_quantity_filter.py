@@ -13,7 +13,14 @@ from helpers import unchanged
 from kbx.errors import BadArgument, SchemaError
 from kbx.indexing.ingest import index
 from kbx.recognizers.quantities import QuantityRecognizer
-from kbx.recognizers.quantity_filter import parse, stored
+from kbx.recognizers.quantity_filter import (
+    DIMENSIONS,
+    bin_filter,
+    bin_label,
+    parse,
+    stored,
+    written,
+)
 from kbx.recognizers.registry import Registry
 from kbx.search.filters import Filters
 from kbx.search.grep import grep
@@ -226,7 +233,25 @@ def test_an_index_of_schema_5_gains_the_table_on_its_next_write(tmp_path):
 def test_stored_values_are_read_as_the_recognizer_writes_them_and_others_left_out():
     assert stored("QUANTITY", "5e-06..1e-05 kg") == ("mass", "kg", 5e-06, 1e-05)
     assert stored("QUANTITY", "2.77778 m / s") == ("speed", "m / s", 2.77778, 2.77778)
-    assert stored("QUANTITY", "3 kg / m ** 2") == ("kg / m ** 2", "kg / m ** 2", 3.0, 3.0)
+    assert stored("QUANTITY", "3 kg / m ** 2") == ("kg/m²", "kg / m ** 2", 3.0, 3.0)
     assert stored("MONEY", "USD 1234567.8") == ("money", "USD", 1234567.8, 1234567.8)
     for type_, value in (("QUANTITY", "about 5 kg"), ("QUANTITY", None), ("MONEY", "$5")):
         assert stored(type_, value) is None  # a plugin's own format: not filterable, no error
+
+
+@pytest.mark.parametrize(
+    "unit",
+    sorted({*DIMENSIONS.values(), "kg / m ** 2", "1 / m", "1 / m / s", "m / s ** 2"} - {"%"}),
+)
+def test_units_are_shown_as_written_and_read_back_as_stored(unit):
+    shown = written(unit)
+    assert "**" not in shown and " / " not in shown  # pint's expression never shows
+    assert parse(f">1 {shown}").unit == unit  # what a facet shows is a filter that works
+    dimension = stored("QUANTITY", f"3 {unit}")[0]
+    asked = parse(bin_filter(dimension, unit, 1.0, 10.0))  # a histogram bin's --quantity
+    assert (asked.unit, asked.lo, asked.hi) == (unit, 1.0, 9.99999)
+
+
+def test_bins_of_a_unit_with_no_name_read_as_numbers():
+    assert written("kg * m ** 2 / A / s ** 3") == "kg·m²/(A·s³)"
+    assert bin_label("kg/m²", "kg / m ** 2", "1000") == "1000 kg/m²"
