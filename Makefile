@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint install install-test clean coverage
+.PHONY: demo test test-fast test-slow lint install install-test install-fast clean coverage
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,21 @@ demo: install
 test: install-test
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto --dist loadscope
 	$(BIN)/ruff check .
+
+# The fast tier: the suite without the tests that need torch or Chromium and without the
+# slow tier (crash and fuzz runs, the heaviest property and fault tests), by the markers
+# tests/conftest.py gives. Its install leaves out GLiNER, so torch is never fetched.
+# `make test` still runs every test; `make test-slow` runs the slow tier alone.
+FAST := not slow and not torch and not chromium
+install-fast: $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test,ner,serve,dense,cluster]'
+	$(BIN)/python -m pip uninstall -q -y kbx-test-plugin 2>/dev/null || true
+
+test-fast: install-fast
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto --dist loadscope -m "$(FAST)"
+
+test-slow: install-fast
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto --dist loadscope -m slow
 
 # Coverage of the whole suite, the processes the tests start included (tests/coverage.ini),
 # by file and by room; slower than `make test`, which never measures it. See docs/TESTING.md.

@@ -19,6 +19,36 @@ from kbx.store.db import Index
 PLUGIN = Path(__file__).parent / "plugin"
 _SITE = pytest.StashKey[Path]()
 
+# The tiers (docs/TESTING.md): markers given here, by module, test or fixture, so a test
+# file need not say. `make test` runs every test; `make test-fast` leaves out these three.
+SLOW = {  # crash and fuzz runs, and the heaviest property and fault tests
+    "store/test_consistency.py",  # a writer killed at each named point, then repaired
+    "store/test_faults.py",  # kill -9 mid-transaction; readers waiting on a writer
+    "store/test_fuzz.py",  # the fuzz matrix's fast subset (benchmarks/fuzz.py: all of it)
+    "store/test_hostile.py",  # pipes, names not UTF-8, YAML bombs, deep nesting, bad imports
+    "store/test_resolve_faults.py",  # every HTTP fault resolve meets, with its time limits
+    "extract/test_citations.py",  # properties over each format's real parser
+    "extract/test_analysis_unicode.py::test_every_code_point_alone_and_inside_a_word",
+}
+CHROMIUM = {"serve/test_page.py"}  # Debian's Chromium through Playwright
+TORCH = {"tiny_gliner"}  # fixtures that need torch (GLiNER)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by them
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark each test ``slow``, ``chromium`` or ``torch`` as the sets above say."""
+    here = Path(__file__).parent
+    for item in items:
+        if not item.path.is_relative_to(here):
+            continue
+        module = item.path.relative_to(here).as_posix()
+        if module in SLOW or f"{module}::{getattr(item, 'originalname', item.name)}" in SLOW:
+            item.add_marker(pytest.mark.slow)
+        if module in CHROMIUM:
+            item.add_marker(pytest.mark.chromium)
+        if TORCH & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.torch)
+
 
 @pytest.fixture(autouse=True)
 def cold() -> Iterator[None]:
