@@ -201,6 +201,12 @@ REGISTRY: tuple[Bench, ...] = (
         writes=True,
     ),
     Bench(
+        "ner_limit",
+        INGEST,
+        "spaCy inside kbx beside the bare nlp.pipe: words per second",
+        writes=True,
+    ),
+    Bench(
         "reprocess",
         INGEST,
         "reprocess after a recognizer bump, beside a full re-index",
