@@ -42,11 +42,16 @@ from kbx.recognizers.quantity_filter import stored
 from kbx.store import journal
 from kbx.store.arrays import worth_mapping
 from kbx.store.consistency import sweep
-from kbx.store.db import ENTITIES_DIRTY, Index, is_dirty, rows_select
+from kbx.store.db import ENTITIES_DIRTY, Index, is_dirty, rows_select, set_meta
 from kbx.store.transaction import transaction
 from kbx.timex import interval
 
 LAYER = ("entities", "aliases", "links", "authored", "passage_dates", "passage_quantities")
+# What the rules building the layer from the mentions are: a store built by other rules is
+# rebuilt by the next writing command, as the postings are by ``ANALYSIS_VERSION``.
+# 2: a dated section dates its passages; an unnamed unit's dimension as written (kg/m²).
+LAYER_VERSION = "2"
+LAYER_KEY = "layer"  # kbx_meta: the LAYER_VERSION that built the layer
 DATE_TYPES = ("DATE", "TIME")
 QUANTITY_TYPES = ("QUANTITY", "MONEY")
 ID_KINDS = ("doi", "orcid", "isbn", "issn", "arxiv", "cve", "email")
@@ -159,6 +164,7 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
         _dates(con)
         _quantities(con)
         con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
+        set_meta(con, LAYER_KEY, LAYER_VERSION)
         facet_arrays.touched(con)
 
 
@@ -589,9 +595,11 @@ def repair(con: duckdb.DuckDBPyConnection, index: Index, settle_layer: bool = Tr
 
 
 def settle(con: duckdb.DuckDBPyConnection) -> bool:
-    """Rebuild the entity layer if a write marked it stale, and its facets' arrays with it
-    where a reader will map them (``worth_mapping``); returns whether it did."""
-    if not is_dirty(con):
+    """Rebuild the entity layer if a write marked it stale or an older kbx built it
+    (``LAYER_VERSION``), and its facets' arrays with it where a reader will map them
+    (``worth_mapping``); returns whether it did."""
+    built = con.execute("SELECT value FROM kbx_meta WHERE key = ?", [LAYER_KEY]).fetchone()
+    if not is_dirty(con) and built == (LAYER_VERSION,):
         return False
     refresh(con)
     if worth_mapping(con):

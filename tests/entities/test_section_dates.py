@@ -78,3 +78,17 @@ def test_sections_date_every_passage_below_them(tmp_path):
     assert len(log) >= 3
     assert all(d == {date(2024, 6, 3)} for d in log[:-1])  # the entry, by its closing line
     assert log[-1] == {date(2018, 1, 2)}
+
+
+def test_a_layer_an_older_kbx_built_is_rebuilt_by_the_next_index(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "NOTES.md").write_text(NOTES)
+    index(root, registry=Registry([DateRecognizer()]))
+    built = _dates(root)
+    with attached(Index.for_root(root).db, read_only=False) as con:
+        con.execute("DELETE FROM passage_dates")  # as an older kbx's rules left it
+        con.execute("UPDATE kbx_meta SET value = '1' WHERE key = 'layer'")
+    assert all(not d for d in _dates(root).values())
+    index(root, registry=Registry([DateRecognizer()]))  # no file changed
+    assert _dates(root) == built
