@@ -50,7 +50,42 @@ def _entities(rows: list) -> dict:
     return {"entities": [plain(r) for r in rows]}
 
 
+def _mentions(rows: list) -> dict:
+    return {"mentions": [plain(r) for r in rows]}
+
+
+def _recognizers(listing: tuple) -> dict:
+    """The rows and the recognizers that could not be loaded (``(name, why)`` pairs)."""
+    rows, broken = listing
+    return {"recognizers": [plain(r) for r in rows],
+            "unavailable": [{"name": n, "why": w} for n, w in broken]}  # fmt: skip
+
+
+def _index(result: tuple) -> dict:
+    """The index report, and the resolve report of ``kbx index --resolve`` (or None)."""
+    report, resolved = result
+    return plain(report) | ({"resolve": plain(resolved)} if resolved is not None else {})
+
+
+def _reprocess(r: Any) -> dict:
+    return {
+        "plan": [plain(p) | {"todo": p.todo} for p in r.plan],
+        "done": plain(r.done),
+        "failures": plain(r.failures),
+        "dry_run": r.dry_run,
+        "seconds": r.seconds,
+    }
+
+
 SHAPES: dict[str, Callable[[Any], dict]] = {
+    "index": _index,
+    "mentions": _mentions,
+    "recognizers": _recognizers,
+    "recognizers purge": lambda removed: {"purged": dict(removed)},
+    "resolve": _fields,
+    "embed": _fields,
+    "reprocess": _reprocess,
+    "export": _fields,
     "search": _fields,
     "grep": _fields,
     "read": _fields,

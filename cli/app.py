@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from contextlib import suppress
@@ -10,24 +9,16 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer._click.exceptions import ClickException  # typer 0.28 carries its own click
 
 from kbx import __version__, api
 from kbx.cli import export as export_cli
 from kbx.cli import gazetteer as gazetteer_cli
+from kbx.cli import reading
 from kbx.cli import serve as serve_cli
 from kbx.cli.common import (
-    AfterOption,
-    AuthorOption,
-    BeforeOption,
-    DateFromOption,
     DbOption,
-    EntityOption,
     JsonOption,
-    LangOption,
-    MetaOption,
-    PathOption,
-    QuantityOption,
-    TypeOption,
     emit_json,
     err,
     escape,
@@ -36,7 +27,6 @@ from kbx.cli.common import (
     say_waits,
 )
 from kbx.cli.failures import unit_failures as _unit_failures
-from kbx.cli.search_text import EXACT_TEXT, FACETS_OF, K_TEXT, SNIPPET_TEXT, render
 from kbx.errors import INTERNAL_ERROR, INTERRUPTED, BadArgument, KbxError
 
 SETTINGS = dict(
@@ -51,7 +41,8 @@ SETTINGS = dict(
         "Exit codes: 0 done, 1 error, 2 bad argument, 3 no index found, 4 index busy "
         "(try again), 5 index from another kbx version, 6 index folder not writable, "
         "70 a bug in kbx (the index is unchanged), 130 interrupted. With --json an error is "
-        "one JSON object: error, code, message, hint."
+        "one JSON object: error, code, message, hint.\n\n"
+        "kbx --version prints the version."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -59,15 +50,6 @@ SETTINGS = dict(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app = typer.Typer(**SETTINGS)
-
-
-def _filters(
-    path, entity, type_, after, before, date_from, meta, quantity=None, author=None, lang=None
-) -> api.Filters:
-    return api.Filters(
-        entity or [], type_ or [], after, before, date_from, meta or [], path, quantity or [],
-        author or [], lang,
-    )  # fmt: skip
 
 
 def _size(text: str) -> int:
@@ -184,10 +166,7 @@ def index(
         )
     resolved = api.resolve(api.Index.for_root(path, db)) if then_resolve else None
     if as_json:
-        emit_json(
-            dataclasses.asdict(report)
-            | ({"resolve": dataclasses.asdict(resolved)} if resolved else {})
-        )
+        emit_json(api.to_json("index", (report, resolved)))
         return
     out.print(f"Indexed {report.root} in {report.seconds:.1f} s  ({report.db})", markup=False)
     out.print(
@@ -265,310 +244,6 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
 
 
 @app.command()
-def read(
-    spec: Annotated[
-        str,
-        typer.Argument(metavar="PATH[:START[-END]]", help="File relative to the root, and lines."),
-    ],
-    hash: Annotated[
-        str | None,
-        typer.Option("--hash", help="File hash a result printed; warns if the file changed since."),
-    ] = None,
-    numbers: Annotated[
-        bool, typer.Option("-n", "--line-numbers", help="Number the lines.")
-    ] = False,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Print original lines of an indexed file, as a search result cites them.
-
-    With --hash, warn when the file has changed since it was indexed (its lines may
-    have moved). For a PDF, lines are those of its extracted text, pages separated
-    by a form-feed line. Paths outside the indexed root are refused.
-
-    Examples:
-
-      kbx read notes/cedar.md:40-58 --hash 3f9a1c0b2d4e
-
-      kbx read papers/report.pdf:1-20 -n
-    """
-    x = api.read(api.Index.find(db), spec, hash)
-    if x.changed:
-        err.print(
-            f"[yellow]warning:[/] {x.path} has changed since it was indexed "
-            f"(now {x.hash[:12]}); the cited lines may have moved. Run `kbx index` to refresh."
-        )
-    if as_json:
-        emit_json(api.to_json("read", x))
-        return
-    width = len(str(x.end_line))
-    for i, line in enumerate(x.lines, start=x.start_line):
-        sys.stdout.write(f"{i:>{width}}  {line}\n" if numbers else f"{line}\n")
-
-
-def _grep_lines(g: api.GrepResult) -> None:
-    for m in g.matches:
-        lines = f"{m.start_line}" if m.start_line == m.end_line else f"{m.start_line}-{m.end_line}"
-        out.print(f"{m.path}:{lines}  {m.text}", markup=False)
-        for c in m.context:
-            out.print(f"    {c}", markup=False)
-
-
-@app.command()
-def search(
-    query: Annotated[str, typer.Argument(help="Words to search for.")],
-    k: Annotated[
-        int | None,
-        typer.Option(
-            "-k",
-            help=f"How many passages to show (default {K_TEXT}, 8 with --json).",
-            show_default=False,
-        ),
-    ] = None,
-    path: PathOption = None,
-    entity: EntityOption = None,
-    author: AuthorOption = None,
-    type_: TypeOption = None,
-    after: AfterOption = None,
-    before: BeforeOption = None,
-    date_from: DateFromOption = "any",
-    meta: MetaOption = None,
-    quantity: QuantityOption = None,
-    lang: LangOption = None,
-    facets: Annotated[
-        bool,
-        typer.Option(
-            "--facets",
-            help="Also count entities, types, years and quantities (a histogram per "
-            "dimension) among all matches.",
-        ),
-    ] = False,
-    snippet: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="Characters of each passage's snippet, around its densest matches (0: none). "
-            "--json has a 240-character snippet and the whole text.",
-        ),
-    ] = SNIPPET_TEXT,
-    exact: Annotated[
-        int | None,
-        typer.Option(
-            min=0,
-            help=f"How many exact matches of the whole query as a phrase to show (default "
-            f"{EXACT_TEXT}, 3 with --json; 0: none; `kbx grep` shows them all).",
-            show_default=False,
-        ),
-    ] = None,
-    full: Annotated[
-        bool, typer.Option("--full", help="Print whole passages, not snippets.")
-    ] = False,
-    mode: Annotated[
-        str | None,
-        typer.Option(
-            help="Rank by words (bm25), by meaning (dense: the vectors `kbx embed` made), "
-            "or both, their scores combined (hybrid). Default: hybrid once `kbx embed` has "
-            "run on the index, else bm25.",
-            show_default=False,
-        ),
-    ] = None,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Find the passages that best match QUERY, each cited by file and lines.
-
-    Lean text, for an agent's context: passages grouped by file, best file first, under
-    the file's path and hash (to pass to `kbx read --hash`); each passage shows its line
-    range, the part of its heading path not shown just above, and a snippet with matches
-    marked **like this**. Below, exact matches of the whole query as a phrase (see `kbx
-    grep`). --json adds each passage's score, terms covered and whole text, and the facets.
-
-    Examples:
-
-      kbx search "supplier approval"
-
-      kbx read notes/cedar.md:40-58 --hash 3f9a1c0b2d4e   (then read what it cites)
-
-      kbx search "tls handshake" -k 3 --path "security/*" --json
-
-      kbx search "supplier approval" --entity Q312 --after 2021 --facets
-
-      kbx search openssl --meta category=vulnerability --after 2023 --date-from document
-
-      kbx search "memory limit" --quantity "size<=4GB" --quantity "time>30s" --facets
-    """
-    chosen = _filters(path, entity, type_, after, before, date_from, meta, quantity, author, lang)
-    exact = (3 if as_json else EXACT_TEXT) if exact is None else exact
-    r = api.search(
-        api.Index.find(db),
-        query,
-        k=k or (8 if as_json else K_TEXT),
-        filters=chosen,
-        exact=exact,
-        facets=facets or as_json,
-        mode=mode,
-    )
-    if as_json:
-        emit_json(api.to_json("search", r))
-        return
-    sys.stdout.write("".join(f"{line}\n" for line in render(r, snippet, exact, full)))
-    if r.facets:
-        _print_facets(r.facets, r.mode)
-    for note in r.notes:
-        err.print(f"note: {note}", markup=False)
-
-
-def _print_facets(f, mode: str) -> None:
-    of = FACETS_OF[mode != "bm25"].format(s="" if f.passages == 1 else "s")
-    out.print(f"[bold]facets[/] of {f.passages} {of}", highlight=False)
-    for title, facet, show in (
-        ("entities", f.entities, lambda v: f"{v['label']} ({v['entity_id']}, {v['type']})"),
-        ("authors", f.authors, lambda v: f"{v['label']} ({v['entity_id']})"),
-        ("types", f.types, lambda v: v["type"]),
-        ("years", f.years, lambda v: str(v["year"])),
-        ("cited works' years", f.cited_years, lambda v: str(v["year"])),
-    ):
-        if facet.values:
-            shown = ", ".join(f"{show(v)} {v['count']}" for v in facet.values)
-            rest = f", other {facet.other}" if facet.other else ""
-            out.print(f"  {title}: {shown}{rest}", markup=False)
-    if f.first_date:
-        out.print(f"  dates: {f.first_date} to {f.last_date}")
-    for q in f.quantities.values:
-        name = q["dimension"] if q["dimension"] == q["unit"] else f"{q['dimension']} ({q['unit']})"
-        bins = ", ".join(f"{_bin(b)} {b['count']}" for b in q["bins"])
-        out.print(f"  {name}: {q['count']} passages ({bins})", markup=False)
-    if f.quantities.other:
-        out.print(f"  other quantities: {f.quantities.other} passages", markup=False)
-
-
-def _bin(b: dict) -> str:
-    """A histogram bin as its edges: ``1 g–1 kg``, ``< 1 mg``, ``>= 1 t``."""
-    if b["from"] is None:
-        return f"< {b['to']}"
-    return f">= {b['from']}" if b["to"] is None else f"{b['from']}–{b['to']}"
-
-
-@app.command()
-def grep(
-    pattern: Annotated[str, typer.Argument(help="A Python regular expression.")],
-    rank: Annotated[
-        str | None,
-        typer.Option(
-            "--rank",
-            help="Visit files in BM25 order of these words (default: the pattern's words).",
-        ),
-    ] = None,
-    context: Annotated[
-        int, typer.Option("-C", "--context", help="Original lines to show around each match.")
-    ] = 0,
-    max_matches: Annotated[int, typer.Option("--max", help="Show at most this many.")] = 20,
-    ignore_case: Annotated[bool, typer.Option("-i", "--ignore-case")] = False,
-    path: PathOption = None,
-    entity: EntityOption = None,
-    author: AuthorOption = None,
-    type_: TypeOption = None,
-    after: AfterOption = None,
-    before: BeforeOption = None,
-    date_from: DateFromOption = "any",
-    meta: MetaOption = None,
-    quantity: QuantityOption = None,
-    lang: LangOption = None,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout",
-            help="Seconds the pattern may match for, over all the text it reads.",
-        ),
-    ] = 30.0,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    r"""Match a regular expression against the clean text, cited at original lines.
-
-    Markup is gone from the clean text, so a phrase split by **bold**, a link or a
-    line break still matches. Files are visited in order of relevance (BM25 of
-    --rank, default the pattern's words), so the best matches come first; a closing
-    line says how many matches in how many files were left out. A pattern that runs
-    past --timeout (one that backtracks without end, such as "(a|aa)+$") stops with an
-    error rather than running on.
-
-    Examples:
-
-      kbx grep "ERR_\d{4}"
-
-      kbx grep "seL4" --rank "verified microkernel" -C 2
-
-      kbx grep -i "supplier approval" --json
-
-      kbx grep "CVE-2026-\d+" --meta category=release --after 2026
-
-      kbx grep "heap" --quantity "size>=1GB"
-
-      kbx grep '<\S+@\S+>' --author "Jordi Mallach" --after 2022 --before 2022
-    """
-    g = api.grep(
-        api.Index.find(db),
-        pattern,
-        rank_query=rank,
-        context=context,
-        max_matches=max_matches,
-        ignore_case=ignore_case,
-        filters=_filters(
-            path, entity, type_, after, before, date_from, meta, quantity, author, lang
-        ),
-        timeout=timeout,
-    )
-    if as_json:
-        emit_json(api.to_json("grep", g))
-        return
-    if not g.matches:
-        out.print(f"no match for {pattern!r}", markup=False)
-    _grep_lines(g)
-    if g.left_out:
-        out.print(
-            f"{g.left_out} more matches in {g.files} files left out "
-            f"({g.left_out_files} files not shown); raise --max or narrow with --path"
-        )
-
-
-@app.command()
-def mentions(
-    spec: Annotated[
-        str,
-        typer.Argument(metavar="PATH[:START-END]", help="An indexed file, and optionally lines."),
-    ],
-    type_: Annotated[str | None, typer.Option("--type", help="Only this mention type.")] = None,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """List what the recognizers found in a document, at its original lines.
-
-    Each mention shows its line, exact text, type, normalized value, confidence, and
-    the recognizer and version that made it.
-
-    Examples:
-
-      kbx mentions notes/reading-list.md
-
-      kbx mentions papers/sel4-evaluation.tex:1-40 --type DOI --json
-    """
-    rows = api.mentions(api.Index.find(db), spec, type_)
-    if as_json:
-        keys = ("path", "line", "text", "type", "value", "confidence", "recognizer", "version")
-        emit_json({"spec": spec, "mentions": [{k: getattr(m, k) for k in keys} for m in rows]})
-        return
-    for m in rows:
-        out.print(
-            f"{m.path}:{m.line}  {m.type:<7} {m.text}  → {m.value}  "
-            f"({m.confidence:.2f}, {m.recognizer} {m.version})",
-            markup=False,
-        )
-    if not rows:
-        out.print("no mentions", markup=False)
-
-
-@app.command()
 def recognizers(
     purge: Annotated[
         list[str] | None,
@@ -599,19 +274,14 @@ def recognizers(
     if purge:
         removed = api.purge(idx, purge, registry)
         if as_json:
-            emit_json({"purged": removed})
+            emit_json(api.to_json("recognizers purge", removed))
         else:
             for name, n in removed.items():
                 out.print(f"purged {name}: {n} mentions removed", markup=False)
         return
     rows = api.recognizers(idx, registry)
     if as_json:
-        emit_json(
-            {
-                "recognizers": [dataclasses.asdict(r) for r in rows],
-                "unavailable": [{"name": n, "why": w} for n, w in registry.broken],
-            }
-        )
+        emit_json(api.to_json("recognizers", (rows, registry.broken)))
         return
     for name, why in registry.broken:
         err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {escape(why)}")
@@ -679,7 +349,7 @@ def resolve(
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     if as_json:
-        emit_json(dataclasses.asdict(r))
+        emit_json(api.to_json("resolve", r))
         return
     if r.offline:
         out.print(
@@ -719,7 +389,7 @@ def embed(db: DbOption = None, as_json: JsonOption = False) -> None:
             index, progress=lambda done, total: bar.update(task, completed=done, total=total)
         )
     if as_json:
-        emit_json(dataclasses.asdict(r))
+        emit_json(api.to_json("embed", r))
     elif r.off:
         err.print(f"kbx embed: {r.off}", markup=False)
     else:
@@ -806,15 +476,7 @@ def reprocess(
             idx, registry, recognizer, redo_all, workers, dry_run, tick, engine, address, spool
         )
     if as_json:
-        emit_json(
-            {
-                "plan": [dataclasses.asdict(p) | {"todo": p.todo} for p in report.plan],
-                "done": [dataclasses.asdict(d) for d in report.done],
-                "failures": report.failures,
-                "dry_run": report.dry_run,
-                "seconds": report.seconds,
-            }
-        )
+        emit_json(api.to_json("reprocess", report))
         return
     if not any(p.todo for p in report.plan):
         out.print("Nothing to reprocess: every recognizer's runs are current.")
@@ -841,6 +503,8 @@ def reprocess(
     out.print(f"Reprocessed in {report.seconds:.1f} s")
 
 
+for _read in (reading.read, reading.search, reading.grep, reading.mentions):
+    app.command()(_read)
 app.add_typer(gazetteer_cli.app, name="gazetteer")
 app.command()(gazetteer_cli.entities)
 app.command()(gazetteer_cli.entity)
@@ -858,21 +522,40 @@ def version() -> None:
 def main() -> None:
     """Entry point: run the app, turning every failure into one line and its exit code
     (see kbx.errors). No traceback reaches a user: an unexpected exception is a bug in kbx,
-    said as such, with its details saved to a file for the report."""
-    as_json = "--json" in sys.argv[1:]
+    said as such, with its details saved to a file for the report. With --json, a usage
+    error (an unknown option, a value of the wrong kind) is the JSON error object too."""
+    args = sys.argv[1:]
+    as_json = "--json" in args
+    name = args[0] if args else ""
+    if name == "gazetteer" and len(args) > 1:
+        name = f"gazetteer {args[1]}"
     say_waits()
     try:
-        only(sys.argv[1] if len(sys.argv) > 1 else "")()
+        if args[:1] in (["--version"], ["-V"]):
+            return version()
+        try:
+            if as_json:  # typer's own handling would print a usage error as a box
+                code = typer.main.get_command(only(args[0] if args else "")).main(
+                    args, standalone_mode=False
+                )
+                if isinstance(code, int) and code:
+                    sys.exit(code)
+            else:
+                only(args[0] if args else "")()
+        except SystemExit as e:  # typer turns Ctrl-C into a quiet exit 130
+            if e.code == INTERRUPTED:
+                raise KeyboardInterrupt from None
+            raise
+    except ClickException as e:  # only with --json: typer shows it otherwise
+        hint = f"`kbx {name} --help` lists what it takes" if name else "`kbx --help` lists"
+        _fail("BadArgument", e.exit_code, e.format_message(), hint, as_json)
+    except typer.Abort:
+        _fail("Aborted", 1, "aborted", None, as_json)
     except KbxError as e:
         _fail(type(e).__name__, e.exit_code, str(e), _HINTS.get(e.exit_code), as_json)
     except KeyboardInterrupt:
-        _fail(
-            "Interrupted",
-            INTERRUPTED,
-            "interrupted; what was committed is kept",
-            "run the command again to continue",
-            as_json,
-        )
+        said, go_on = api.interrupted(name)
+        _fail("Interrupted", INTERRUPTED, said, go_on, as_json)
     except Exception as e:  # a bug: say so, keep the details, never advise deleting .kbx
         report = _save_traceback()
         _fail(

@@ -1,4 +1,5 @@
-"""What every command shares: the consoles, the common options, JSON output."""
+"""What every command shares: the consoles, --db and --json, JSON output. The options of
+each command are generated from its definition (``cli/define.py``)."""
 
 from __future__ import annotations
 
@@ -56,99 +57,6 @@ DbOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object for machines.")]
-
-
-PathOption = Annotated[
-    str | None,
-    typer.Option(
-        "--path",
-        help="Only files matching this glob (relative to the root; * crosses folders).",
-        rich_help_panel="Filters",
-    ),
-]
-LangOption = Annotated[
-    str | None,
-    typer.Option(
-        "--lang",
-        help="Only passages in this language (ISO 639-1: ja, zh, ru, de...; en: the rest).",
-        rich_help_panel="Filters",
-    ),
-]
-EntityOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--entity",
-        "-e",
-        help="Passages naming this entity: an ID (Q312, doi:10.…) or a name or alias. "
-        "Repeatable; all must match.",
-        rich_help_panel="Filters",
-    ),
-]
-AuthorOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--author",
-        help="Passages this person wrote: signed (a changelog entry's closing line, a "
-        "Signed-off-by: trailer, an Author: byline) or in a document whose metadata names "
-        "them; --entity finds passages that merely name them. Repeatable; all must match.",
-        rich_help_panel="Filters",
-    ),
-]
-TypeOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--type",
-        "-t",
-        help="Passages with a mention of this type (DOI, DATE, PERSON, …). Repeatable.",
-        rich_help_panel="Filters",
-    ),
-]
-AfterOption = Annotated[
-    str | None,
-    typer.Option(
-        "--after",
-        help="Passages with a date starting on or after this day (YYYY[-MM[-DD]]).",
-        rich_help_panel="Filters",
-    ),
-]
-BeforeOption = Annotated[
-    str | None,
-    typer.Option(
-        "--before",
-        help="Passages with a date ending on or before this day, month or year (inclusive): "
-        "--after 2021 --before 2021 means during 2021, --after 2025-06 --before 2025-06 in "
-        "June 2025.",
-        rich_help_panel="Filters",
-    ),
-]
-DateFromOption = Annotated[
-    str,
-    typer.Option(
-        "--date-from",
-        help="Which dates count: any (the passage's own and its document's), mentioned, "
-        "or document.",
-        rich_help_panel="Filters",
-    ),
-]
-MetaOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--meta",
-        help="A document metadata field: KEY=VALUE or KEY!=VALUE (e.g. category=news). Repeatable.",
-        rich_help_panel="Filters",
-    ),
-]
-
-QuantityOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--quantity",
-        help="Passages with a quantity: [DIMENSION] OP VALUE, compared in SI (mass>1kg, "
-        "size<=4GB, temperature>=30°C, >5 mg, mass=1kg..5kg, usd>=1000); a stated range "
-        "counts when it overlaps. Repeatable; all must match.",
-        rich_help_panel="Filters",
-    ),
-]
 
 
 class _ToStderr(logging.Handler):

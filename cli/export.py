@@ -2,72 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
-from pathlib import Path
-from typing import Annotated
-
-import typer
 
 from kbx import api
-from kbx.cli.common import (
-    AfterOption,
-    AuthorOption,
-    BeforeOption,
-    DateFromOption,
-    DbOption,
-    EntityOption,
-    JsonOption,
-    MetaOption,
-    PathOption,
-    QuantityOption,
-    TypeOption,
-    emit_json,
-    err,
-    out,
-    progress_bar,
-)
+from kbx.cli.common import emit_json, err, out, progress_bar
+from kbx.cli.define import command
 from kbx.errors import BadArgument
 
 
-def export(
-    fmt: Annotated[
-        str,
-        typer.Argument(
-            metavar="FORMAT", help="brat, webanno, docbin or parquet (a folder), or jsonl."
-        ),
-    ],
-    out_path: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            help="Where to write: a new (or empty) folder for brat, docbin and parquet; a file "
-            "for webanno and jsonl (default: standard output).",
-            show_default=False,
-        ),
-    ] = None,
-    recognizer: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--recognizer",
-            "-r",
-            help="Only mentions of this recognizer (repeatable).",
-            rich_help_panel="Filters",
-        ),
-    ] = None,
-    path: PathOption = None,
-    entity: EntityOption = None,
-    author: AuthorOption = None,
-    type_: TypeOption = None,
-    after: AfterOption = None,
-    before: BeforeOption = None,
-    date_from: DateFromOption = "any",
-    meta: MetaOption = None,
-    quantity: QuantityOption = None,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["export"])
+def export(o: api.ExportOptions, *, db=None, as_json: bool = False) -> None:
     """Write what the recognizers found, in the formats annotators and analysts read.
 
     brat: per document PATH.txt (its clean text) and PATH.ann (T lines and # notes with
@@ -92,28 +36,21 @@ def export(
 
       kbx export webanno --out mentions.jsonld --recognizer dates
     """
-    fmt = fmt.strip().lower()
-    if as_json and out_path is None and fmt in ("webanno", "jsonl"):
+    o.format = fmt = o.format.strip().lower()
+    if as_json and o.out is None and fmt in ("webanno", "jsonl"):
         raise BadArgument("--json prints the report on standard output: give --out FILE too")
-    filters = api.Filters(
-        entity or [], type_ or [], after, before, date_from, meta or [], path, quantity or [],
-        author or [],
-    )  # fmt: skip
     with progress_bar(f"[bold]exporting {fmt}", as_json) as bar:
         task = bar.add_task("", total=None)
-        r = api.export(
+        r = api.perform(
             api.Index.find(db),
-            fmt,
-            out_path,
-            filters=filters,
-            recognizers=recognizer or [],
+            o,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
-            stream=None if out_path else sys.stdout,
+            stream=None if o.out else sys.stdout,
         )
     if as_json:
-        emit_json(dataclasses.asdict(r))
+        emit_json(api.to_json("export", r))
         return
-    say = out if out_path else err  # the export itself may be on standard output
+    say = out if o.out else err  # the export itself may be on standard output
     where = r.out or "standard output"
     say.print(
         f"{r.mentions} mentions of {r.units} passages in {r.documents} documents "

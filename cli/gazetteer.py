@@ -13,6 +13,7 @@ import typer
 
 from kbx import api
 from kbx.cli.common import DbOption, JsonOption, emit_json, out, progress_bar
+from kbx.cli.define import command
 from kbx.errors import BadArgument
 
 app = typer.Typer(
@@ -55,36 +56,8 @@ def _edit_summary(r: api.EditReport, verb: str) -> None:
 
 
 @app.command()
-def add(
-    name: Annotated[str, typer.Argument(help="The name as it is written.")],
-    type_: Annotated[
-        str, typer.Option("--type", "-t", help=f"One of: {', '.join(api.GAZETTEER_TYPES)}.")
-    ],
-    alias: Annotated[
-        list[str] | None, typer.Option("--alias", "-a", help="Another way it is written.")
-    ] = None,
-    entry_id: Annotated[
-        str | None,
-        typer.Option(
-            "--id", help="Its entity ID (e.g. a Wikidata Q312); an existing ID gains the aliases."
-        ),
-    ] = None,
-    by: ByOption = None,
-    source: Annotated[
-        str | None, typer.Option("--source", help="The indexed document it came from.")
-    ] = None,
-    note: Annotated[str | None, typer.Option("--note", help="Why, in a few words.")] = None,
-    ignore_case: Annotated[
-        bool,
-        typer.Option("--ignore-case", "-i", help="Match in any case (default: as written)."),
-    ] = False,
-    pin: Annotated[
-        bool,
-        typer.Option("--pin", help="Where another entry has these names too, they name this one."),
-    ] = False,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["gazetteer add"])
+def add(o: api.GazetteerAddOptions, *, db=None, as_json: bool = False) -> None:
     """Add a name (or aliases to an existing entry) and find it at once.
 
     Examples:
@@ -97,9 +70,7 @@ def add(
       kbx gazetteer add Apple --id Q312 --type ORG --pin --by agent:planner
         (two imported entries share "Apple": here it is Q312)
     """
-    r = api.gazetteer_add(
-        api.Index.find(db), name, type_, alias, entry_id, by, source, note, ignore_case, pin
-    )
+    r = api.perform(api.Index.find(db), o)
     if as_json:
         emit_json(api.to_json("gazetteer add", r))
         return
@@ -107,20 +78,15 @@ def add(
 
 
 @app.command()
-def retract(
-    entry_id: Annotated[str, typer.Argument(help="The entry's ID (see `kbx gazetteer list`).")],
-    by: Annotated[str, typer.Option("--by", help="Who retracts it.")],
-    why: Annotated[str, typer.Option("--why", help="The reason, kept in the log.")],
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["gazetteer retract"])
+def retract(o: api.GazetteerRetractOptions, *, db=None, as_json: bool = False) -> None:
     """Retract an entry: its mentions leave search; the entry and its history stay.
 
     Example:
 
       kbx gazetteer retract gz:project-cedar --by ann --why "merged into Q312"
     """
-    r = api.gazetteer_retract(api.Index.find(db), entry_id, by, why)
+    r = api.perform(api.Index.find(db), o)
     if as_json:
         emit_json(api.to_json("gazetteer retract", r))
         return
@@ -341,15 +307,8 @@ def check(
         out.print(f"protected {len({f['word'] for f in found})} words; postings rebuilt")
 
 
-def entities(
-    type_: Annotated[str | None, typer.Option("--type", "-t", help="Only this type.")] = None,
-    q: Annotated[
-        str | None, typer.Option("--q", help="Only entities whose label, alias or ID has this.")
-    ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n")] = 50,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["entities"])
+def entities(o: api.EntitiesOptions, *, db=None, as_json: bool = False) -> None:
     """List entities, most widely mentioned first, with passage and document counts.
 
     Entities come from identifiers (doi:…, orcid:…, cve:…), e-mail addresses and the
@@ -361,7 +320,7 @@ def entities(
 
       kbx entities --type PERSON --q dahl
     """
-    rows = api.entities(api.Index.find(db), type_, q, limit)
+    rows = api.perform(api.Index.find(db), o)
     if as_json:
         emit_json(api.to_json("entities", rows))
         return
@@ -376,12 +335,8 @@ def entities(
         )
 
 
-def entity(
-    name: Annotated[str, typer.Argument(help="An entity ID, label or alias.")],
-    limit: Annotated[int, typer.Option("--limit", "-n", help="Mentions to list.")] = 50,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["entity"])
+def entity(o: api.EntityOptions, *, db=None, as_json: bool = False) -> None:
     """Show one entity: its aliases, provenance, and where it is mentioned (path:line),
     most recent documents first.
 
@@ -391,7 +346,7 @@ def entity(
 
       kbx entity "Ann Lee" --json
     """
-    e = api.entity(api.Index.find(db), name, limit)
+    e = api.perform(api.Index.find(db), o)
     if as_json:
         emit_json(api.to_json("entity", e))
         return

@@ -7,7 +7,9 @@ its document's date; an entity is named by a mention in the passage or, for an
 author, by the whole document. Only mentions from recognizers precise enough to
 filter narrow the results; a boost-only one raises the score of the passages that
 hold it instead. Anything unknown is an error with suggestions, never an empty
-result that looks like "nothing exists".
+result that looks like "nothing exists". ``Filters`` itself, with each filter's names and
+help for every face, is defined in ``kbx.options``: a new filter is a field there and its
+condition here.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ import duckdb
 
 from kbx.entities.lookup import FILTER_GRADE, check_type, resolve_entity
 from kbx.errors import BadArgument
+from kbx.options import DATE_FROM, Filters
 from kbx.recognizers.quantity_filter import Asked
 from kbx.recognizers.quantity_filter import parse as parse_quantity
 
-DATE_FROM = ("any", "mentioned", "document")
 _META = re.compile(r"^(?P<key>[A-Za-z0-9_.-]+)(?P<op>!?=)(?P<value>.*)$")
 
 
@@ -81,22 +83,6 @@ class DocFilter:
             "SELECT DISTINCT pl.unit_id FROM placements pl JOIN documents d USING (doc_id) "
             f"WHERE {self.where()}"
         )
-
-
-@dataclass
-class Filters:
-    """What the user asked to narrow by; ``compile`` checks it against the index."""
-
-    entities: list[str] = field(default_factory=list)
-    types: list[str] = field(default_factory=list)
-    after: str | None = None
-    before: str | None = None
-    date_from: str = "any"
-    meta: list[str] = field(default_factory=list)
-    path: str | None = None
-    quantities: list[str] = field(default_factory=list)  # "mass>1kg", "size<=4GB"
-    authors: list[str] = field(default_factory=list)  # written by, not only naming
-    lang: str | None = None  # passages told to be in this language (ISO 639-1; en: the rest)
 
 
 def parse_period(text: str, flag: str) -> tuple[date, date]:

@@ -56,6 +56,7 @@ class GrepMatch:
     match: str
     text: str
     context: list[str] = field(default_factory=list)
+    also_in: list[str] = field(default_factory=list)  # other files holding the same passage
 
 
 @dataclass
@@ -412,6 +413,10 @@ def grep(
     shown: list[GrepMatch] = []
     seen: set[tuple[str, int, int]] = set()  # document positions of the matches so far
     files: dict[str, int] = {}
+    # a passage several files share, matched in a better file already: folded into that
+    # match (its ``also_in``), as search folds it; by the passage's text and the offset
+    first: dict[tuple[str, int], tuple[str, GrepMatch | None]] = {}
+    elsewhere: set[str] = set()
     positions = Positions()
     for (doc_id, ordinal, rel, sha, text, *_), spans in found:
         blob = blobs[(doc_id, ordinal)]
@@ -422,7 +427,14 @@ def grep(
             if key in seen:  # the overlap of two windows of one long block: reported once
                 continue
             seen.add(key)
+            same = first.get((text, m.start()))
+            if same is not None and same[0] != rel:
+                if same[1] is not None and rel not in same[1].also_in:
+                    same[1].also_in.append(rel)
+                elsewhere.add(rel)
+                continue
             files[rel] = files.get(rel, 0) + 1
+            here = None
             if len(shown) < max_matches:
                 segments = segments or unpack(blob)
                 start, end = line_span(segments, text, m.start(), m.end())
@@ -437,13 +449,16 @@ def grep(
                     + text[m.end() : b]
                     + ("…" if b < len(text) else "")
                 )
-                shown.append(GrepMatch(rel, start, end, sha, m.group(), " ".join(around.split())))
+                here = GrepMatch(rel, start, end, sha, m.group(), " ".join(around.split()))
+                shown.append(here)
+            first.setdefault((text, m.start()), (rel, here))
     if context:
         _add_context(index, shown, context)
     total = sum(files.values())
     shown_files = {m.path for m in shown}
+    held = len(set(files) | elsewhere)
     return GrepResult(
-        pattern, shown, total, len(files), total - len(shown), len(set(files) - shown_files)
+        pattern, shown, total, held, total - len(shown), len(set(files) - shown_files)
     )
 
 

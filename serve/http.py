@@ -4,7 +4,7 @@ guard of ``security.py``, served by uvicorn.
 
 Starlette, not FastAPI: the MCP SDK's transport is a Starlette app already, so the two
 share one app and one middleware stack with no further dependency; and parameters are
-read here from the command functions' own signatures, with errors in kbx's one-line
+read against each command's definition (``kbx.options``), with errors in kbx's one-line
 shape rather than a framework's validation lists.
 
 Parameters are named as the CLI's options (``date-from``, ``ignore-case``; search's words
@@ -14,11 +14,8 @@ are ``q``, grep's ``pattern``), and every answer is exactly the command's ``--js
 from __future__ import annotations
 
 import contextlib
-import functools
-import inspect
 import socket
-from collections.abc import Callable, Sequence
-from typing import Any, get_args, get_origin
+from collections.abc import Sequence
 
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
@@ -30,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from kbx import api
 from kbx.errors import BadArgument
 from kbx.serve import commands
 from kbx.serve.answers import answer, failure, refusal
@@ -39,69 +37,7 @@ from kbx.serve.security import Guard, Policy
 from kbx.serve.watch import Watcher
 
 
-def _kind(annotation: Any) -> type:
-    """What a parameter holds, from its annotation: bool, int, list (repeatable) or str."""
-    parts = get_args(annotation) or (annotation,)
-    for t in (bool, int, list):
-        if any(p is t or get_origin(p) is t for p in parts):
-            return t
-    return str
-
-
-@functools.cache
-def _params(fn: Callable) -> dict[str, tuple[str, type, bool]]:
-    """CLI-style name -> (argument name, kind, required) of a command function."""
-    sig = inspect.signature(fn, eval_str=True)
-    return {
-        name.replace("_", "-"): (name, _kind(p.annotation), p.default is inspect.Parameter.empty)
-        for name, p in list(sig.parameters.items())[1:]  # the first is the index
-    }
-
-
-def _value(name: str, kind: type, raw: list) -> Any:
-    if kind is list:
-        if not all(isinstance(v, str) for v in raw):
-            raise BadArgument(f"{name} takes text values")
-        return raw
-    if len(raw) > 1:
-        raise BadArgument(f"give {name} once")
-    v = raw[0]
-    if kind is bool:
-        if isinstance(v, bool):
-            return v
-        if str(v).lower() in ("1", "true", "yes", "on"):
-            return True
-        if str(v).lower() in ("0", "false", "no", "off"):
-            return False
-        raise BadArgument(f"{name} is true or false, got {v!r}")
-    if kind is int:
-        if isinstance(v, int) and not isinstance(v, bool):
-            return v
-        if isinstance(v, str) and v.strip().lstrip("-").isdigit() and len(v) < 10:
-            return int(v)
-        raise BadArgument(f"{name} must be a whole number, got {v!r}")
-    if not isinstance(v, str):
-        raise BadArgument(f"{name} takes text, got {v!r}")
-    return v
-
-
-def arguments(where: str, fn: Callable, given: dict[str, list]) -> dict[str, Any]:
-    """The keyword arguments of ``fn`` from request values by CLI-style name; an unknown
-    name or a missing required one is refused with the names it takes."""
-    params = _params(fn)
-    unknown = sorted(set(given) - set(params))
-    if unknown:
-        raise BadArgument(
-            f"{where} takes no {', '.join(unknown)}; it takes "
-            f"{', '.join(params) or 'no parameters'}"
-        )
-    missing = [n for n, (_, _, required) in params.items() if required and n not in given]
-    if missing:
-        raise BadArgument(f"{where} needs {', '.join(missing)}")
-    return {params[n][0]: _value(n, params[n][1], raw) for n, raw in given.items()}
-
-
-def _get(index: LiveIndex, fn: Callable, where: str, path_param: str | None = None):
+def _get(index: LiveIndex, name: str, where: str, path_param: str | None = None):
     async def endpoint(request: Request) -> Response:
         try:
             given: dict[str, list] = {}
@@ -109,37 +45,33 @@ def _get(index: LiveIndex, fn: Callable, where: str, path_param: str | None = No
                 given.setdefault(key, []).append(value)
             if path_param:
                 given[path_param] = [request.path_params[path_param]]
-            return answer(await run_in_threadpool(fn, index, **arguments(where, fn, given)))
+            return answer(
+                await run_in_threadpool(
+                    commands.run, index, name, given, api.HTTP, where, repeated=True
+                )
+            )
         except Exception as e:
             return failure(e)
 
     return endpoint
 
 
-EDITS = {"add": commands.gazetteer_add, "retract": commands.gazetteer_retract}
-
-
 async def gazetteer_edit(index: LiveIndex, request: Request, where: str) -> dict:
     """A gazetteer edit's JSON body (``{"action": "add" | "retract", ...}``, the fields the
-    CLI's options name) run through its service function: the API and the page's form
-    alike. ``where`` names the caller in an error."""
+    CLI's options name) run as its command: the API and the page's form alike. ``where``
+    names the caller in an error."""
     try:
         body = await request.json()
     except (ValueError, RecursionError):
         raise BadArgument("the body is not JSON") from None
     if not isinstance(body, dict):
         raise BadArgument("the body must be a JSON object")
-    fn = EDITS.get(body.pop("action", None))
-    if fn is None:
+    action = body.pop("action", None)
+    if action not in ("add", "retract"):
         raise BadArgument("action must be add or retract")
-    kinds = {name: kind for name, (_, kind, _) in _params(fn).items()}
-    given = {
-        k: v if isinstance(v, list) and kinds.get(k) is list else [v]
-        for k, v in body.items()
-        if v is not None
-    }
-    where = f"{where} ({fn.__name__.removeprefix('gazetteer_')})"
-    return await run_in_threadpool(fn, index, **arguments(where, fn, given))
+    return await run_in_threadpool(
+        commands.run, index, f"gazetteer {action}", body, api.HTTP, f"{where} ({action})"
+    )
 
 
 def _gazetteer(index: LiveIndex):
@@ -153,23 +85,16 @@ def _gazetteer(index: LiveIndex):
 
 
 def api_routes(index: LiveIndex) -> list[BaseRoute]:
-    gets = {
-        "search": commands.search,
-        "grep": commands.grep,
-        "read": commands.read,
-        "entities": commands.entities,
-        "status": commands.status,
-    }
+    """GET /api/NAME for each command on the HTTP face that reads (entity's ID in the
+    path), POST /api/gazetteer for the edits."""
+    gets = [c.name for c in api.COMMANDS.values() if api.HTTP in c.faces and " " not in c.name]
     return [
         *(
-            Route(f"/api/{n}", _get(index, fn, f"/api/{n}"), methods=["GET"])
-            for n, fn in gets.items()
+            Route(f"/api/{n}", _get(index, n, f"/api/{n}"), methods=["GET"])
+            for n in gets
+            if n != "entity"
         ),
-        Route(
-            "/api/entity/{id:path}",
-            _get(index, commands.entity, "/api/entity", "id"),
-            methods=["GET"],
-        ),
+        Route("/api/entity/{id:path}", _get(index, "entity", "/api/entity", "id"), methods=["GET"]),
         Route("/api/gazetteer", _gazetteer(index), methods=["POST"]),
     ]
 

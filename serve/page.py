@@ -17,7 +17,6 @@ even a missed escape could not run a document's script.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import re
 from collections.abc import Callable
@@ -34,7 +33,7 @@ from kbx import api
 from kbx.errors import BadArgument, KbxError
 from kbx.serve import commands
 from kbx.serve.answers import failure
-from kbx.serve.http import arguments, gazetteer_edit
+from kbx.serve.http import gazetteer_edit
 from kbx.serve.live import LiveIndex
 
 FILES = Path(__file__).with_name("web")
@@ -43,7 +42,7 @@ DATE_FROM = ("any", "mentioned", "document")  # kbx search --date-from (it check
 LINES_SHOWN = 20000  # lines of a document shown around the cited ones
 MORE = 10  # passages a "more" link adds
 MENTIONS = 200  # mentions on an entity's page
-K_DEFAULT = inspect.signature(commands.search).parameters["k"].default  # passages shown
+K_DEFAULT = commands.K_DEFAULT  # passages shown
 HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -174,8 +173,8 @@ class Pages:
         for k, v in state:
             given.setdefault(k, []).append(v)
         try:
-            result = commands.search(
-                self.index, **arguments("the search page", commands.search, given)
+            result = commands.run(
+                self.index, "search", given, api.HTTP, "the search page", repeated=True
             )
         except Exception as e:
             return self.error(e, "search.html", **self._form(ctx, state, None))
@@ -271,7 +270,8 @@ class Pages:
             )
         path = state["path"]
         start, end = _lines(state.get("lines"))
-        excerpt = commands.read(self.index, path, state.get("hash"))
+        asked = {"spec": path, "hash": state.get("hash")}
+        excerpt = commands.run(self.index, "read", asked, api.HTTP, "the document view")
         n = len(excerpt["lines"])
         if start and start > n:
             raise BadArgument(f"{excerpt['path']} has {n} lines; line {start} does not exist")
@@ -302,7 +302,8 @@ class Pages:
     def entity(self, request: Request) -> Response:
         entity_id = request.path_params["id"]
         try:
-            e = commands.entity(self.index, entity_id, limit=MENTIONS)
+            asked = {"id": entity_id, "limit": MENTIONS}
+            e = commands.run(self.index, "entity", asked, api.HTTP, "the entity view")
         except BadArgument as missing:
             gone = self._retracted(entity_id)
             if gone is None:

@@ -89,7 +89,7 @@ def test_search_and_grep_from_the_command_line(shared):
     assert json.loads(r.stdout)["matches"][0]["path"] == "web.html"
     r = run_cli("grep", "ERR_\\d+", "-C", "1", cwd=shared)
     match, *context = r.stdout.splitlines()
-    assert r.returncode == 0 and match.startswith("web.html:7  ") and "**ERR_4021**" in match
+    assert r.returncode == 0 and match.startswith("web.html:7 #") and "**ERR_4021**" in match
     assert context == [f"    {n}: {line}" for n, line in _lines(shared / "web.html", 6, 8)]
     r = run_cli("grep", "(", cwd=shared)
     assert r.returncode == 2 and r.stderr.startswith("error: bad regular expression")

@@ -1,0 +1,692 @@
+"""Each command defined once: its options as a typed dataclass whose fields carry their
+names, help, bounds and defaults, the shared ``Filters`` among them.
+
+The faces are generated from these definitions, never written by hand: the CLI's typer
+options (``cli/define.py``), the MCP tools' input schemas (``serve/mcp.py``) and the HTTP
+API's parameters (``serve/http.py``); ``tests/test_faces.py`` walks every command and
+checks that each face accepts exactly the options its definition has. A new filter is one
+field of ``Filters`` (and its SQL in ``search/filters.py``).
+
+A field's face name is the CLI's long option without its dashes (``date-from``,
+``ignore-case``): the MCP tools and the HTTP API take the same names. Values from a server
+(HTTP text or MCP JSON) are checked here, each error a ``BadArgument`` naming the option;
+the server's own bounds (a CLI user is alone with their machine; a server is not) are the
+``served`` ones. A pure leaf: no database, nothing loaded but the standard library.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kbx.errors import BadArgument
+
+CLI, MCP, HTTP = "cli", "mcp", "http"
+EVERY = frozenset({CLI, MCP, HTTP})
+SERVED = frozenset({MCP, HTTP})
+TEXT_MAX = 2000  # characters of any text a server reads (a query, a pattern, a name)
+DATE_FROM = ("any", "mentioned", "document")
+MODES = ("bm25", "dense", "hybrid")
+
+
+@dataclass(frozen=True)
+class Opt:
+    """What the faces need to know of one option; ``opt()`` attaches it to a field."""
+
+    help: str  # the CLI's help
+    brief: str | None = None  # the MCP tool's description of it (sent every turn): short
+    name: str = ""  # the face name; default: the field's, with - for _
+    flags: tuple[str, ...] = ()  # the CLI's flags, where not --NAME (and short)
+    short: str | None = None  # the CLI's short flag (-e)
+    argument: bool = False  # a CLI argument, not an option
+    metavar: str | None = None
+    low: float | None = None  # bounds on every face
+    high: float | None = None
+    served: tuple[float, float] | None = None  # the server's bounds, within those
+    choices: tuple[str, ...] | None = None  # listed in help and schemas (checked below)
+    faces: frozenset[str] = EVERY
+    served_required: bool = False  # required of a server's caller though the CLI has a default
+    panel: str | None = None  # the CLI help's panel
+    http: str | None = None  # HTTP's name where it differs (search's q)
+    negatable: bool = False  # --NAME/--no-NAME on the CLI
+    envvar: str | None = None  # the CLI reads it from this variable too
+    face_defaults: dict[str, Any] = field(default_factory=dict)  # where a face's differs
+
+
+def opt(default: Any = dataclasses.MISSING, **meta: Any) -> Any:
+    """A dataclass field with its ``Opt``; ``list`` as the default means an empty list."""
+    o = {"kbx": Opt(**meta)}
+    if default is list:
+        return field(default_factory=list, metadata=o)
+    return field(default=default, metadata=o)
+
+
+def filters_field() -> Any:
+    """The field holding a command's ``Filters``: its options are the filters'."""
+    return field(default_factory=lambda: Filters(), metadata={"kbx_filters": True})
+
+
+FILTERS = "Filters"  # the CLI help's panel of the filters
+
+
+@dataclass(kw_only=True)
+class Filters:
+    """What the user asked to narrow by; ``search.filters.compile_filters`` checks it
+    against the index. Search, grep and export take the same filters, on every face."""
+
+    entities: list[str] = opt(
+        list,
+        name="entity",
+        short="-e",
+        help="Passages naming this entity: an ID (Q312, doi:10.…) or a name or alias. "
+        "Repeatable; all must match.",
+        brief="entity IDs or names (see entities); all must match",
+        panel=FILTERS,
+    )
+    types: list[str] = opt(
+        list,
+        name="type",
+        short="-t",
+        help="Passages with a mention of this type (DOI, DATE, PERSON, …). Repeatable.",
+        brief="mention types, e.g. DOI, DATE, PERSON",
+        panel=FILTERS,
+    )
+    after: str | None = opt(
+        None,
+        help="Passages with a date starting on or after this day (YYYY[-MM[-DD]]).",
+        brief="YYYY, YYYY-MM or YYYY-MM-DD: dates from its first day on",
+        panel=FILTERS,
+    )
+    before: str | None = opt(
+        None,
+        help="Passages with a date ending on or before this day, month or year (inclusive): "
+        "--after 2021 --before 2021 means during 2021, --after 2025-06 --before 2025-06 in "
+        "June 2025.",
+        brief="YYYY, YYYY-MM or YYYY-MM-DD: dates up to its last day (inclusive)",
+        panel=FILTERS,
+    )
+    date_from: str = opt(
+        "any",
+        help="Which dates count: any (the passage's own and its document's), mentioned, "
+        "or document.",
+        brief="which dates count: any, mentioned or document",
+        choices=DATE_FROM,
+        panel=FILTERS,
+    )
+    meta: list[str] = opt(
+        list,
+        help="A document metadata field: KEY=VALUE or KEY!=VALUE (e.g. category=news). Repeatable.",
+        brief="front-matter KEY=VALUE or KEY!=VALUE",
+        panel=FILTERS,
+    )
+    path: str | None = opt(
+        None,
+        help="Only files matching this glob (relative to the root; * crosses folders).",
+        brief="file glob relative to the root; * crosses /",
+        panel=FILTERS,
+    )
+    quantities: list[str] = opt(
+        list,
+        name="quantity",
+        help="Passages with a quantity: [DIMENSION] OP VALUE, compared in SI (mass>1kg, "
+        "size<=4GB, temperature>=30°C, >5 mg, mass=1kg..5kg, usd>=1000); a stated range "
+        "counts when it overlaps. Repeatable; all must match.",
+        brief="[DIMENSION] OP VALUE in SI, e.g. mass>1kg, size<=4GB; all must match",
+        panel=FILTERS,
+    )
+    authors: list[str] = opt(
+        list,
+        name="author",
+        help="Passages this person wrote: signed (a changelog entry's closing line, a "
+        "Signed-off-by: trailer, an Author: byline) or in a document whose metadata names "
+        "them; --entity finds passages that merely name them. Repeatable; all must match.",
+        brief="people (IDs or names) who wrote the passage: signed it, or authors of its "
+        "document; entity finds passages that merely name them; all must match",
+        panel=FILTERS,
+    )
+    lang: str | None = opt(
+        None,
+        help="Only passages in this language (ISO 639-1: ja, zh, ru, de...; en: the rest).",
+        brief="ISO 639-1 language of the passage (ja, zh, de...; en: the rest)",
+        panel=FILTERS,
+    )
+
+    def __post_init__(self) -> None:  # one value where a list is meant: a list of it
+        for f in dataclasses.fields(self):
+            if isinstance(getattr(self, f.name), str) and f.default is dataclasses.MISSING:
+                setattr(self, f.name, [getattr(self, f.name)])
+
+
+# -- the commands ---------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class SearchOptions:
+    """``kbx search``: the passages that best match a query."""
+
+    query: str = opt(
+        help="Words to search for.", brief="words to search for", argument=True, http="q"
+    )
+    k: int | None = opt(
+        None,
+        flags=("-k",),
+        help="How many passages to show (default 5, 8 with --json).",
+        brief="passages to show (default 8)",
+        low=1,
+        served=(1, 100),
+    )
+    filters: Filters = filters_field()
+    facets: bool | None = opt(
+        None,
+        help="Also count entities, types, years and quantities (a histogram per dimension) "
+        "among all matches (always with --json).",
+        brief="also count entities, types, years and quantities among all matches",
+        face_defaults={MCP: False, HTTP: True},  # HTTP answers as --json; a model asks
+    )
+    snippet: int = opt(
+        160,
+        help="Characters of each passage's snippet, around its densest matches (0: none). "
+        "--json has a 240-character snippet and the whole text.",
+        low=0,
+        faces=frozenset({CLI}),
+    )
+    exact: int | None = opt(
+        None,
+        help="How many exact matches of the whole query as a phrase to show (default 1, "
+        "3 with --json; 0: none; `kbx grep` shows them all).",
+        low=0,
+        faces=frozenset({CLI}),
+    )
+    full: bool = opt(False, help="Print whole passages, not snippets.", faces=frozenset({CLI}))
+    mode: str | None = opt(
+        None,
+        help="Rank by words (bm25), by meaning (dense: the vectors `kbx embed` made), or "
+        "both, their scores combined (hybrid). Default: hybrid once `kbx embed` has run on "
+        "the index, else bm25.",
+        brief="words, meaning or both; default hybrid once the folder is embedded",
+        choices=MODES,
+    )
+
+
+@dataclass(kw_only=True)
+class GrepOptions:
+    """``kbx grep``: every match of a regular expression in the clean text."""
+
+    pattern: str = opt(help="A Python regular expression.", brief="a Python regex", argument=True)
+    rank: str | None = opt(
+        None,
+        help="Visit files in BM25 order of these words (default: the pattern's words).",
+        brief="words whose BM25 orders the files (default: the pattern's)",
+    )
+    context: int = opt(
+        0,
+        short="-C",
+        help="Original lines to show around each match.",
+        brief="original lines around each match",
+        low=0,
+        served=(0, 20),
+    )
+    max_matches: int = opt(
+        20,
+        name="max",
+        help="Show at most this many.",
+        brief="matches shown",
+        low=1,
+        served=(1, 500),
+    )
+    ignore_case: bool = opt(False, short="-i", help="Match in any case.")
+    filters: Filters = filters_field()
+    timeout: float = opt(
+        30.0,
+        help="Seconds the pattern may match for, over all the text it reads.",
+        brief="seconds the pattern may match for (1 to 60)",
+        served=(1, 60),
+    )
+
+
+@dataclass(kw_only=True)
+class ReadOptions:
+    """``kbx read``: the original lines a result cites."""
+
+    spec: str = opt(
+        help="File relative to the root, and lines.",
+        brief="PATH:START-END as a result cites it",
+        argument=True,
+        metavar="PATH[:START[-END]]",
+    )
+    hash: str | None = opt(
+        None,
+        help="File hash a result printed; warns if the file changed since.",
+        brief="the hash the result gave",
+    )
+    line_numbers: bool = opt(False, short="-n", help="Number the lines.", faces=frozenset({CLI}))
+
+
+@dataclass(kw_only=True)
+class EntitiesOptions:
+    """``kbx entities``: the entities the documents name."""
+
+    type: str | None = opt(None, short="-t", help="Only this type.")
+    q: str | None = opt(None, help="Only entities whose label, alias or ID has this.")
+    limit: int = opt(50, short="-n", help="How many to list.", low=1, served=(1, 500))
+
+
+@dataclass(kw_only=True)
+class EntityOptions:
+    """``kbx entity``: one entity and its mentions."""
+
+    id: str = opt(help="An entity ID, label or alias.", argument=True, metavar="ID")
+    limit: int = opt(50, short="-n", help="Mentions to list.", low=1, served=(1, 500))
+
+
+@dataclass(kw_only=True)
+class StatusOptions:
+    """``kbx status``: what the index holds."""
+
+
+@dataclass(kw_only=True)
+class GazetteerAddOptions:
+    """``kbx gazetteer add``: teach the index a name."""
+
+    name: str = opt(help="The name as it is written.", argument=True)
+    type: str = opt(
+        short="-t",
+        help="PERSON, ORG, PROJECT, PRODUCT, … (an unknown one is refused with the list).",
+    )
+    alias: list[str] = opt(list, short="-a", help="Another way it is written.")
+    id: str | None = opt(
+        None, help="Its entity ID (e.g. a Wikidata Q312); an existing ID gains the aliases."
+    )
+    by: str | None = opt(
+        None,
+        help="Who makes the change: a person, or agent:NAME.",
+        brief="who makes the change, e.g. agent:<your client's name>",
+        served_required=True,
+    )
+    source: str | None = opt(
+        None,
+        help="The indexed document it came from.",
+        brief="the indexed file you saw it in",
+    )
+    note: str | None = opt(None, help="Why, in a few words.")
+    ignore_case: bool = opt(False, short="-i", help="Match in any case (default: as written).")
+    pin: bool = opt(False, help="Where another entry has these names too, they name this one.")
+
+
+@dataclass(kw_only=True)
+class GazetteerRetractOptions:
+    """``kbx gazetteer retract``: an entry's mentions leave search."""
+
+    id: str = opt(help="The entry's ID (see `kbx gazetteer list`).", argument=True)
+    by: str = opt(
+        help="Who retracts it.", brief="who makes the change, e.g. agent:<your client's name>"
+    )
+    why: str = opt(help="The reason, kept in the log.")
+
+
+@dataclass(kw_only=True)
+class ExportOptions:
+    """``kbx export``: the mentions and texts the filters choose, in the field's formats."""
+
+    format: str = opt(
+        help="brat, webanno, docbin or parquet (a folder), or jsonl.",
+        argument=True,
+        metavar="FORMAT",
+    )
+    out: Path | None = opt(
+        None,
+        short="-o",
+        help="Where to write: a new (or empty) folder for brat, docbin and parquet; a file "
+        "for webanno and jsonl (default: standard output).",
+    )
+    recognizer: list[str] = opt(
+        list,
+        short="-r",
+        help="Only mentions of this recognizer (repeatable).",
+        panel=FILTERS,
+    )
+    filters: Filters = filters_field()
+
+
+@dataclass(kw_only=True)
+class MentionsOptions:
+    """``kbx mentions``: what the recognizers found in a document."""
+
+    spec: str = opt(
+        help="An indexed file, and optionally lines.", argument=True, metavar="PATH[:START-END]"
+    )
+    type: str | None = opt(None, help="Only this mention type.")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: its name on every face, its options, and on which faces it is."""
+
+    name: str  # as the CLI spells it ("gazetteer add"); the MCP tool is gazetteer_add
+    options: type
+    faces: frozenset[str] = frozenset({CLI})
+    brief: str = ""  # the MCP tool's description
+    # what an interrupted run kept, and how to go on (a command that only reads: nothing)
+    interrupted: str = "interrupted; nothing was changed"
+    go_on: str | None = None
+
+    @property
+    def tool(self) -> str:
+        return self.name.replace(" ", "_")
+
+
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command(
+            "search",
+            SearchOptions,
+            EVERY,
+            "Ranked passages for the query's words (and its meaning, once the folder is "
+            "embedded), each cited as path:start-end #hash with a snippet: read only those "
+            "lines. Below them, exact matches of the query as a phrase (grep finds every one, "
+            "or a regex). Filters narrow to passages naming an entity, with a mention type, "
+            "written by an author, dated after/before, with a quantity (mass>1kg), by "
+            "front-matter field, path or language; facets counts entities, types, years and "
+            "quantities among all matches. A list filter takes one value or several.",
+        ),
+        Command(
+            "grep",
+            GrepOptions,
+            EVERY,
+            "Every match of a Python regex in the documents' clean text (markup stripped, so "
+            "a phrase split by bold or a line break still matches), cited at original lines, "
+            "best files first (BM25 of rank, default the pattern's words). Prefer it to "
+            "search for exact strings, identifiers, error codes, or when you need every "
+            "occurrence. A pattern stops with an error after timeout seconds of matching.",
+        ),
+        Command(
+            "read",
+            ReadOptions,
+            EVERY,
+            "The original lines a result cites, numbered. With the result's hash, it says "
+            "whether the file changed since it was indexed (its lines may have moved).",
+        ),
+        Command(
+            "entities",
+            EntitiesOptions,
+            EVERY,
+            "Entities the documents name (people, projects, DOIs, …), most mentioned first, "
+            "with passage counts; q matches label, alias or ID. Use an ID as search's entity.",
+        ),
+        Command(
+            "entity",
+            EntityOptions,
+            EVERY,
+            "One entity by ID, label or alias: aliases, provenance, and its mentions at "
+            "path:line, newest documents first.",
+        ),
+        Command(
+            "status",
+            StatusOptions,
+            EVERY,
+            "What the index holds: documents, units, recognizers, failures.",
+        ),
+        Command(
+            "gazetteer add",
+            GazetteerAddOptions,
+            EVERY,
+            "Teach the index a name it misses (a project, product, person…) so search can "
+            "filter on it; recorded with who added it and from which document. type: PERSON, "
+            "ORG, PROJECT, PRODUCT, … (an unknown one is refused with the list). pin: make an "
+            "alias two entries share (see `entity`'s candidates) link to this one.",
+            interrupted="interrupted; the edit is one transaction: made whole or not at all",
+        ),
+        Command(
+            "gazetteer retract",
+            GazetteerRetractOptions,
+            EVERY,
+            "Retract a gazetteer entry: its mentions leave search; it stays in the history.",
+            interrupted="interrupted; the edit is one transaction: made whole or not at all",
+        ),
+        Command(
+            "export",
+            ExportOptions,
+            interrupted="interrupted; nothing was written under --out (an export is whole "
+            "or absent)",
+            go_on="run the export again",
+        ),
+        Command("mentions", MentionsOptions),
+    )
+}
+
+# What an interrupted write kept, for the commands not defined above (yet).
+INTERRUPTED = {
+    "index": (
+        "interrupted; the files indexed so far are committed, each batch whole",
+        "run `kbx index` again: it carries on with the files not yet in",
+    ),
+    "reprocess": (
+        "interrupted; the batches done are committed (search sees old or new mentions, "
+        "never a mix)",
+        "run `kbx reprocess` again: it continues where it stopped",
+    ),
+    "embed": (
+        "interrupted; the passages embedded so far keep their vectors",
+        "run `kbx embed` again: it goes on from there",
+    ),
+    "resolve": (
+        "interrupted; the answers fetched so far are cached",
+        "run `kbx resolve` again: it asks only for the rest",
+    ),
+}
+
+
+def interrupted(command: str) -> tuple[str, str | None]:
+    """What an interrupted ``command`` kept, and how to go on."""
+    if command in COMMANDS:
+        c = COMMANDS[command]
+        return c.interrupted, c.go_on
+    return INTERRUPTED.get(command, ("interrupted; what was committed is kept", None))
+
+
+# -- reading the definitions ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Param:
+    """One option of a command as the faces see it: its definition, its Python
+    attribute, its kind (str, int, float, bool, list or Path), its default, and whether
+    it sits in the command's ``Filters``."""
+
+    opt: Opt
+    attr: str
+    kind: type
+    default: Any
+    required: bool
+    in_filters: bool
+
+    @property
+    def name(self) -> str:
+        return self.opt.name or self.attr.replace("_", "-")
+
+    def name_on(self, face: str) -> str:
+        return (self.opt.http or self.name) if face == HTTP else self.name
+
+    def required_on(self, face: str) -> bool:
+        return self.required or (face in SERVED and self.opt.served_required)
+
+    def bounds_on(self, face: str) -> tuple[float | None, float | None]:
+        if face in SERVED and self.opt.served:
+            return self.opt.served
+        return self.opt.low, self.opt.high
+
+
+def _kind(hint: Any) -> type:
+    parts = (hint, *typing.get_args(hint))
+    for t in (bool, int, float, list, Path):
+        if any(p is t or typing.get_origin(p) is t for p in parts):
+            return t
+    return str
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return f.default
+
+
+_PARAMS: dict[type, tuple[Param, ...]] = {}
+
+
+def params(options: type) -> tuple[Param, ...]:
+    """Every option of an options class, its ``Filters`` spread in place, in order."""
+    found = _PARAMS.get(options)
+    if found is None:
+        hints = typing.get_type_hints(options)
+        out: list[Param] = []
+        for f in dataclasses.fields(options):
+            if f.metadata.get("kbx_filters"):
+                out += [dataclasses.replace(p, in_filters=True) for p in params(Filters)]
+                continue
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            default = None if required else _default(f)
+            kind = _kind(hints[f.name])
+            out.append(Param(f.metadata["kbx"], f.name, kind, default, required, False))
+        found = _PARAMS[options] = tuple(out)
+    return found
+
+
+def on(options: type, face: str) -> tuple[Param, ...]:
+    """The options of ``options`` that ``face`` takes."""
+    return tuple(p for p in params(options) if face in p.opt.faces)
+
+
+def build(options: type, values: dict[str, Any]) -> Any:
+    """An options object from values by attribute (the CLI's, already typed): the filters
+    gathered into their ``Filters``, a list left out an empty list."""
+    top: dict[str, Any] = {}
+    inner: dict[str, Any] = {}
+    for p in params(options):
+        if p.attr not in values:
+            continue
+        v = values[p.attr]
+        if p.kind is list:
+            v = list(v or ())
+        (inner if p.in_filters else top)[p.attr] = v
+    filters = [f.name for f in dataclasses.fields(options) if f.metadata.get("kbx_filters")]
+    if filters:
+        top[filters[0]] = Filters(**inner)
+    return options(**top)
+
+
+def given(options: type, raw: dict[str, Any], face: str, where: str, repeated: bool = False) -> Any:
+    """An options object from a server's request: ``raw`` maps face names to JSON values
+    (MCP's arguments, a JSON body: a list option takes one value or a list; null is left
+    out), or with ``repeated`` to the list of each name's occurrences (a query string).
+    An unknown name, a missing one, a value of the wrong kind or out of bounds is a
+    ``BadArgument`` that names it."""
+    raw = {k: v for k, v in raw.items() if v is not None}
+    taken = {p.name_on(face): p for p in on(options, face)}
+    unknown = sorted(set(raw) - set(taken))
+    if unknown:
+        raise BadArgument(
+            f"{where} takes no {', '.join(unknown)}; it takes {', '.join(taken) or 'no parameters'}"
+        )
+    missing = [n for n, p in taken.items() if p.required_on(face) and n not in raw]
+    if missing:
+        raise BadArgument(f"{where} needs {', '.join(missing)}")
+    values = {}
+    for n, value in raw.items():
+        p = taken[n]
+        listed = value if repeated or (p.kind is list and isinstance(value, list)) else [value]
+        values[p.attr] = coerce(p, n, listed, face)
+    for p in taken.values():
+        if p.attr not in values and face in p.opt.face_defaults:
+            values[p.attr] = p.opt.face_defaults[face]
+    return build(options, values)
+
+
+def coerce(p: Param, name: str, raw: list, face: str) -> Any:
+    """One option's value from a server's raw values, checked."""
+    if p.kind is list:
+        if not all(isinstance(v, str) for v in raw):
+            raise BadArgument(f"{name} takes text values")
+        return [_short(name, v) for v in raw]
+    if len(raw) != 1:
+        raise BadArgument(f"give {name} once")
+    v = raw[0]
+    if p.kind is bool:
+        if isinstance(v, bool):
+            return v
+        if str(v).lower() in ("1", "true", "yes", "on"):
+            return True
+        if str(v).lower() in ("0", "false", "no", "off"):
+            return False
+        raise BadArgument(f"{name} is true or false, got {v!r}")
+    if p.kind in (int, float):
+        n = _number(v, p.kind)
+        if n is None:
+            what = "a whole number" if p.kind is int else "a number"
+            raise BadArgument(f"{name} must be {what}, got {v!r}")
+        low, high = p.bounds_on(face)
+        if (low is not None and n < low) or (high is not None and n > high):
+            span = f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}"
+            raise BadArgument(f"{name} must be {span}, got {n:g}")
+        return n
+    if not isinstance(v, str):
+        raise BadArgument(f"{name} takes text, got {v!r}")
+    if p.opt.choices and v not in p.opt.choices:
+        raise BadArgument(f"{name} {v!r}: choose from {', '.join(p.opt.choices)}")
+    return _short(name, v)
+
+
+def _number(v: Any, kind: type) -> int | float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int) or (kind is float and isinstance(v, float)):
+        return kind(v)
+    if isinstance(v, str) and len(v) < 12:
+        try:
+            return kind(v.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _short(name: str, value: str) -> str:
+    if len(value) > TEXT_MAX:
+        raise BadArgument(f"{name} is {len(value)} characters; at most {TEXT_MAX} are read")
+    return value
+
+
+_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", Path: "string"}
+
+
+def schema(options: type, face: str = MCP) -> dict:
+    """The JSON schema of a command's input on ``face``: lean, as a model reads it every
+    turn (no titles, no null alternatives; a list option also takes one value)."""
+    props: dict[str, dict] = {}
+    required = []
+    for p in on(options, face):
+        s: dict[str, Any] = (
+            {"type": "array", "items": {"type": "string"}}
+            if p.kind is list
+            else {"type": _JSON_TYPES[p.kind]}
+        )
+        if p.opt.choices:
+            s["enum"] = list(p.opt.choices)
+        low, high = p.bounds_on(face)
+        if low is not None:
+            s["minimum"] = low
+        if high is not None:
+            s["maximum"] = high
+        default = p.opt.face_defaults.get(face, p.default)
+        if default is not None and p.kind is not list:
+            s["default"] = default
+        s["description"] = p.opt.brief or p.opt.help
+        props[p.name_on(face)] = s
+        if p.required_on(face):
+            required.append(p.name_on(face))
+    out: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        out["required"] = required
+    return out
