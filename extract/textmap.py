@@ -20,8 +20,10 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads with extraction and packing, never on a cold search's read
+    import numpy as np
 
 Segment = tuple[int, int, int, int, int]  # clean_start, line, col, byte, verbatim
 Row = list[int]  # what a builder records: clean_start, source offset, verbatim
@@ -67,6 +69,8 @@ class LineTable:
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Line starts, byte starts, and whether each line with a byte start holds a
         character outside ASCII (bytes and columns part there): for ``resolved``."""
+        import numpy as np
+
         wide = np.array([not line.isascii() for line in self.lines[: len(self.byte_starts)]])
         return np.asarray(self.starts, np.int64), np.asarray(self.byte_starts, np.int64), wide
 
@@ -273,6 +277,8 @@ class TextBuilder:
 def resolved(table: LineTable, rows: list[Row] | np.ndarray) -> np.ndarray:
     """Rows of (clean start, source offset, verbatim) as an ``(n, 5)`` offset map, each
     source offset found among the line starts by one ``searchsorted``."""
+    import numpy as np
+
     rows = np.asarray(rows, np.int64).reshape(-1, 3)
     offsets = rows[:, 1]
     starts, bytes_at, wide = table.arrays
@@ -296,6 +302,8 @@ def as_segments(offset_map: np.ndarray) -> list[Segment]:
 
 def as_map(segments: list[Segment]) -> np.ndarray:
     """The ``(n, 5)`` array of a list of segments."""
+    import numpy as np
+
     return np.asarray(segments, np.int64).reshape(-1, 5)
 
 
@@ -368,7 +376,7 @@ def line_range(segments: list[Segment] | np.ndarray, text: str) -> tuple[int, in
     """
     if not len(segments):
         return 1, 1
-    m = segments if isinstance(segments, np.ndarray) else as_map(segments)
+    m = as_map(segments) if isinstance(segments, list) else segments
     starts, lines = m[:, 0].tolist(), m[:, 1].tolist()
     lo, hi = min(lines), max(lines)
     n = len(starts)
@@ -391,7 +399,9 @@ def _counts(starts: list[int], i: int, text: str) -> bool:
 
 def pack(segments: list[Segment] | np.ndarray) -> bytes:
     """A compact byte form of an offset map: deltas of each column, zlib-compressed (~10x)."""
-    m = segments if isinstance(segments, np.ndarray) else as_map(segments)
+    import numpy as np
+
+    m = as_map(segments) if isinstance(segments, list) else segments
     flat = m.astype(np.int32)
     flat[1:, _DELTAS] -= flat[:-1, _DELTAS]
     return zlib.compress(flat.tobytes(), PACK_LEVEL)

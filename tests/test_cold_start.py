@@ -57,6 +57,25 @@ def test_a_text_search_loads_nothing_heavy(tmp_path):
     modules = _modules(run, cwd=tmp_path)
     assert sorted(m for m in HEAVY if m in modules) == []
     assert "pydantic" not in modules  # typer 0.29 coerces parameters through it (pyproject)
+    # a small index is ranked in SQL: numpy (tens of ms to import) only with the mapped
+    # files of a large one (search/bm25.py); the offset maps read without it (textmap)
+    assert "numpy" not in modules
+
+
+def test_a_filtered_json_search_on_a_small_index_loads_no_numpy(tmp_path):
+    (tmp_path / "kbx.toml").write_text('[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n')
+    (tmp_path / "a.md").write_text("# Pumps\n\nPrime the pump before the first run.\n")
+    index(tmp_path, registry=Registry([]))
+    run = (
+        "import contextlib, io\nfrom kbx.cli.app import main\n"
+        "sys.argv = ['kbx', 'search', 'pump', '--path', '*.md', '--json']\n"
+        "with contextlib.suppress(SystemExit), "
+        "contextlib.redirect_stdout(io.StringIO()) as out:\n    main()\n"
+        "assert '\"a.md\"' in out.getvalue(), out.getvalue()"
+    )
+    modules = _modules(run, cwd=tmp_path)
+    assert sorted(m for m in HEAVY if m in modules) == []
+    assert not modules & {"numpy", "pydantic"}
 
 
 def test_a_process_builds_only_the_command_it_runs():
