@@ -29,6 +29,14 @@ def _parent(out: Path) -> Path:
     return parent
 
 
+def _as_umask_allows(path: Path, mode: int) -> None:
+    """``path`` (made private by tempfile: 0700, 0600) with the mode a plain ``mkdir`` or
+    ``open`` would give it under the process's umask, as any other file it writes."""
+    mask = os.umask(0)
+    os.umask(mask)
+    path.chmod(mode & ~mask)
+
+
 @contextmanager
 def folder(out: Path) -> Iterator[Path]:
     """A fresh folder to write into, which becomes ``out`` (new, or an empty folder) at the
@@ -40,6 +48,7 @@ def folder(out: Path) -> Iterator[Path]:
     parent = _parent(out)
     try:
         work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".part", dir=parent))
+        _as_umask_allows(work, 0o777)
     except OSError as e:
         raise _unwritable(out, e) from None
     try:
@@ -64,6 +73,7 @@ def file(out: Path) -> Iterator[Path]:
     try:
         fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=parent)
         os.close(fd)
+        _as_umask_allows(Path(name), 0o666)
     except OSError as e:
         raise _unwritable(out, e) from None
     work = Path(name)

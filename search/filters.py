@@ -320,6 +320,7 @@ def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> 
     if filters is None:
         return f
     if filters.path:
+        _path(con, filters.path)
         f.keep(_documents_where("d.path GLOB ?"), [filters.path], ("documents", "d.path GLOB ?"))
     for name in filters.entities:
         _entity(con, name, f)
@@ -335,6 +336,17 @@ def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> 
     if filters.lang:
         _lang(filters.lang, f)
     return f
+
+
+def _path(con: duckdb.DuckDBPyConnection, glob: str) -> None:
+    """A glob that matches no indexed file is said to, not answered as "no passage"."""
+    if not con.execute("SELECT 1 FROM documents WHERE path GLOB ? LIMIT 1", [glob]).fetchone():
+        held = con.execute("SELECT path FROM documents ORDER BY path LIMIT 3").fetchall()
+        some = [p for (p,) in held]
+        raise BadArgument(
+            f"--path {glob!r} matches no indexed file (a glob relative to the root; * crosses "
+            f"folders), e.g. {', '.join(some) or 'none is indexed'}"
+        )
 
 
 def _lang(code: str, f: DocFilter) -> None:

@@ -50,6 +50,11 @@ def read(index: Index, spec: str, expect_hash: str | None = None) -> Excerpt:
         if len(expect) < 6 or not re.fullmatch(r"[0-9a-f]+", expect):
             raise BadArgument("--hash takes the hex file hash a result printed (at least 6 digits)")
         changed = not sha.startswith(expect)
+        if changed and not (indexed or "").startswith(expect):  # neither then nor now
+            raise BadArgument(
+                f"--hash {expect_hash}: not a hash of {rel}, as indexed ({(indexed or '?')[:12]})"
+                f" or now ({sha[:12]}); pass the hash a result printed beside {rel}"
+            )
     else:
         changed = indexed is not None and indexed != sha
     if start > len(lines):  # on a changed file, the change is the news, then the lines

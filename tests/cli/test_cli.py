@@ -4,6 +4,7 @@ the library, and the exact error lines. test_process.py runs a few of these as a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -44,8 +45,12 @@ def test_index_status_read_round_trip(corpus):
     assert r.returncode == 0 and r.stdout == "7  # Project Cedar\n"
 
     r = run_cli("read", "web.html:1-2", "--hash", "0123456789ab", cwd=corpus)
-    assert r.returncode == 0
-    assert "web.html has changed since it was indexed" in r.stderr
+    assert r.returncode == 2  # a wrong hash is said to be wrong, not blamed on the index
+    assert "--hash 0123456789ab: not a hash of web.html, as indexed (" in r.stderr
+    sha = hashlib.sha256((corpus / "web.html").read_bytes()).hexdigest()
+    (corpus / "web.html").write_text((corpus / "web.html").read_text() + "\nmore\n")
+    r = run_cli("read", "web.html:1-2", "--hash", sha[:12], cwd=corpus)
+    assert r.returncode == 0 and "web.html has changed since it was indexed" in r.stderr
 
 
 def test_errors_are_one_line_and_non_zero(tmp_path, shared):

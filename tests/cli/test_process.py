@@ -93,4 +93,8 @@ def test_ctrl_c_exits_130_without_a_traceback_and_keeps_the_index(tmp_path):
         server.close()
     assert child.returncode == 130, err
     assert "Traceback" not in out + err
+    assert err == (  # what was kept, and how to go on (typer alone said nothing)
+        "error: interrupted; the answers fetched so far are cached\n"
+        "  run `kbx resolve` again: it asks only for the rest\n"
+    )
     assert search(Index.for_root(root), "see").hits  # the index still answers

@@ -1,0 +1,126 @@
+"""What a new user met on real folders, each fixed once where it belongs, with its face:
+usage errors under --json, a glob that matches no file, -k 0, --version, a passage that
+several files share, export files under the umask, a wrong --hash."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import anyio
+import pytest
+from inprocess import run_cli
+
+from kbx import api
+from kbx.errors import BadArgument
+from kbx.indexing.ingest import index
+from kbx.recognizers.registry import Registry
+
+SHARED = "# Pumps\n\nPrime the pump before the first run, every spring.\n"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("friction") / "docs"
+    (root / "b").mkdir(parents=True)
+    (root / "kbx.toml").write_text('[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n')
+    (root / "a.md").write_text(SHARED)  # the same passage in two files
+    (root / "b" / "copy.md").write_text(SHARED)
+    (root / "c.md").write_text("# Valves\n\nClose the valve, then prime the pump.\n")
+    index(root, registry=Registry([]))
+    return root
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["search", "pump", "--afterr", "2020"], "No such option: --afterr"),
+        (["search", "pump", "-k", "abc"], "Invalid value for '-k'"),
+        (["search", "pump", "-k", "0"], "0 is not in the range x>=1"),
+        (["grep", "--json"], "Missing argument 'pattern'"),
+    ],
+)
+def test_a_usage_error_under_json_is_the_json_error_object(root, args, words):
+    r = run_cli(*args, "--json", cwd=root)
+    assert r.returncode == 2 and r.stderr == ""
+    error = json.loads(r.stdout)
+    assert set(error) == {"error", "code", "message", "hint"}
+    assert error["error"] == "BadArgument" and error["code"] == 2 and words in error["message"]
+
+
+def test_k_0_is_refused_not_the_default(root):
+    r = run_cli("search", "pump", "-k", "0", cwd=root)
+    assert r.returncode == 2 and "0 is not in the range x>=1" in r.stderr
+    with pytest.raises(BadArgument, match="k must be from 1 to 100, got 0"):
+        api.given_options(api.SearchOptions, {"query": "pump", "k": 0}, api.MCP, "search")
+
+
+def test_version_is_an_option_too():
+    for args in (["--version"], ["version"]):
+        r = run_cli(*args)
+        assert r.returncode == 0 and r.stdout.strip() == api.__dict__.get("__version__", "0.1.0")
+
+
+def test_a_path_glob_that_matches_no_file_says_so(root):
+    r = run_cli("search", "pump", "--path", "nope/*", cwd=root)
+    assert r.returncode == 2
+    assert "--path 'nope/*' matches no indexed file" in r.stderr and "a.md" in r.stderr
+    r = run_cli("grep", "pump", "--path", "nope/*", "--json", cwd=root)
+    assert r.returncode == 2 and "matches no indexed file" in json.loads(r.stdout)["message"]
+    idx = api.Index.for_root(root)
+    with pytest.raises(BadArgument, match="matches no indexed file"):
+        idx.search("pump", filters=api.Filters(path="*.txt"))
+    assert idx.search("pump", filters=api.Filters(path="b/*")).hits  # one that matches
+
+
+def test_grep_folds_a_passage_that_several_files_share(root):
+    g = api.Index.for_root(root).grep("the pump")
+    shared = [m for m in g.matches if m.also_in]
+    assert len(shared) == 1 and len(g.matches) == 2  # a.md (or its copy) once, and c.md
+    assert {shared[0].path, *shared[0].also_in} == {"a.md", "b/copy.md"}
+    assert g.files == 3 and g.left_out == 0
+    r = run_cli("grep", "the pump", cwd=root)
+    assert r.returncode == 0 and "(also in 1 more file)" in r.stdout
+    assert len([line for line in r.stdout.splitlines() if "**the pump**" in line]) == 2
+
+
+def test_export_files_and_folders_follow_the_umask(root, tmp_path):
+    old = os.umask(0o022)
+    try:
+        r = run_cli("export", "jsonl", "--out", str(tmp_path / "m.jsonl"), cwd=root)
+        assert r.returncode == 0, r.stderr
+        r = run_cli("export", "brat", "--out", str(tmp_path / "brat"), cwd=root)
+        assert r.returncode == 0, r.stderr
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "m.jsonl").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "brat").stat().st_mode) == 0o755
+
+
+def test_export_passes_every_filter_on(root):
+    r = run_cli("export", "jsonl", "--path", "nope/*", cwd=root)  # the filter reaches export
+    assert r.returncode == 2 and "matches no indexed file" in r.stderr
+
+
+def test_mcp_filters_take_one_value_and_the_cli_names(root):
+    from kbx.serve.live import LiveIndex
+    from kbx.serve.mcp import server
+
+    live = LiveIndex.of(api.Index.for_root(root))
+
+    async def call() -> list:
+        agent = server(live)
+        ok = await agent.call_tool("grep", {"pattern": "PRIME", "path": "b/*", "ignore-case": True})
+        old = await agent.call_tool("grep", {"pattern": "prime", "ignore_case": True})
+        one = await agent.call_tool("search", {"query": "pump", "type": "DATE", "lang": "en"})
+        return [ok, old, one]
+
+    try:
+        ok, old, one = anyio.run(call)
+    finally:
+        live.close()
+    assert not ok.is_error and ok.structured_content["total"] == 1
+    assert old.is_error and "grep takes no ignore_case; it takes pattern" in old.content[0].text
+    assert one.is_error  # a DATE filter on a folder with no dates: kbx's own error, one line
+    assert "validation error" not in one.content[0].text
