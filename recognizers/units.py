@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from kbx.recognizers.trie import trie
+
 PREFIXES = {
     "p": "pico",
     "n": "nano",
@@ -236,26 +238,6 @@ def _symbols() -> dict[str, str]:
 
 ALL_SYMBOLS = _symbols()
 SINGLE = frozenset(s for s in ALL_SYMBOLS if len(s) == 1 and s.isalpha())
-
-
-def trie(forms) -> str:
-    """An alternation of literal forms as a prefix tree, longest match first: Python's re tries
-    the branches of a flat alternation one by one, of a tree only where the letters lead."""
-    tree: dict = {}
-    for form in forms:
-        node = tree
-        for ch in form:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def walk(node: dict) -> str:
-        branches = [re.escape(ch) + walk(child) for ch, child in sorted(node.items()) if ch]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if "" in node else body  # it may end here, after longer forms
-
-    return walk(tree)
 
 
 # one unit: a symbol (exact case) or a word (any case), not run into a following letter

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
@@ -9,6 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kbx.recognizers import dates
+from kbx.recognizers.date_patterns import PATTERNS
+from kbx.recognizers.date_words import CLOCK_KEY, DECADE_KEY, SLASHED_KEY, YEAR_KEY
 from kbx.recognizers.dates import DateRecognizer
 from kbx.timex import resolve
 
@@ -349,3 +352,87 @@ def test_the_prefilter_skips_versions_hashes_and_sizes():
     assert not dates._has_key("v18.2.0 (8a7b6c5d) fixes 3 bugs in 64-bit builds, 512 MB #45123")
     for text in ("in may", "at 3pm", "3/4/99", "the 1990s", "x 1999", "10 a.m.", "weekends"):
         assert dates._has_key(text), text
+
+
+# each pattern is one record: its expression, where it starts, what a unit holds for it
+
+EXAMPLES = {
+    "iso": "Released 2021-03-04.",
+    "mdy_slash": "Signed on 3/4/99.",
+    "dmy": "Signed on 4 March 2021.",
+    "mdy": "Signed on March 4, 2021.",
+    "weekday_md": "Signed on Thursday, March 4.",
+    "md": "Signed on March 4.",
+    "dm": "Signed on 4 March.",
+    "my": "Signed in March 2021.",
+    "month_rel_year": "Signed in March of last year.",
+    "quarter_year": "Sales in the third quarter of 2020.",
+    "quarter_rel": "Sales in the third quarter.",
+    "half_year": "Sales in the first half of 2020.",
+    "part_of_unit": "Due by the end of the year.",
+    "season_year": "Due in spring 2020.",
+    "season_rel": "Due last summer.",
+    "spoken_year": "Born in nineteen ninety-six.",
+    "decade": "Built in the 1990s.",
+    "decade_word": "Built in the nineties.",
+    "fiscal": "Sales in fiscal 2020.",
+    "year": "Built in 2021.",
+    "rel_day": "Signed yesterday.",
+    "part_of_day": "Signed this morning.",
+    "rel_unit": "Due next week.",
+    "ago": "Signed three years ago.",
+    "plural_span": "Due in the coming days.",
+    "weekday_part": "Signed on Tuesday night.",
+    "anaphor": "It began in 1995 and ended later that year.",
+    "weekday": "Signed on Tuesday.",
+    "month_alone": "Signed in March.",
+    "the_weekend": "Signed over the weekend.",
+    "year_ended": "Sales for the year ended March 31.",
+    "year_earlier": "Up from the year-earlier period.",
+    "the_year": "Sales for the full year.",
+    "set": "Meets every week.",
+    "for_units": "Known for years.",
+    "holiday": "Signed on Christmas Eve.",
+    "age": "A man 30 years old.",
+    "duration": "Signed for three weeks.",
+    "century": "Built in the 19th century.",
+    "clock_day": "Due at 10 p.m. Wednesday.",
+    "clock_word": "Due at eight o'clock.",
+    "clock": "Due at 3pm.",
+    "ref": "Currently signed.",
+}
+
+
+def _holds_a_key(pattern, text: str) -> bool:
+    """Whether ``text`` holds one of the pattern's own keys, as the prefilter reads them."""
+    low = text.lower()
+    spaced = " " + low.encode("ascii", "replace").translate(dates._SPACED).decode() + " "
+    special = {
+        YEAR_KEY: re.search(r" (?:1[5-9]|20)\d\d", spaced),
+        DECADE_KEY: re.search(r" \d0s ", spaced),
+        CLOCK_KEY: "a.m." in low or "p.m." in low or re.search(r"\d\s*[ap]m\b", low),
+        SLASHED_KEY: re.search(r"/\d{1,2}/\d\d", low),
+    }
+    return any(special.get(k, f" {k} " in spaced) for k in pattern.keys)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.name)
+def test_each_pattern_starts_at_its_own_triggers_and_holds_its_own_keys(pattern):
+    """The scan and the prefilter are built from the records alone; each record's triggers
+    and keys are enough for its own expressions (an example of each pattern, kept here)."""
+    text = EXAMPLES[pattern.name]
+    if pattern.name == "age":  # matched so that it is no duration, and never a mention
+        m = dates._expressions(False).search(text.lower())
+        assert m.lastgroup == "age" and list(dates.candidates(text)) == []
+        found = [text[m.start() : m.end()]]
+    else:
+        found = [m.text for kind, m in dates.candidates(text) if kind == pattern.name]
+        assert found, text
+    own = re.compile(dates._starts([pattern])[1])
+    for written in found:
+        assert own.match(written.lower()), written
+        assert _holds_a_key(pattern, written), written
+
+
+def test_every_pattern_has_an_example():
+    assert sorted(EXAMPLES) == sorted(p.name for p in PATTERNS)
