@@ -96,7 +96,7 @@ class _Warm:
                 if lending is None:
                     if self._con is None:
                         self._open()
-                    cur = api.cursor(self._con)
+                    cur = api._cursor(self._con)
                     self.users += 1
                     break
             lent = lending.borrow()  # None once the write is over
@@ -157,7 +157,7 @@ class LiveIndex(api.Index):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_warm", _Warm(self, HOLD))
-        api.stay_warm()  # this process answers many queries: map the postings at any size
+        api._stay_warm()  # this process answers many queries: map the postings at any size
 
     @classmethod
     def of(cls, index: api.Index) -> LiveIndex:
