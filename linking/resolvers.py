@@ -28,6 +28,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import NewConnectionError, ReadTimeoutError
 
+from kbx.config import ResolveConfig
 from kbx.errors import ServiceFailed, ServiceNotFound, ServiceOffline
 
 T = TypeVar("T")
@@ -51,18 +52,19 @@ class Settings:
     min_score: float = 0.0  # a reference match needs this Crossref score (and must agree)
 
     @classmethod
-    def load(cls, options: dict | None = None) -> Settings:
-        o = dict(options or {})
+    def load(cls, options: ResolveConfig | None = None) -> Settings:
+        """From ``[resolve]`` (checked by kbx.config), the environment's URLs and mailto first."""
+        o = options or ResolveConfig()
         return cls(
-            crossref_url=os.environ.get("KBX_CROSSREF_URL") or o.get("crossref_url", CROSSREF),
-            openalex_url=os.environ.get("KBX_OPENALEX_URL") or o.get("openalex_url", OPENALEX),
-            mailto=os.environ.get("KBX_MAILTO") or o.get("mailto"),
-            rate=float(o.get("rate", 5.0)),
-            timeout=float(o.get("timeout", 10.0)),
-            retries=int(o.get("retries", 4)),
-            backoff=float(o.get("backoff", 1.0)),
-            max_wait=float(o.get("max_wait", 60.0)),
-            min_score=float(o.get("min_score", 0.0)),
+            crossref_url=os.environ.get("KBX_CROSSREF_URL") or o.crossref_url or CROSSREF,
+            openalex_url=os.environ.get("KBX_OPENALEX_URL") or o.openalex_url or OPENALEX,
+            mailto=os.environ.get("KBX_MAILTO") or o.mailto,
+            rate=o.rate,
+            timeout=o.timeout,
+            retries=o.retries,
+            backoff=o.backoff,
+            max_wait=o.max_wait,
+            min_score=o.min_score,
         )
 
 

@@ -12,14 +12,13 @@ query loads it ``quick`` (model.py): when first used, on the thread that embeds 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from kbx.config import FILE, load_config
 from kbx.errors import BadArgument, ModelMissing
 from kbx.vectors.model import Encoder, from_folder, packaged
 
-FILE = "kbx.toml"
 SECTION = "dense"
 _LOADED: dict[tuple[str, bool], Encoder] = {}
 
@@ -34,28 +33,14 @@ class Setting:
 
 
 def setting(root: Path) -> Setting:
-    """Read the ``[dense]`` table of ``root/kbx.toml``; a malformed one is a clear error."""
-    path = Path(root) / FILE
-    if not path.is_file():
-        return Setting()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8")).get(SECTION, {})
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise BadArgument(f"{path}: not valid TOML ({e})") from None
-    if not isinstance(data, dict):
-        raise BadArgument(f"{path}: [{SECTION}] must be a table")
-    unknown = sorted(set(data) - {"model", "enable"})
-    if unknown:
-        raise BadArgument(f"{path}: [{SECTION}] has no {', '.join(unknown)}; keys: model, enable")
-    enabled, model = data.get("enable", True), data.get("model")
-    if not isinstance(enabled, bool):
-        raise BadArgument(f"{path}: {SECTION}.enable must be true or false")
-    if model is not None and not isinstance(model, str):
-        raise BadArgument(f"{path}: {SECTION}.model must be a folder path")
-    folder = (Path(root) / model).resolve() if model else None
+    """The ``[dense]`` table of ``root/kbx.toml`` (kbx.config checks it), its folder found."""
+    dense = load_config(Path(root)).dense
+    folder = (Path(root) / dense.model).resolve() if dense.model else None
     if folder is not None and not folder.is_dir():
-        raise BadArgument(f"{path}: {SECTION}.model {model!r} is not a folder under {root}")
-    return Setting(enabled, folder)
+        raise BadArgument(
+            f"{Path(root) / FILE}: {SECTION}.model {dense.model!r} is not a folder under {root}"
+        )
+    return Setting(dense.enable, folder)
 
 
 def encoder(root: Path, quick: bool = False) -> Encoder:
