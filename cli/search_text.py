@@ -20,10 +20,6 @@ SNIPPET_TEXT = 160  # characters of each snippet (240 in --json, with the whole 
 EXACT_TEXT = 1  # exact phrase matches shown (3 in --json)
 LEGEND = "# FILE HASH, then each passage's LINES, heading, snippet; kbx read FILE:LINES --hash HASH"
 MARK = re.compile(r"\*\*(.+?)\*\*")
-FACETS_OF = (  # what the facets counted: a bm25 search's, a dense or hybrid one's
-    "matching passage{s}",
-    "passage{s} (the words' matches and the hits found by meaning)",
-)
 
 
 def render(r: SearchResult, snippet: int, exact: int, full: bool = False) -> list[str]:

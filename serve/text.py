@@ -1,13 +1,11 @@
-"""The ``--json`` objects as text an agent reads well: each passage or match leads with its
+"""The ``--json`` objects as text an agent reads well (facets and grep as the CLI prints
+them, from ``kbx.present``): each passage or match leads with its
 citation (``path:start-end`` and the first 12 digits of the file hash), the way to read
 its lines follows from that, and what was left out is said with how to get it."""
 
 from __future__ import annotations
 
-FACETS_OF = (  # what the facets counted: a bm25 search's, a dense or hybrid one's
-    "matching passage{s}",
-    "passage{s} (the words' matches and the hits found by meaning)",
-)
+from kbx import api
 
 
 def _lines(a: int, b: int) -> str:
@@ -50,49 +48,14 @@ def search(r: dict) -> str:
         )
         out += _grep_lines(r["exact"], "  ")
     if r["facets"]:
-        out += _facets(r["facets"], r["mode"])
+        out += api.present_facets(r["facets"], r["mode"])  # as the CLI shows them
     out += [f"note: {n}" for n in r["notes"]]
     return "\n".join(out)
 
 
-def _facets(f: dict, mode: str) -> list[str]:
-    of = FACETS_OF[mode != "bm25"].format(s="" if f["passages"] == 1 else "s")
-    out = [f"facets of {f['passages']} {of}:"]
-    for title, show in (
-        ("entities", lambda v: f"{v['label']} ({v['entity_id']}, {v['type']})"),
-        ("authors", lambda v: f"{v['label']} ({v['entity_id']})"),
-        ("types", lambda v: v["type"]),
-        ("years", lambda v: str(v["year"])),
-        ("cited_years", lambda v: str(v["year"])),
-    ):
-        facet = f[title]
-        if facet["values"]:
-            rest = f", other {facet['other']}" if facet["other"] else ""
-            shown = ", ".join(f"{show(v)} {v['count']}" for v in facet["values"])
-            out.append(f"  {title}: {shown}{rest}")
-    if f["first_date"]:
-        out.append(f"  dates: {f['first_date']} to {f['last_date']}")
-    for q in f["quantities"]["values"]:
-        bins = ", ".join(
-            f"{b['from'] or '-inf'}..{b['to'] or 'inf'} {b['count']}" for b in q["bins"]
-        )
-        out.append(f"  {q['dimension']} ({q['unit']}): {q['count']} passages; {bins}")
-    return out
-
-
 def grep(g: dict) -> str:
-    out = [
-        f"{g['total']} matches of {g['pattern']!r} in {g['files']} files"
-        if g["matches"]
-        else f"no match for {g['pattern']!r}"
-    ]
-    out += _grep_lines(g["matches"])
-    if g["left_out"]:
-        out.append(
-            f"{g['left_out']} more matches left out ({g['left_out_files']} files not "
-            "shown); raise max or narrow with path"
-        )
-    return "\n".join(out)
+    """As ``kbx grep`` prints it (kbx.present)."""
+    return "\n".join(api.present_grep(g))
 
 
 def read(x: dict) -> str:

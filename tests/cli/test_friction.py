@@ -124,3 +124,23 @@ def test_mcp_filters_take_one_value_and_the_cli_names(root):
     assert old.is_error and "grep takes no ignore_case; it takes pattern" in old.content[0].text
     assert one.is_error  # a DATE filter on a folder with no dates: kbx's own error, one line
     assert "validation error" not in one.content[0].text
+
+
+def test_facets_and_grep_read_the_same_in_the_cli_and_mcp(root):
+    """One text presenter per result (kbx.present): the CLI and the MCP tools agreed on
+    neither a quantity bin (``1 g–1 kg`` against ``1 g..1 kg``) nor the cited years."""
+    from kbx.serve import text
+
+    idx = api.Index.for_root(root)
+    r = api.to_json("search", idx.search("pump", facets=True))
+    g = api.to_json("grep", idx.grep("the pump"))
+    facets = api.present_facets(r["facets"], r["mode"])
+    assert facets[0] == "facets of 3 matching passages"
+    cli = run_cli("search", "pump", "--facets", cwd=root).stdout.splitlines()
+    assert cli[-len(facets) :] == facets
+    assert text.search(json.loads(api.json_text(r))).splitlines()[-len(facets) :] == facets
+    assert text.grep(g).splitlines() == run_cli("grep", "the pump", cwd=root).stdout.splitlines()
+    bins = [{"from": None, "to": "1 g", "count": 1}, {"from": "1 g", "to": "1 kg", "count": 2}]
+    q = {"dimension": "mass", "unit": "kg", "count": 3, "bins": bins}
+    shown = api.present_facets(r["facets"] | {"quantities": {"values": [q], "other": 0}}, "bm25")
+    assert shown[-1] == "  mass (kg): 3 passages (< 1 g 1, 1 g–1 kg 2)"
