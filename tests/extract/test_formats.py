@@ -250,3 +250,32 @@ def test_a_file_in_one_legacy_code_page_is_not_read_line_by_line():
     data = "Zürich\nno accents here\nGrüße aus Köln\n".encode("cp1252")
     doc = extract("l.txt", data)
     assert "+" not in doc.encoding and "Grüße aus Köln" in doc.units[0].text
+
+
+def test_pdf_running_heads_footers_and_page_numbers_make_no_text(tmp_path):
+    """Lines at a page's top or bottom that recur there (page numbers aside) on a quarter of
+    the pages are the page's, not the text's: cut out of the clean text, never a passage;
+    the body, a line that recurs in the middle of pages and numbered lines whose numbers do
+    not count the pages stay, and map back exactly."""
+    pages = [  # the sections' numbers, under the head, do not count the pages
+        f"Gnuplot 5.4 manual\n\nSection {n * 37 % 100} body on plotting surfaces.\n\n"
+        f"Plotting tip: use splot.\n\nMore body text of page {n}.\n\ngnuplot 5.4 {n + 20}\n{n}"
+        for n in range(1, 6)
+    ]
+    data = make_pdf(tmp_path / "g.pdf", pages).read_bytes()
+    doc = extract("g.pdf", data)
+    text = "\n".join(u.text for u in doc.units)
+    assert text.count("Gnuplot 5.4 manual") == 1  # the first page's title, not a head
+    assert "gnuplot 5.4 2" not in text
+    assert all(not u.text.strip().isdigit() for u in doc.units)  # no page number alone
+    assert text.count("Plotting tip: use splot.") == 5  # recurring, but not at an edge
+    for n in range(1, 6):
+        line, shown = _where(doc, data, f"Section {n * 37 % 100} body")
+        assert shown == f"Section {n * 37 % 100} body"
+
+
+def test_pdf_of_two_pages_keeps_every_line(tmp_path):
+    pages = ["Alpha report\n\nBody one.", "Alpha report\n\nBody two."]
+    data = make_pdf(tmp_path / "t.pdf", pages).read_bytes()
+    text = "\n".join(u.text for u in extract("t.pdf", data).units)
+    assert text.count("Alpha report") == 2  # too few pages to call a line furniture
