@@ -1,12 +1,9 @@
-"""Metadata for identifiers from Crossref (through habanero) and OpenAlex (through pyalex),
-fetched politely: a ``mailto``, a rate limit, timeouts, and retries with backoff on 429
-and 5xx that honour ``Retry-After``. No database here; ``kbx.entities.resolve`` caches.
-Whatever goes wrong on the wire ends as ServiceOffline, ServiceNotFound or ServiceFailed
-(kbx.errors), and every answer is checked to have the shape kbx reads before it is
-returned, so nothing odd gets cached.
-
-pyalex builds its URLs on a fixed host, so the OpenAlex base URL is applied by a
-requests adapter that re-hosts each request (and sets the timeout), not by patching it.
+"""Metadata for identifiers from Crossref and OpenAlex, over their REST APIs with one HTTP
+client (httpx), fetched politely: a ``mailto``, a rate limit, timeouts, and retries with
+backoff on 429 and 5xx that honour ``Retry-After`` (the policy tenacity's). No database
+here; ``kbx.entities.resolve`` caches. Whatever goes wrong on the wire ends as
+ServiceOffline, ServiceNotFound or ServiceFailed (kbx.errors), and every answer is checked
+to have the types kbx reads (msgspec) before it is returned, so nothing odd gets cached.
 """
 
 from __future__ import annotations
@@ -23,10 +20,9 @@ from email.utils import parsedate_to_datetime
 from typing import TypeVar
 from urllib.parse import quote, unquote, urlparse
 
-import httpx2
-import requests
-from requests.adapters import HTTPAdapter
-from urllib3.exceptions import NewConnectionError, ReadTimeoutError
+import httpx
+import msgspec
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
 from kbx.config import ResolveConfig
 from kbx.errors import ServiceFailed, ServiceNotFound, ServiceOffline
@@ -72,83 +68,85 @@ def _short(e: BaseException, n: int = 200) -> str:
     return (str(e).splitlines() or [type(e).__name__])[0][:n]
 
 
-def _unreachable(e: Exception) -> str | None:
-    """Why no connection could be made (refused, no route, no DNS): offline, not one bad
-    answer. A connection that breaks once made (a reset, a short body) is worth a retry."""
-    if isinstance(e, httpx2.ConnectError):
-        return _short(e)
-    reason = getattr(e.args[0] if e.args else None, "reason", None)  # requests' MaxRetryError's
-    if isinstance(e, requests.ConnectionError) and isinstance(reason, NewConnectionError):
-        return _short(reason).split("): ", 1)[-1]  # without "HTTPConnection(host=…, port=…)"
-    return None
-
-
-def _retry_after(value: str | None, default: float) -> float:
-    """The seconds a ``Retry-After`` asks for (a number or an HTTP date); the backoff when it
-    is missing, negative or unreadable, since a server's odd header must not stop the run."""
+def _retry_after(value: str | None) -> float | None:
+    """The seconds a ``Retry-After`` asks for (a number or an HTTP date); None when it is
+    missing, negative or unreadable (the backoff then), since a server's odd header must not
+    stop the run."""
     try:
         wait = float(value or "")
     except ValueError:
         try:
             wait = max(parsedate_to_datetime(value or "").timestamp() - time.time(), 0.0)
         except (TypeError, ValueError, OverflowError):
-            return default
-    return default if math.isnan(wait) or wait < 0 else wait
+            return None
+    return None if math.isnan(wait) or wait < 0 else wait
 
 
-TIMEOUTS = (httpx2.TimeoutException, requests.Timeout)
-BROKEN = (httpx2.TransportError, requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
+class _Again(Exception):
+    """A fault worth another try: why, and the wait a ``Retry-After`` asked (None: the
+    backoff)."""
+
+    def __init__(self, why: str, wait: float | None = None):
+        super().__init__(why)
+        self.why, self.wait = why, wait
 
 
-def _fault(e: Exception, s: Settings, backoff: float) -> tuple[str, float]:
-    """Why one try failed and how long to wait before the next, for a fault worth retrying;
-    raises ServiceOffline, ServiceNotFound or ServiceFailed for the rest. Any exception from
-    the client libraries is one of these, so one odd answer never ends the run."""
-    from habanero.exceptions import RequestError
-
-    while isinstance(e, RuntimeError) and isinstance(e.__cause__, Exception):
-        e = e.__cause__  # habanero wraps transport errors in RuntimeError
-    if isinstance(e.__context__, httpx2.HTTPStatusError):
-        e = e.__context__  # habanero, reading an error's body, raised its own or failed
-    arg = e.args[0] if e.args else None  # requests' ConnectionError wraps urllib3's error
-    if isinstance(e, TIMEOUTS) or isinstance(arg, ReadTimeoutError):  # a slow connect too
-        return f"timed out after {s.timeout:g} s", backoff
-    offline = _unreachable(e)
-    if offline:
-        raise ServiceOffline(offline)
-    if isinstance(e, (httpx2.TooManyRedirects, requests.TooManyRedirects)):
-        raise ServiceFailed("too many redirects")
-    if isinstance(e, BROKEN):
-        return f"connection broken ({_short(e, 80)})", backoff
-    response = getattr(e, "response", None)
-    code = getattr(response, "status_code", None)
-    if isinstance(e, RequestError) and code is None:  # habanero: a 2xx body that is not JSON
-        raise ServiceFailed(f"not JSON ({_short(e, 80)})")
-    if isinstance(code, int):
-        headers = response.headers  # case-insensitive in both libraries
-        if code == 404:
-            raise ServiceNotFound()
-        if code != 429 and code < 500:
-            moved = headers.get("location") if 300 <= code < 400 else None
-            raise ServiceFailed(f"HTTP {code}", location=moved)
-        wait = _retry_after(headers.get("retry-after"), backoff)
-        if wait > s.max_wait:  # retrying sooner would not honour it: next run instead
+def _read(response: httpx.Response, s: Settings) -> object:
+    """The decoded JSON of an answer; ``_Again`` for a status worth retrying,
+    ServiceNotFound or ServiceFailed for the rest."""
+    code = response.status_code
+    if code == 404:
+        raise ServiceNotFound()
+    if code == 429 or code >= 500:
+        wait = _retry_after(response.headers.get("retry-after"))
+        if wait is not None and wait > s.max_wait:  # sooner would not honour it: next run
             raise ServiceFailed(
                 f"HTTP {code}, Retry-After {wait:.0f} s is over max_wait {s.max_wait:g} s"
             )
-        return f"HTTP {code}", wait
-    if isinstance(e, (json.JSONDecodeError, requests.JSONDecodeError)):
-        raise ServiceFailed(f"malformed JSON ({_short(e, 80)})")
-    raise ServiceFailed(f"unexpected answer ({type(e).__name__}: {_short(e, 80)})")
+        raise _Again(f"HTTP {code}", wait)
+    if code >= 300:
+        moved = response.headers.get("location") if code < 400 else None
+        raise ServiceFailed(f"HTTP {code}", location=moved)
+    try:
+        return json.loads(response.content)
+    except ValueError as e:  # UnicodeDecodeError among them
+        raise ServiceFailed(f"malformed JSON ({_short(e, 80)})") from None
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """httpx's default TLS context, made once per process: loading the CA bundle is most of
+    a client's start (50-70 ms of CPU), and a context serves any number of clients."""
+    return httpx.create_ssl_context()
 
 
 class Polite:
-    """One pace for every request, and the retry policy."""
+    """One HTTP client and one pace for every request to either service, and the retry
+    policy: ``retries`` more tries after the first, waiting what ``Retry-After`` asks or
+    the backoff, doubled each time."""
 
     def __init__(self, settings: Settings, sleep: Callable[[float], None] = time.sleep):
         self.settings, self.sleep = settings, sleep
         self._last = 0.0
         self.retried = 0
+        self._http: httpx.Client | None = None
+
+    @property
+    def http(self) -> httpx.Client:
+        """The client, opened on first use: no redirect followed (a moved DOI is followed
+        by its caller), the mailto where each service reads it (Crossref's User-Agent,
+        OpenAlex's From)."""
+        if self._http is None:
+            mailto = self.settings.mailto
+            agent = f"kbx/0.1 (mailto:{mailto})" if mailto else "kbx/0.1"
+            headers = {"User-Agent": agent} | ({"From": mailto} if mailto else {})
+            self._http = httpx.Client(timeout=self.settings.timeout, headers=headers, verify=_tls())
+        return self._http
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+            self._http = None
 
     def _pace(self) -> None:
         wait = self._last + 1.0 / self.settings.rate - time.monotonic()
@@ -156,69 +154,118 @@ class Polite:
             self.sleep(wait)
         self._last = time.monotonic()
 
+    def _try(self, fn: Callable[[], T]) -> T:
+        """One paced try; a transport fault sorted: worth a retry (``_Again``), offline,
+        or a failure."""
+        self._pace()
+        try:
+            return fn()
+        except httpx.TimeoutException:  # a slow connect too: worth a retry, not offline
+            raise _Again(f"timed out after {self.settings.timeout:g} s") from None
+        except httpx.ConnectError as e:  # refused, no route, no DNS: offline
+            raise ServiceOffline(_short(e)) from None
+        except httpx.TransportError as e:  # broken once made (a reset, a short body)
+            raise _Again(f"connection broken ({_short(e, 80)})") from None
+        except httpx.HTTPError as e:  # a body that cannot be decoded, and the like
+            why = f"{type(e).__name__}: {_short(e, 80)}"
+            raise ServiceFailed(f"unexpected answer ({why})") from None
+
     def call(self, fn: Callable[[], T]) -> T:
+        """``fn()`` under the pace and the retry policy."""
         s = self.settings
-        for attempt in range(s.retries + 1):
-            self._pace()
-            try:
-                return fn()
-            except Exception as e:  # sorted by _fault: whatever it does not know is ServiceFailed
-                why, delay = _fault(e, s, s.backoff * 2**attempt)
-            if attempt < s.retries:
-                self.retried += 1
-                self.sleep(delay)
-        raise ServiceFailed(f"{why}, after {s.retries + 1} tries")
+
+        def wait(state) -> float:
+            again = state.outcome.exception()
+            return s.backoff * 2 ** (state.attempt_number - 1) if again.wait is None else again.wait
+
+        def counted(state) -> None:
+            self.retried += 1
+
+        try:
+            return Retrying(
+                stop=stop_after_attempt(s.retries + 1),
+                wait=wait,
+                retry=retry_if_exception_type(_Again),
+                sleep=self.sleep,
+                before_sleep=counted,
+                reraise=True,
+            )(self._try, fn)
+        except _Again as e:
+            raise ServiceFailed(f"{e.why}, after {s.retries + 1} tries") from None
+
+    def get(self, url: str, params: dict | None = None) -> object:
+        """The JSON answer at ``url``, politely."""
+        return self.call(lambda: _read(self.http.get(url, params=params), self.settings))
 
 
-Shape = type | tuple | list | dict
+# The answers' types, as kbx reads them: other fields are free, and null fits any field
+# (both services leave empty fields so). A field of another type fails the answer.
+Text = str | list[str | None] | None  # Crossref gives titles and venues as lists
 DATES = ("issued", "published-print", "published-online", "created")  # of a Crossref work
-TEXT = (str, [str])  # Crossref gives titles and venues as lists
-CROSSREF_WORK: dict = {
-    "DOI": str,
-    "title": TEXT,
-    "container-title": TEXT,
-    "score": (int, float),
-    "author": [{"given": TEXT, "family": TEXT, "name": TEXT, "ORCID": TEXT}],
-} | {date: {"date-parts": [[int]]} for date in DATES}
-OPENALEX_WORK = {
-    "id": str,
-    "title": str,
-    "publication_year": int,
-    "primary_location": {"source": {"display_name": str}},
-    "authorships": [{"author": {"display_name": str, "orcid": str}}],
-}
-OPENALEX_AUTHOR = {"id": str, "display_name": str}
 
 
-def _misfit(v: object, shape: Shape, at: str = "") -> str | None:
-    """Where decoded JSON ``v`` first departs from ``shape``, None if it fits: a type, a
-    tuple of alternatives, ``[shape]`` a list of them, ``{key: shape}`` an object (other keys
-    are free). Null fits anything: both services leave empty fields so."""
-    here = at or "the answer"
-    if v is None:
-        return None
-    if isinstance(shape, tuple):
-        return None if any(_misfit(v, s) is None for s in shape) else here
-    if isinstance(shape, list):
-        if not isinstance(v, list):
-            return here
-        return next((m for i, x in enumerate(v) if (m := _misfit(x, shape[0], f"{at}[{i}]"))), None)
-    if isinstance(shape, dict):
-        if not isinstance(v, dict):
-            return here
-        keys = ((f"{at}.{k}" if at else k, v.get(k), s) for k, s in shape.items())
-        return next((m for path, x, s in keys if (m := _misfit(x, s, path))), None)
-    return None if isinstance(v, shape) and not isinstance(v, bool) else here
+class _DateParts(msgspec.Struct):
+    date_parts: list[list[int | None] | None] | None = msgspec.field(
+        default=None, name="date-parts"
+    )
 
 
-def checked(answer: object, shape: dict, key: str) -> dict:
-    """``answer`` if it is an object with a string ``key`` whose fields kbx reads have the
-    types it reads them as; else ServiceFailed, so an odd answer is asked again, never cached."""
+class _CrossrefAuthor(msgspec.Struct):
+    given: Text = None
+    family: Text = None
+    name: Text = None
+    ORCID: Text = None  # noqa: N815 - Crossref's name
+
+
+class CrossrefWork(msgspec.Struct):
+    DOI: str  # noqa: N815 - Crossref's name
+    title: Text = None
+    container_title: Text = msgspec.field(default=None, name="container-title")
+    score: float | None = None
+    author: list[_CrossrefAuthor | None] | None = None
+    issued: _DateParts | None = None
+    published_print: _DateParts | None = msgspec.field(default=None, name="published-print")
+    published_online: _DateParts | None = msgspec.field(default=None, name="published-online")
+    created: _DateParts | None = None
+
+
+class _Name(msgspec.Struct):
+    display_name: str | None = None
+    orcid: str | None = None
+
+
+class _Authorship(msgspec.Struct):
+    author: _Name | None = None
+
+
+class _Location(msgspec.Struct):
+    source: _Name | None = None
+
+
+class OpenAlexWork(msgspec.Struct):
+    id: str
+    title: str | None = None
+    publication_year: int | None = None
+    primary_location: _Location | None = None
+    authorships: list[_Authorship | None] | None = None
+
+
+class OpenAlexAuthor(msgspec.Struct):
+    id: str
+    display_name: str | None = None
+
+
+def checked(answer: object, kind: type[msgspec.Struct]) -> dict:
+    """``answer`` if the fields kbx reads have the types it reads them as (``kind``); else
+    ServiceFailed, so an odd answer is asked again, never cached."""
+    key = kind.__struct_fields__[0]
     if not isinstance(answer, dict) or not isinstance(answer.get(key), str):
         raise ServiceFailed(f"unexpected answer: not an object with a {key}")
-    where = _misfit(answer, shape)
-    if where:
-        raise ServiceFailed(f"unexpected answer: {where} is of the wrong type")
+    try:
+        msgspec.convert(answer, kind)
+    except msgspec.ValidationError as e:
+        where = str(e).partition(" - at `$")[2].rstrip("`").lstrip(".") or "the answer"
+        raise ServiceFailed(f"unexpected answer: {where} is of the wrong type") from None
     return dict(answer)
 
 
@@ -227,59 +274,19 @@ def _message(answer: object) -> object:
     return answer.get("message") if isinstance(answer, dict) else None
 
 
-@functools.cache
-def _tls() -> ssl.SSLContext:
-    """httpx2's default TLS context, made once per process: loading the CA bundle is most
-    of a client's start (50-70 ms of CPU), and a context serves any number of clients."""
-    return httpx2.create_ssl_context()
-
-
-class _Pooled:
-    """What habanero calls as its HTTP module (``httpx2`` in its request modules), ``get``
-    going through one client: habanero makes a client per request, which loads the CA
-    bundle (tens of ms of CPU) and opens a new connection and TLS session each time. The
-    client has ``httpx2.get``'s defaults (no redirects followed); the rest is httpx2's."""
-
-    def __init__(self, client: httpx2.Client):
-        self._client = client
-
-    def get(self, url: str, **kwargs) -> httpx2.Response:
-        return self._client.get(url, **kwargs)
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(httpx2, name)
-
-
 class Crossref:
-    """Works by DOI, and the best matches of a reference string, via habanero, on one
-    pooled connection (``close`` it when done)."""
+    """Works by DOI, and the best matches of a reference string."""
 
     def __init__(self, settings: Settings, polite: Polite):
-        from habanero import Crossref as Client
-
-        self.client = Client(
-            base_url=settings.crossref_url, mailto=settings.mailto, timeout=settings.timeout
-        )
-        self.http = httpx2.Client(verify=_tls())
-        self.base, self.timeout, self.polite = settings.crossref_url, settings.timeout, polite
-
-    def _works(self, **query) -> object:
-        from habanero import request, request_class  # its two ways of asking
-
-        plain, pooled = request.httpx2, _Pooled(self.http)
-        request.httpx2 = request_class.httpx2 = pooled
-        try:
-            return self.client.works(**query)
-        finally:
-            request.httpx2 = request_class.httpx2 = plain
+        self.base, self.polite = settings.crossref_url.rstrip("/"), polite
 
     def close(self) -> None:
-        self.http.close()
+        self.polite.close()
 
     def work(self, doi: str, hops: int = 3) -> dict:
         """The work's record; a DOI the API redirects (an alias) is followed, a few hops."""
         try:
-            answer = self.polite.call(lambda: self._works(ids=doi))
+            answer = self.polite.get(f"{self.base}/works/{quote(doi, safe='/')}")
         except ServiceFailed as e:
             moved = _moved(e.location)
             if moved is None:
@@ -287,18 +294,16 @@ class Crossref:
             if not hops:
                 raise ServiceFailed("too many redirects") from None
             return self.work(moved, hops - 1)
-        return checked(_message(answer), CROSSREF_WORK, "DOI")
+        return checked(_message(answer), CrossrefWork)
 
     def bibliographic(self, reference: str, rows: int = 3) -> list[dict]:
         """Candidate works for a reference string, best first, with Crossref's scores."""
-        answer = self.polite.call(
-            lambda: self._works(query_bibliographic=reference[:1000], limit=rows)
-        )
-        items = _message(answer)
+        query = {"query.bibliographic": reference[:1000], "rows": rows}
+        items = _message(self.polite.get(f"{self.base}/works", params=query))
         items = items.get("items") if isinstance(items, dict) else None
         if not isinstance(items, list):
             raise ServiceFailed("unexpected answer: no list of items")
-        return [checked(item, CROSSREF_WORK, "DOI") for item in items]
+        return [checked(item, CrossrefWork) for item in items]
 
 
 def _moved(location: str | None) -> str | None:
@@ -307,49 +312,22 @@ def _moved(location: str | None) -> str | None:
     return unquote(path.split("/works/", 1)[1]) if "/works/" in path else None
 
 
-class _Rehost(HTTPAdapter):
-    """Send pyalex's requests to the configured OpenAlex base URL, with a timeout."""
-
-    def __init__(self, base: str, timeout: float):
-        super().__init__()
-        self.base, self.timeout = base.rstrip("/"), timeout
-
-    def send(self, request, **kwargs):
-        if request.url.startswith(OPENALEX):
-            request.url = self.base + request.url[len(OPENALEX) :]
-        kwargs["timeout"] = self.timeout
-        return super().send(request, **kwargs)
-
-
 class OpenAlex:
-    """Works by DOI and authors by ORCID, via pyalex."""
+    """Works by DOI and authors by ORCID."""
 
     def __init__(self, settings: Settings, polite: Polite):
-        import pyalex
-
-        pyalex.config.email = settings.mailto
-        pyalex.config.max_retries = 0  # retries are Polite's
-        self.session = requests.Session()
-        adapter = _Rehost(settings.openalex_url, settings.timeout)
-        self.session.mount("https://", adapter)
-        self.session.mount("http://", adapter)
-        self.session.max_redirects = 5  # a redirect loop is a failure soon, not after 30
-        # an error status raises before pyalex reads the body (it reads a 400's as JSON)
-        self.session.hooks["response"].append(lambda r, *args, **kw: r.raise_for_status())
-        self.pyalex, self.polite = pyalex, polite
+        self.base, self.polite = settings.openalex_url.rstrip("/"), polite
+        self.params = {"mailto": settings.mailto} if settings.mailto else None
 
     def close(self) -> None:
-        self.session.close()
+        self.polite.close()
 
-    def _get(self, kind, key: str) -> object:
-        entity = kind()
-        entity.params = key
-        return self.polite.call(lambda: entity._get_from_url(entity.url, self.session))
+    def _get(self, kind: str, key: str) -> object:
+        return self.polite.get(f"{self.base}/{kind}/{key}", params=self.params)
 
     def work(self, doi: str) -> dict:
-        answer = self._get(self.pyalex.Works, f"https://doi.org/{quote(doi, safe='/')}")
-        return checked(answer, OPENALEX_WORK, "id")
+        answer = self._get("works", f"https://doi.org/{quote(doi, safe='/')}")
+        return checked(answer, OpenAlexWork)
 
     def author(self, orcid: str) -> dict:
-        return checked(self._get(self.pyalex.Authors, f"https://orcid.org/{orcid}"),
-                       OPENALEX_AUTHOR, "id")  # fmt: skip
+        return checked(self._get("authors", f"https://orcid.org/{orcid}"), OpenAlexAuthor)

@@ -283,7 +283,7 @@ def test_reference_strings_link_to_a_doi_only_when_title_and_year_agree(tmp_path
 
 
 def test_a_slow_connect_is_retried_not_taken_for_offline():
-    import requests
+    import httpx
 
     from kbx.linking.resolvers import Polite
 
@@ -292,7 +292,7 @@ def test_a_slow_connect_is_retried_not_taken_for_offline():
     def flaky():
         calls.append(1)
         if len(calls) < 3:
-            raise requests.exceptions.ConnectTimeout("connect timed out")
+            raise httpx.ConnectTimeout("connect timed out")
         return {"ok": True}
 
     waits: list[float] = []
