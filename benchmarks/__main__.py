@@ -183,6 +183,12 @@ REGISTRY: tuple[Bench, ...] = (
         section="## Text that vanishes or turns to source (issue 42)",
     ),
     Bench(
+        "pdf_furniture",
+        EXTRACTION,
+        "PDF running heads, footers and page numbers: the passages they made",
+        writes=True,
+    ),
+    Bench(
         "citations",
         EXTRACTION,
         "every unit's first and last words lie in the lines it cites",
