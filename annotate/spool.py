@@ -10,13 +10,12 @@ open the spool removes it. So a file is only ever read by the pass that wrote it
 
 from __future__ import annotations
 
-import fcntl
-import os
 import shutil
 import uuid
 from pathlib import Path
 
 import pyarrow as pa
+from filelock import FileLock, Timeout
 
 from kbx.errors import EngineUnavailable
 
@@ -80,28 +79,29 @@ def sweep(root: Path) -> list[str]:
     """Remove the folders of passes that are gone (their lock is free); returns their names."""
     removed = []
     for folder in sorted(root.glob(f"{PREFIX}*")):
-        fd = _lock(folder / LOCK, create=False)
-        if fd is None:  # held: that pass is running
+        lock = _lock(folder / LOCK, create=False)
+        if lock is None:  # held: that pass is running
             continue
         shutil.rmtree(folder, ignore_errors=True)
-        os.close(fd)
+        lock.release()
         removed.append(folder.name)
     return removed
 
 
-def _lock(path: Path, create: bool) -> int | None:
-    """An exclusive lock on ``path`` (its descriptor), or None when another process holds
-    it (or, with ``create`` false, when there is no such file)."""
-    try:
-        fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
-    except FileNotFoundError:
+def _lock(path: Path, create: bool) -> FileLock | None:
+    """An exclusive OS lock on ``path`` (flock, or msvcrt on Windows), held; None when
+    another process (or another lock of this one) holds it, or, with ``create`` false, when
+    there is no such file. Never a lock file alone: a killed pass's must not look held."""
+    if not create and not path.is_file():
         return None
+    lock = FileLock(
+        path, timeout=0, thread_local=False, fallback_to_soft=False, preserve_lock_file=True
+    )
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
+        lock.acquire()
+    except Timeout:
         return None
-    return fd
+    return lock
 
 
 class Spool:
@@ -112,7 +112,7 @@ class Spool:
         # never sees it unlocked
         hidden = root / f".{name}"
         hidden.mkdir()
-        self.fd = _lock(hidden / LOCK, create=True)
+        self.lock = _lock(hidden / LOCK, create=True)
         self.folder = hidden.rename(root / name)
         self.batches = 0
 
@@ -135,7 +135,8 @@ class Spool:
     def close(self) -> None:
         """The pass is over: its folder goes, then its lock."""
         shutil.rmtree(self.folder, ignore_errors=True)
-        os.close(self.fd)
+        if self.lock is not None:
+            self.lock.release()
 
 
 def _padded(row: tuple) -> tuple:
