@@ -9,11 +9,13 @@ budget, or die, is a failed file with that reason: never a hung or failed run.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
 import resource
 import signal
+import struct
 import sys
 import threading
 from collections import deque
@@ -74,15 +76,52 @@ def timed(fn: Callable, *args):
             signal.signal(signal.SIGALRM, previous)
 
 
-def pool(workers: int, budgets: bool = False) -> ProcessPoolExecutor:
+class Pool(ProcessPoolExecutor):
     """Forked workers that die with this process (and, with ``budgets``, run under the
-    per-file memory cap)."""
-    return ProcessPoolExecutor(
-        workers,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_budgeted if budgets else _die_with_parent,
-        initargs=(os.getpid(),),
-    )
+    per-file memory cap). Each worker writes its process id to a pipe as it starts (a
+    write of a few bytes to a pipe is atomic: no lock a killed worker could leave held),
+    so ``kill`` stops workers stuck in C code without the executor's private state."""
+
+    def __init__(self, workers: int, budgets: bool = False):
+        self._pids, writer = os.pipe()
+        os.set_blocking(self._pids, False)
+        super().__init__(
+            workers,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_started,
+            initargs=(os.getpid(), budgets, writer),
+        )
+        self._fds = (self._pids, writer)  # closed at shutdown
+
+    def kill(self) -> None:
+        """Kill this pool's workers (where no signal handler runs) and shut it down. Only
+        live children of this process are signalled, never a pid a gone worker freed."""
+        said = b""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(self._pids, 4096):
+                said += chunk
+        pids = {pid for (pid,) in struct.iter_unpack("i", said)}
+        for child in multiprocessing.active_children():
+            if child.pid in pids:
+                child.kill()
+        self.shutdown(wait=False, cancel_futures=True)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        super().shutdown(wait, cancel_futures=cancel_futures)
+        fds, self._fds = self._fds, ()  # once: a second shutdown closes nothing
+        for fd in fds:
+            os.close(fd)
+
+
+def _started(parent: int, budgets: bool, pids: int) -> None:
+    """A worker's start: it dies with ``parent``, is capped (with ``budgets``), says its pid."""
+    (_budgeted if budgets else _die_with_parent)(parent)
+    os.write(pids, struct.pack("i", os.getpid()))
+
+
+def pool(workers: int, budgets: bool = False) -> Pool:
+    """Forked workers that die with this process (see ``Pool``)."""
+    return Pool(workers, budgets)
 
 
 def each_in_order(
@@ -121,7 +160,7 @@ def each_in_order(
                     yield result
             except (BrokenProcessPool, FutureTimeout):
                 suspects = [job for job, _ in window]
-                _kill(p)
+                p.kill()
         for job in suspects:
             yield _alone(fn, job, failed, again)
 
@@ -155,12 +194,5 @@ def _run_alone(fn: Callable, args: tuple) -> tuple[bool, object]:
         except BrokenProcessPool:
             return False, "its reader process died (a crash in a parser, or out of memory)"
         except FutureTimeout:
-            _kill(p)
+            p.kill()
             return False, f"{HUNG} ({FILE_SECONDS} s)"
-
-
-def _kill(p: ProcessPoolExecutor) -> None:
-    """Stop a pool whose workers may be stuck in C code, where no signal handler runs."""
-    for proc in list(getattr(p, "_processes", {}).values()):
-        proc.kill()
-    p.shutdown(wait=False, cancel_futures=True)

@@ -210,3 +210,26 @@ def test_a_file_over_the_memory_budget_fails_alone(tmp_path, monkeypatch, budget
     assert report.failures == [
         {"path": "big.md", "status": "failed", "error": "over the memory budget for one file"}
     ]
+
+
+def test_a_pool_kills_its_own_stuck_workers_and_no_others():
+    """``kill`` finds its workers by the pids they said at start, not the executor's
+    private table: a worker stuck where no alarm reaches is gone, another pool's is not."""
+    import multiprocessing
+
+    stuck, other = workers.pool(1), workers.pool(1)
+    try:
+        assert other.submit(_slow, 0).result() == "done"
+        theirs = {c.pid for c in multiprocessing.active_children()}
+        stuck.submit(_slow, 30)
+        time.sleep(0.5)
+        mine = {c.pid for c in multiprocessing.active_children()} - theirs
+        assert len(mine) == 1
+        stuck.kill()
+        time.sleep(0.5)
+        alive = {c.pid for c in multiprocessing.active_children()}
+        assert not mine & alive and theirs <= alive
+        assert other.submit(_slow, 0).result() == "done"
+    finally:
+        other.shutdown()
+        stuck.shutdown()
