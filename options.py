@@ -361,6 +361,83 @@ class MentionsOptions:
     type: str | None = opt(None, help="Only this mention type.")
 
 
+@dataclass(kw_only=True)
+class IndexOptions:
+    """``kbx index``: build or refresh the index of a folder."""
+
+    path: Path = opt(Path("."), help="Folder to index.", argument=True)
+    max_size: str | None = opt(
+        None, help="Skip files larger than this (default 50MB; remembered by the index)."
+    )
+    workers: int = opt(0, help="Extraction processes (0: one per core).", low=0)
+    hidden: bool | None = opt(
+        None,
+        help="Also index hidden files and folders (remembered by the index: a later run "
+        "keeps them until --no-hidden).",
+        negatable=True,
+    )
+    stemmer: str | None = opt(
+        None,
+        help="Prose stemmer: snowball (default), plural or none. Changing it rebuilds the "
+        "postings from stored text.",
+    )
+    then_resolve: bool = opt(
+        False, name="resolve", help="Then fetch identifier metadata (see `kbx resolve`)."
+    )
+
+
+@dataclass(kw_only=True)
+class RecognizersOptions:
+    """``kbx recognizers``: the installed recognizers and their work."""
+
+    purge: list[str] = opt(
+        list,
+        help="Drop the runs and mentions of this recognizer, no longer installed or turned "
+        "off in kbx.toml, so search stops serving them. Repeatable.",
+    )
+
+
+@dataclass(kw_only=True)
+class ResolveOptions:
+    """``kbx resolve``: metadata for identifiers from Crossref and OpenAlex."""
+
+    only: list[str] = opt(list, help="Only this kind: doi or orcid.")
+    limit: int | None = opt(None, help="Ask at most N.", low=1)
+    refresh: bool = opt(False, help="Ask again for answers already cached.")
+
+
+@dataclass(kw_only=True)
+class EmbedOptions:
+    """``kbx embed``: a vector for every passage."""
+
+
+@dataclass(kw_only=True)
+class ReprocessOptions:
+    """``kbx reprocess``: redo stale recognizer runs."""
+
+    recognizer: list[str] = opt(
+        list, short="-r", help="Only this recognizer (repeatable; default: all)."
+    )
+    redo_all: bool = opt(
+        False, name="all", help="Redo every unit of the chosen recognizers, current runs included."
+    )
+    workers: int = opt(0, help="Worker processes (0: one per core).", low=0)
+    dry_run: bool = opt(False, help="Print the plan; change nothing.")
+    engine: str | None = opt(
+        None,
+        help="Where batches are recognized: local (worker processes) or dask (a running Dask "
+        "cluster; pip install 'kbx\\[cluster]'). Default: kbx.toml's \\[engine], else local.",
+    )
+    address: str | None = opt(
+        None, help="The Dask scheduler, tcp://HOST:PORT (implies --engine dask)."
+    )
+    spool: str | None = opt(
+        None,
+        help="With dask: send batches as files through this folder (an absolute path every "
+        "worker mounts), not through the scheduler. Default: kbx.toml's spool.",
+    )
+
+
 @dataclass(frozen=True)
 class Command:
     """One command: its name on every face, its options, and on which faces it is."""
@@ -455,37 +532,41 @@ COMMANDS: dict[str, Command] = {
             go_on="run the export again",
         ),
         Command("mentions", MentionsOptions),
+        Command(
+            "index",
+            IndexOptions,
+            interrupted="interrupted; the files indexed so far are committed, each batch whole",
+            go_on="run `kbx index` again: it carries on with the files not yet in",
+        ),
+        Command("recognizers", RecognizersOptions),
+        Command(
+            "resolve",
+            ResolveOptions,
+            interrupted="interrupted; the answers fetched so far are cached",
+            go_on="run `kbx resolve` again: it asks only for the rest",
+        ),
+        Command(
+            "embed",
+            EmbedOptions,
+            interrupted="interrupted; the passages embedded so far keep their vectors",
+            go_on="run `kbx embed` again: it goes on from there",
+        ),
+        Command(
+            "reprocess",
+            ReprocessOptions,
+            interrupted="interrupted; the batches done are committed (search sees old or new "
+            "mentions, never a mix)",
+            go_on="run `kbx reprocess` again: it continues where it stopped",
+        ),
     )
 }
-
-# What an interrupted write kept, for the commands not defined above (yet).
-INTERRUPTED = {
-    "index": (
-        "interrupted; the files indexed so far are committed, each batch whole",
-        "run `kbx index` again: it carries on with the files not yet in",
-    ),
-    "reprocess": (
-        "interrupted; the batches done are committed (search sees old or new mentions, "
-        "never a mix)",
-        "run `kbx reprocess` again: it continues where it stopped",
-    ),
-    "embed": (
-        "interrupted; the passages embedded so far keep their vectors",
-        "run `kbx embed` again: it goes on from there",
-    ),
-    "resolve": (
-        "interrupted; the answers fetched so far are cached",
-        "run `kbx resolve` again: it asks only for the rest",
-    ),
-}
-
 
 def interrupted(command: str) -> tuple[str, str | None]:
     """What an interrupted ``command`` kept, and how to go on."""
     if command in COMMANDS:
         c = COMMANDS[command]
         return c.interrupted, c.go_on
-    return INTERRUPTED.get(command, ("interrupted; what was committed is kept", None))
+    return "interrupted; what was committed is kept", None
 
 
 # -- reading the definitions ----------------------------------------------------------

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import suppress
-from pathlib import Path
-from typing import Annotated
 
 import typer
 from typer._click.exceptions import ClickException  # typer 0.28 carries its own click
@@ -17,8 +15,6 @@ from kbx.cli import gazetteer as gazetteer_cli
 from kbx.cli import reading
 from kbx.cli import serve as serve_cli
 from kbx.cli.common import (
-    DbOption,
-    JsonOption,
     emit_json,
     err,
     escape,
@@ -26,6 +22,7 @@ from kbx.cli.common import (
     progress_bar,
     say_waits,
 )
+from kbx.cli.define import command
 from kbx.cli.failures import unit_failures as _unit_failures
 from kbx.errors import INTERNAL_ERROR, INTERRUPTED, BadArgument, KbxError
 
@@ -80,41 +77,8 @@ def _human(n: float) -> str:
 
 
 @app.command()
-def index(
-    path: Annotated[Path, typer.Argument(help="Folder to index.")] = Path("."),
-    db: DbOption = None,
-    max_size: Annotated[
-        str | None,
-        typer.Option(
-            help="Skip files larger than this (default 50MB; remembered by the index).",
-            show_default=False,
-        ),
-    ] = None,
-    workers: Annotated[
-        int, typer.Option(min=0, help="Extraction processes (0: one per core).")
-    ] = 0,
-    hidden: Annotated[
-        bool | None,
-        typer.Option(
-            "--hidden/--no-hidden",
-            help="Also index hidden files and folders (remembered by the index: a later run "
-            "keeps them until --no-hidden).",
-            show_default=False,
-        ),
-    ] = None,
-    stemmer: Annotated[
-        str | None,
-        typer.Option(
-            help="Prose stemmer: snowball (default), plural or none. Changing it "
-            "rebuilds the postings from stored text."
-        ),
-    ] = None,
-    then_resolve: Annotated[
-        bool,
-        typer.Option("--resolve", help="Then fetch identifier metadata (see `kbx resolve`)."),
-    ] = False,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["index"])
+def index(o: api.IndexOptions, *, db=None, as_json: bool = False) -> None:
     """Build or refresh the index of a folder.
 
     The index lives in PATH/.kbx/ (like git) unless --db says otherwise; later
@@ -130,7 +94,7 @@ def index(
 
       kbx index . --max-size 10MB --json
     """
-    cap = _size(max_size) if max_size is not None else None
+    path, cap = o.path, _size(o.max_size) if o.max_size is not None else None
     with progress_bar("[bold]indexing", as_json, detail=True) as bar:
         task = bar.add_task("", total=None)
         stages: dict[str, int] = {}
@@ -157,14 +121,14 @@ def index(
             path,
             db,
             max_size=cap,
-            workers=workers or None,
-            hidden=hidden,
-            stemmer=stemmer,
+            workers=o.workers or None,
+            hidden=o.hidden,
+            stemmer=o.stemmer,
             progress=tick,
             recognizer_progress=tick_recognizer,
             searchable=searchable,
         )
-    resolved = api.resolve(api.Index.for_root(path, db)) if then_resolve else None
+    resolved = api.resolve(api.Index.for_root(path, db)) if o.then_resolve else None
     if as_json:
         emit_json(api.to_json("index", (report, resolved)))
         return
@@ -198,15 +162,15 @@ def index(
 
 
 @app.command()
-def status(db: DbOption = None, as_json: JsonOption = False) -> None:
+@command(api.COMMANDS["status"])
+def status(o: api.StatusOptions, *, db=None, as_json: bool = False) -> None:
     """Show what the index holds: documents, units, failures, schema version, size.
 
     Example:
 
       kbx status --json
     """
-    idx = api.Index.find(db)
-    s = api.status(idx, api.registry_for(idx))
+    s = api.perform(api.Index.find(db), o)
     if as_json:
         emit_json(api.to_json("status", s))
         return
@@ -244,18 +208,8 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
 
 
 @app.command()
-def recognizers(
-    purge: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--purge",
-            help="Drop the runs and mentions of this recognizer, no longer installed or "
-            "turned off in kbx.toml, so search stops serving them. Repeatable.",
-        ),
-    ] = None,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["recognizers"])
+def recognizers(o: api.RecognizersOptions, *, db=None, as_json: bool = False) -> None:
     """List the installed recognizers: version, types, filter or boost, and their work.
 
     Recognizers come from the entry-point group `kbx.recognizers` (built-ins too);
@@ -271,8 +225,8 @@ def recognizers(
     """
     idx = api.Index.find(db)
     registry = api.registry_for(idx)
-    if purge:
-        removed = api.purge(idx, purge, registry)
+    if o.purge:
+        removed = api.purge(idx, o.purge, registry)
         if as_json:
             emit_json(api.to_json("recognizers purge", removed))
         else:
@@ -312,17 +266,8 @@ def _resolved_line(r) -> str:
 
 
 @app.command()
-def resolve(
-    only: Annotated[
-        list[str] | None, typer.Option("--only", help="Only this kind: doi or orcid.")
-    ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="Ask at most N.")] = None,
-    refresh: Annotated[
-        bool, typer.Option("--refresh", help="Ask again for answers already cached.")
-    ] = False,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["resolve"])
+def resolve(o: api.ResolveOptions, *, db=None, as_json: bool = False) -> None:
     """Fetch metadata for identifiers: DOIs from Crossref and OpenAlex, ORCIDs from OpenAlex.
 
     Titles, years, venues and authors (by ORCID when given) become entities and facets;
@@ -343,9 +288,9 @@ def resolve(
         task = bar.add_task("", total=None)
         r = api.resolve(
             idx,
-            only,
-            limit,
-            refresh,
+            o.only or None,
+            o.limit,
+            o.refresh,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     if as_json:
@@ -363,7 +308,8 @@ def resolve(
 
 
 @app.command()
-def embed(db: DbOption = None, as_json: JsonOption = False) -> None:
+@command(api.COMMANDS["embed"])
+def embed(o: api.EmbedOptions, *, db=None, as_json: bool = False) -> None:
     """Give every passage a vector, so that `kbx search` ranks by meaning too.
 
     Runs the dense model (the dense extra: all-MiniLM-L6-v2 on ONNX Runtime,
@@ -401,41 +347,8 @@ def embed(db: DbOption = None, as_json: JsonOption = False) -> None:
 
 
 @app.command()
-def reprocess(
-    recognizer: Annotated[
-        list[str] | None,
-        typer.Option("--recognizer", "-r", help="Only this recognizer (repeatable; default: all)."),
-    ] = None,
-    redo_all: Annotated[
-        bool,
-        typer.Option(
-            "--all", help="Redo every unit of the chosen recognizers, current runs included."
-        ),
-    ] = False,
-    workers: Annotated[int, typer.Option(min=0, help="Worker processes (0: one per core).")] = 0,
-    dry_run: Annotated[bool, typer.Option(help="Print the plan; change nothing.")] = False,
-    engine: Annotated[
-        str | None,
-        typer.Option(
-            help="Where batches are recognized: local (worker processes) or dask (a running "
-            "Dask cluster; pip install 'kbx\\[cluster]'). Default: kbx.toml's \\[engine], "
-            "else local."
-        ),
-    ] = None,
-    address: Annotated[
-        str | None,
-        typer.Option(help="The Dask scheduler, tcp://HOST:PORT (implies --engine dask)."),
-    ] = None,
-    spool: Annotated[
-        str | None,
-        typer.Option(
-            help="With dask: send batches as files through this folder (an absolute path "
-            "every worker mounts), not through the scheduler. Default: kbx.toml's spool."
-        ),
-    ] = None,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["reprocess"])
+def reprocess(o: api.ReprocessOptions, *, db=None, as_json: bool = False) -> None:
     """Redo recognizer runs that are stale after an upgrade, without re-reading files.
 
     A run is kept per (unit, recognizer, version). After a recognizer's version,
@@ -463,7 +376,7 @@ def reprocess(
     registry = api.registry_for(idx)
     for name, why in registry.broken:
         err.print(f"[yellow]warning:[/] recognizer {name} could not be loaded: {escape(why)}")
-    workers = workers or os.cpu_count() or 1
+    workers = o.workers or os.cpu_count() or 1
     with progress_bar("[bold]{task.description}", as_json) as bar:
         tasks: dict[str, int] = {}
 
@@ -473,8 +386,9 @@ def reprocess(
             bar.update(tasks[name], completed=done)
 
         report = api.reprocess(
-            idx, registry, recognizer, redo_all, workers, dry_run, tick, engine, address, spool
-        )
+            idx, registry, o.recognizer or None, o.redo_all, workers, o.dry_run, tick,
+            o.engine, o.address, o.spool,
+        )  # fmt: skip
     if as_json:
         emit_json(api.to_json("reprocess", report))
         return
@@ -490,7 +404,7 @@ def reprocess(
             + f"{eta})",
             markup=False,
         )
-    if dry_run:
+    if o.dry_run:
         return
     for d in report.done:
         out.print(
