@@ -438,6 +438,34 @@ class ReprocessOptions:
     )
 
 
+@dataclass(kw_only=True)
+class GazetteerListOptions:
+    """``kbx gazetteer list``: the entries and who added them."""
+
+    retracted: bool = opt(False, help="Include retracted entries.")
+
+
+@dataclass(kw_only=True)
+class GazetteerShowOptions:
+    """``kbx gazetteer show``: one entry and its history."""
+
+    id: str = opt(help="The entry's ID.", argument=True, metavar="ID")
+
+
+@dataclass(kw_only=True)
+class GazetteerExportOptions:
+    """``kbx gazetteer export``: every entry on standard output."""
+
+    format: str = opt("jsonl", short="-f", help="jsonl or csv.")
+
+
+@dataclass(kw_only=True)
+class GazetteerCheckOptions:
+    """``kbx gazetteer check``: names the analysis chain damages, protected."""
+
+    dry_run: bool = opt(False, help="Report only; protect nothing.")
+
+
 @dataclass(frozen=True)
 class Command:
     """One command: its name on every face, its options, and on which faces it is."""
@@ -446,6 +474,7 @@ class Command:
     options: type
     faces: frozenset[str] = frozenset({CLI})
     brief: str = ""  # the MCP tool's description
+    json: bool = True  # the CLI's --json (gazetteer export writes its own format)
     # what an interrupted run kept, and how to go on (a command that only reads: nothing)
     interrupted: str = "interrupted; nothing was changed"
     go_on: str | None = None
@@ -532,6 +561,14 @@ COMMANDS: dict[str, Command] = {
             go_on="run the export again",
         ),
         Command("mentions", MentionsOptions),
+        Command("gazetteer list", GazetteerListOptions),
+        Command("gazetteer show", GazetteerShowOptions),
+        Command("gazetteer export", GazetteerExportOptions, json=False),
+        Command(
+            "gazetteer check",
+            GazetteerCheckOptions,
+            interrupted="interrupted; the check is one transaction: made whole or not at all",
+        ),
         Command(
             "index",
             IndexOptions,
@@ -560,6 +597,7 @@ COMMANDS: dict[str, Command] = {
         ),
     )
 }
+
 
 def interrupted(command: str) -> tuple[str, str | None]:
     """What an interrupted ``command`` kept, and how to go on."""

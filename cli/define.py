@@ -58,7 +58,7 @@ def parameter(p: api.Param) -> inspect.Parameter:
     )
 
 
-def command(definition: api.Command, *, db: bool = True, json: bool = True):
+def command(definition: api.Command, *, db: bool = True):
     """A typer command from ``definition``, calling the decorated function with the
     options object and, by keyword, ``db`` and ``as_json`` (where it takes them)."""
 
@@ -68,7 +68,7 @@ def command(definition: api.Command, *, db: bool = True, json: bool = True):
         if db:
             extra.append(inspect.Parameter("db", inspect.Parameter.KEYWORD_ONLY, default=None,
                                            annotation=DbOption))  # fmt: skip
-        if json:
+        if definition.json:
             extra.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY,
                                            default=False, annotation=JsonOption))  # fmt: skip
         taken = {p.attr for p in api.options_on(definition.options, api.CLI)}

@@ -94,13 +94,10 @@ def retract(o: api.GazetteerRetractOptions, *, db=None, as_json: bool = False) -
 
 
 @app.command("list")
-def list_(
-    retracted: Annotated[bool, typer.Option(help="Include retracted entries.")] = False,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["gazetteer list"])
+def list_(o: api.GazetteerListOptions, *, db=None, as_json: bool = False) -> None:
     """List the entries with their aliases and who added them."""
-    rows = api.gazetteer_list(api.Index.find(db), retracted)
+    rows = api.gazetteer_list(api.Index.find(db), o.retracted)
     if as_json:
         emit_json({"entries": rows})
         return
@@ -121,13 +118,10 @@ def list_(
 
 
 @app.command()
-def show(
-    entry_id: Annotated[str, typer.Argument(help="The entry's ID.")],
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["gazetteer show"])
+def show(o: api.GazetteerShowOptions, *, db=None, as_json: bool = False) -> None:
     """Show one entry and its full history."""
-    e = api.gazetteer_show(api.Index.find(db), entry_id)
+    e = api.gazetteer_show(api.Index.find(db), o.id)
     if as_json:
         emit_json(e)
         return
@@ -270,29 +264,22 @@ def _import_summary(r: api.ImportReport) -> None:
 
 
 @app.command()
-def export(
-    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl or csv.")] = "jsonl",
-    db: DbOption = None,
-) -> None:
+@command(api.COMMANDS["gazetteer export"])
+def export(o: api.GazetteerExportOptions, *, db=None) -> None:
     """Write every entry, retracted ones included, to standard output."""
-    sys.stdout.write(api.gazetteer_export(api.Index.find(db), fmt))
+    sys.stdout.write(api.gazetteer_export(api.Index.find(db), o.format))
 
 
 @app.command()
-def check(
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Report only; protect nothing.")
-    ] = False,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["gazetteer check"])
+def check(o: api.GazetteerCheckOptions, *, db=None, as_json: bool = False) -> None:
     """Find names the analysis chain splits or over-stems, and protect them.
 
     `io.js` is split into io and js, which match everywhere; `Wells` stems to the
     frequent `well`. A protected word is indexed and searched whole (like Lucene's
     keyword_marker); the postings of the units holding it are rebuilt.
     """
-    found = api.gazetteer_check(api.Index.find(db), protect=not dry_run)
+    found = api.gazetteer_check(api.Index.find(db), protect=not o.dry_run)
     if as_json:
         emit_json({"found": found})
         return
@@ -303,7 +290,7 @@ def check(
             f"{shown(f['entry_id'])}  {shown(f['name'])}: {shown(f['word'])} {f['why']}",
             markup=False,
         )
-    if found and not dry_run:
+    if found and not o.dry_run:
         out.print(f"protected {len({f['word'] for f in found})} words; postings rebuilt")
 
 
