@@ -22,9 +22,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from common import REPO, write_section
+
 TITLE = "## PDF page furniture (issue 41)"
 HEADER = "# Benchmarks\n"
-REPO = Path(__file__).resolve().parents[1]
 _WORD = re.compile(r"\w{2,}")
 
 
@@ -150,9 +151,6 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if a.write:
-        sys.path.insert(0, str(Path(__file__).parent))
-        from common import write_section
-
         write_section(REPO / "docs" / "BENCHMARKS.md", TITLE, text, HEADER)
 
 

@@ -32,9 +32,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from common import REPO, write_section
+
 TITLE = "## Dated sections: release notes filtered by month (issue 42)"
 HEADER = "# Benchmarks\n"
-REPO = Path(__file__).resolve().parents[1]
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")  # the line under a heading
@@ -187,9 +188,6 @@ def main() -> None:
     text = section(results, [str(s) for s in a.sources], command)
     print(text)
     if a.write:
-        sys.path.insert(0, str(Path(__file__).parent))
-        from common import write_section
-
         write_section(REPO / "docs" / "BENCHMARKS.md", TITLE, text, HEADER)
 
 
