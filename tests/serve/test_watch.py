@@ -228,6 +228,8 @@ def test_searches_during_re_indexes_see_a_whole_document_never_half(live, folder
             "/api/grep",
             params={"pattern": "|".join(VERSIONS), "path": "ledger.md", "max": 500},
         )
+        if r.status_code == 400 and "matches no indexed file" in r.text:  # not in yet
+            return dict.fromkeys(VERSIONS, 0), set()
         if r.status_code != 200:
             return {"status": r.status_code}, {r.text}
         matches = r.json()["matches"]
