@@ -211,20 +211,35 @@ def perform(index: _Stored, o: Any, **extra: Any) -> Any:
     return _RUN[type(o)](index, o, **extra)
 
 
+def _glob_matched(index: _Stored, filters: Filters) -> None:
+    """After an empty answer: a ``--path`` glob that matches no file is the reason, said."""
+    if filters.path:
+        from kbx.search.filters import check_path
+
+        with index.reader() as con:
+            check_path(con, filters.path)
+
+
 def _search(index: _Stored, o: SearchOptions) -> SearchResult:
     from kbx.search.search import search
 
-    return search(index, o.query, k=K_JSON if o.k is None else o.k, filters=o.filters,
-                  exact=EXACT_JSON if o.exact is None else o.exact, facets=bool(o.facets),
-                  mode=o.mode)  # fmt: skip
+    r = search(index, o.query, k=K_JSON if o.k is None else o.k, filters=o.filters,
+               exact=EXACT_JSON if o.exact is None else o.exact, facets=bool(o.facets),
+               mode=o.mode)  # fmt: skip
+    if not r.hits:
+        _glob_matched(index, o.filters)
+    return r
 
 
 def _grep(index: _Stored, o: GrepOptions) -> GrepResult:
     from kbx.search.grep import grep
 
-    return grep(index, o.pattern, rank_query=o.rank, context=o.context,
-                max_matches=o.max_matches, ignore_case=o.ignore_case, filters=o.filters,
-                timeout=o.timeout)  # fmt: skip
+    g = grep(index, o.pattern, rank_query=o.rank, context=o.context,
+             max_matches=o.max_matches, ignore_case=o.ignore_case, filters=o.filters,
+             timeout=o.timeout)  # fmt: skip
+    if not g.matches:
+        _glob_matched(index, o.filters)
+    return g
 
 
 def _read(index: _Stored, o: ReadOptions) -> Excerpt:
@@ -274,6 +289,7 @@ def _gazetteer_retract(index: _Stored, o: GazetteerRetractOptions) -> EditReport
 def _export(index: _Stored, o: ExportOptions, progress=None, stream=None) -> ExportReport:
     from kbx.export.run import export
 
+    _glob_matched(index, o.filters)  # before anything is written
     return export(index, o.format, o.out, filters=o.filters, recognizers=o.recognizer,
                   progress=progress, stream=stream)  # fmt: skip
 

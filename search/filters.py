@@ -320,7 +320,6 @@ def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> 
     if filters is None:
         return f
     if filters.path:
-        _path(con, filters.path)
         f.keep(_documents_where("d.path GLOB ?"), [filters.path], ("documents", "d.path GLOB ?"))
     for name in filters.entities:
         _entity(con, name, f)
@@ -338,8 +337,9 @@ def compile_filters(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> 
     return f
 
 
-def _path(con: duckdb.DuckDBPyConnection, glob: str) -> None:
-    """A glob that matches no indexed file is said to, not answered as "no passage"."""
+def check_path(con: duckdb.DuckDBPyConnection, glob: str) -> None:
+    """Refuse a ``--path`` glob that matches no indexed file: a command that found nothing
+    asks (``kbx.library``), so that is said rather than "no passage matches"."""
     if not con.execute("SELECT 1 FROM documents WHERE path GLOB ? LIMIT 1", [glob]).fetchone():
         held = con.execute("SELECT path FROM documents ORDER BY path LIMIT 3").fetchall()
         some = [p for (p,) in held]
