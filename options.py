@@ -466,6 +466,35 @@ class GazetteerCheckOptions:
     dry_run: bool = opt(False, help="Report only; protect nothing.")
 
 
+@dataclass(kw_only=True)
+class McpOptions:
+    """``kbx mcp``: the index served to an agent over standard input and output."""
+
+    watch: bool = opt(
+        True,
+        help="Re-index files as they change in the indexed folder while serving.",
+        negatable=True,
+    )
+
+
+@dataclass(kw_only=True)
+class ServeOptions:
+    """``kbx serve``: the page, the HTTP API and MCP over HTTP."""
+
+    port: int = opt(8765, help="Port to listen on (0: any free one).", low=0, high=65535)
+    host: str = opt("127.0.0.1", help="Address to bind. Any but loopback needs a token.")
+    token: str | None = opt(
+        None,
+        help="Required on every request as 'Authorization: Bearer TOKEN'.",
+        envvar="KBX_TOKEN",
+    )
+    watch: bool = opt(
+        True,
+        help="Re-index files as they change in the indexed folder while serving.",
+        negatable=True,
+    )
+
+
 @dataclass(frozen=True)
 class Command:
     """One command: its name on every face, its options, and on which faces it is."""
@@ -561,6 +590,8 @@ COMMANDS: dict[str, Command] = {
             go_on="run the export again",
         ),
         Command("mentions", MentionsOptions),
+        Command("mcp", McpOptions, json=False),
+        Command("serve", ServeOptions, json=False),
         Command("gazetteer list", GazetteerListOptions),
         Command("gazetteer show", GazetteerShowOptions),
         Command("gazetteer export", GazetteerExportOptions, json=False),

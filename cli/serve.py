@@ -4,21 +4,10 @@ and are imported only when one of these commands runs."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
 from kbx import api
-from kbx.cli.common import DbOption, err
+from kbx.cli.common import err
+from kbx.cli.define import command
 from kbx.errors import KbxError
-
-WatchOption = Annotated[
-    bool,
-    typer.Option(
-        "--watch/--no-watch",
-        help="Re-index files as they change in the indexed folder while serving.",
-    ),
-]
 
 
 def _needs_extra(e: ImportError) -> KbxError:
@@ -28,7 +17,8 @@ def _needs_extra(e: ImportError) -> KbxError:
     )
 
 
-def mcp(db: DbOption = None, watch: WatchOption = True) -> None:
+@command(api.COMMANDS["mcp"])
+def mcp(o: api.McpOptions, *, db=None) -> None:
     """Serve the index to an agent over MCP on standard input and output.
 
     This is what an MCP client launches: add kbx to its configuration as the command
@@ -48,7 +38,7 @@ def mcp(db: DbOption = None, watch: WatchOption = True) -> None:
     except ImportError as e:
         raise _needs_extra(e) from None
     live = LiveIndex.of(index)
-    watcher = Watcher(live, name="kbx mcp").start() if watch else None
+    watcher = Watcher(live, name="kbx mcp").start() if o.watch else None
     if watcher:  # standard error: standard output is the protocol's
         err.print(f"kbx mcp: watching {index.root}", markup=False, highlight=False)
     try:
@@ -58,23 +48,8 @@ def mcp(db: DbOption = None, watch: WatchOption = True) -> None:
             watcher.stop()
 
 
-def serve(
-    port: Annotated[int, typer.Option(help="Port to listen on (0: any free one).")] = 8765,
-    host: Annotated[
-        str,
-        typer.Option(help="Address to bind. Any but loopback needs a token."),
-    ] = "127.0.0.1",
-    token: Annotated[
-        str | None,
-        typer.Option(
-            envvar="KBX_TOKEN",
-            help="Required on every request as 'Authorization: Bearer TOKEN'.",
-            show_default=False,
-        ),
-    ] = None,
-    db: DbOption = None,
-    watch: WatchOption = True,
-) -> None:
+@command(api.COMMANDS["serve"])
+def serve(o: api.ServeOptions, *, db=None) -> None:
     """Serve the web page at /, the HTTP JSON API at /api and MCP at /mcp, until Ctrl-C.
 
     The page (open http://127.0.0.1:8765/ in a browser) searches with the filters as
@@ -113,6 +88,7 @@ def serve(
         from kbx.serve.watch import Watcher
     except ImportError as e:
         raise _needs_extra(e) from None
+    host, port, token = o.host, o.port, o.token
     try:
         sock = bound_socket(host, port)
     except OSError as e:
@@ -126,7 +102,7 @@ def serve(
     )
     try:  # a Ctrl-C from here on stops cleanly, even one that lands inside a print
         live = LiveIndex.of(index)
-        watcher = Watcher(live) if watch else None
+        watcher = Watcher(live) if o.watch else None
         if watcher:
             err.print(f"kbx serve: watching {index.root}", markup=False, highlight=False)
         pages = page_routes(live)
