@@ -495,6 +495,33 @@ class ServeOptions:
     )
 
 
+@dataclass(kw_only=True)
+class GazetteerImportOptions:
+    """``kbx gazetteer import``: every entry of a file, in one transaction."""
+
+    file: Path = opt(
+        help="The file: .json, .json.bz2, .json.gz, .csv, …; - reads standard input (e.g. "
+        "from lbzip2 -dc, which decompresses on every core).",
+        argument=True,
+    )
+    format: str | None = opt(
+        None,
+        short="-f",
+        help="wikidata (entity JSON: a dump, JSON lines, Special:EntityData or wbgetentities) "
+        "or csv (qid,label,aliases,type, as the README's SPARQL query gives). Without it: "
+        "kbx's own export, .jsonl or .csv.",
+    )
+    lang: list[str] = opt(list, help="Label and alias languages, in order (default en).")
+    type: str | None = opt(None, short="-t", help="The type of entities whose P31 the table lacks.")
+    qid: list[str] = opt(list, help="Only this entity (repeatable).")
+    qids: Path | None = opt(None, help="Only the QIDs in this file, one a line.")
+    only_type: list[str] = opt(list, help="Only entities of this type.")
+    map: list[str] = opt(list, help="Map another P31 class: QID=TYPE (repeatable).")
+    dump_date: str | None = opt(None, help="YYYY-MM-DD for the provenance (default: file mtime).")
+    skip_bad: bool = opt(False, help="Skip bad lines (counted, the first listed).")
+    by: str | None = opt(None, help="Who makes the change: a person, or agent:NAME.")
+
+
 @dataclass(frozen=True)
 class Command:
     """One command: its name on every face, its options, and on which faces it is."""
@@ -592,6 +619,11 @@ COMMANDS: dict[str, Command] = {
         Command("mentions", MentionsOptions),
         Command("mcp", McpOptions, json=False),
         Command("serve", ServeOptions, json=False),
+        Command(
+            "gazetteer import",
+            GazetteerImportOptions,
+            interrupted="interrupted; an import is one transaction: nothing was added",
+        ),
         Command("gazetteer list", GazetteerListOptions),
         Command("gazetteer show", GazetteerShowOptions),
         Command("gazetteer export", GazetteerExportOptions, json=False),

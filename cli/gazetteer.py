@@ -6,13 +6,11 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
-from pathlib import Path
-from typing import Annotated
 
 import typer
 
 from kbx import api
-from kbx.cli.common import DbOption, JsonOption, emit_json, out, progress_bar
+from kbx.cli.common import emit_json, out, progress_bar
 from kbx.cli.define import command
 from kbx.errors import BadArgument
 
@@ -38,12 +36,6 @@ def shown(value: object) -> str:
 
 def _all(values) -> str:
     return " | ".join(shown(v) for v in values)
-
-
-ByOption = Annotated[
-    str | None,
-    typer.Option("--by", help="Who makes the change: a person, or agent:NAME."),
-]
 
 
 def _edit_summary(r: api.EditReport, verb: str) -> None:
@@ -133,57 +125,9 @@ def show(o: api.GazetteerShowOptions, *, db=None, as_json: bool = False) -> None
         out.print(f"  {x['at']}  {x['action']} by {shown(x['by'])}{where}{note}", markup=False)
 
 
-ImportFormat = Annotated[
-    str | None,
-    typer.Option(
-        "--format",
-        "-f",
-        help="wikidata (entity JSON: a dump, JSON lines, Special:EntityData or "
-        "wbgetentities) or csv (qid,label,aliases,type, as the README's SPARQL query gives). "
-        "Without it: kbx's own export, .jsonl or .csv.",
-    ),
-]
-Many = list[str] | None
-
-
 @app.command("import")
-def import_(
-    file: Annotated[
-        Path,
-        typer.Argument(
-            help="The file: .json, .json.bz2, .json.gz, .csv, …; - reads standard input "
-            "(e.g. from lbzip2 -dc, which decompresses on every core)."
-        ),
-    ],
-    fmt: ImportFormat = None,
-    lang: Annotated[
-        Many, typer.Option("--lang", help="Label and alias languages, in order (default en).")
-    ] = None,
-    type_: Annotated[
-        str | None,
-        typer.Option("--type", "-t", help="The type of entities whose P31 the table lacks."),
-    ] = None,
-    qid: Annotated[Many, typer.Option("--qid", help="Only this entity (repeatable).")] = None,
-    qids: Annotated[
-        Path | None, typer.Option("--qids", help="Only the QIDs in this file, one a line.")
-    ] = None,
-    only_type: Annotated[
-        Many, typer.Option("--only-type", help="Only entities of this type.")
-    ] = None,
-    map_: Annotated[
-        Many, typer.Option("--map", help="Map another P31 class: QID=TYPE (repeatable).")
-    ] = None,
-    dump_date: Annotated[
-        str | None,
-        typer.Option("--dump-date", help="YYYY-MM-DD for the provenance (default: file mtime)."),
-    ] = None,
-    skip_bad: Annotated[
-        bool, typer.Option("--skip-bad", help="Skip bad lines (counted, the first listed).")
-    ] = False,
-    by: ByOption = None,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-) -> None:
+@command(api.COMMANDS["gazetteer import"])
+def import_(o: api.GazetteerImportOptions, *, db=None, as_json: bool = False) -> None:
     """Add every entry of a file in one transaction: one bad entry and nothing is added
     (unless --skip-bad).
 
@@ -201,6 +145,8 @@ def import_(
 
       kbx gazetteer import query.csv --format csv --type ORG
     """
+    file, fmt, lang, type_, qid, qids = o.file, o.format, o.lang, o.type, o.qid, o.qids
+    only_type, map_, dump_date, skip_bad, by = o.only_type, o.map, o.dump_date, o.skip_bad, o.by
     wikidata_only = {"--lang": lang, "--type": type_, "--qid": qid, "--qids": qids}
     wikidata_only |= {"--only-type": only_type, "--map": map_, "--dump-date": dump_date}
     if fmt is None:
