@@ -207,6 +207,10 @@ def status(o: api.StatusOptions, *, db=None, as_json: bool = False) -> None:
     _unit_failures(s.unit_failures, "tried again by `kbx reprocess` or `kbx index`")
 
 
+for _read in (reading.read, reading.search, reading.grep, reading.mentions):
+    app.command()(_read)
+
+
 @app.command()
 @command(api.COMMANDS["recognizers"])
 def recognizers(o: api.RecognizersOptions, *, db=None, as_json: bool = False) -> None:
@@ -417,8 +421,6 @@ def reprocess(o: api.ReprocessOptions, *, db=None, as_json: bool = False) -> Non
     out.print(f"Reprocessed in {report.seconds:.1f} s")
 
 
-for _read in (reading.read, reading.search, reading.grep, reading.mentions):
-    app.command()(_read)
 app.add_typer(gazetteer_cli.app, name="gazetteer")
 app.command()(gazetteer_cli.entities)
 app.command()(gazetteer_cli.entity)
@@ -441,7 +443,7 @@ def main() -> None:
     args = sys.argv[1:]
     as_json = "--json" in args
     name = args[0] if args else ""
-    if name == "gazetteer" and len(args) > 1:
+    if name == "gazetteer" and len(args) > 1 and not args[1].startswith("-"):
         name = f"gazetteer {args[1]}"
     say_waits()
     try:
@@ -461,7 +463,8 @@ def main() -> None:
                 raise KeyboardInterrupt from None
             raise
     except ClickException as e:  # only with --json: typer shows it otherwise
-        hint = f"`kbx {name} --help` lists what it takes" if name else "`kbx --help` lists"
+        known = name in api.COMMANDS or name in ("gazetteer", "version")
+        hint = f"`kbx {name} --help` lists what it takes" if known else "`kbx --help` lists them"
         _fail("BadArgument", e.exit_code, e.format_message(), hint, as_json)
     except typer.Abort:
         _fail("Aborted", 1, "aborted", None, as_json)
