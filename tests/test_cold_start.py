@@ -120,3 +120,26 @@ def test_an_unchanged_folders_index_compiles_no_recognizer_pattern(tmp_path):
     (root / "a.md").write_text("# A\n\nSix kg on 5 March 2021.\n")
     changed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert changed.stdout.split()[-2:] == ["1", "1"]  # the probe sees a compile
+
+
+def test_a_text_search_on_a_large_index_loads_numpy_and_nothing_heavy(tmp_path, monkeypatch):
+    """A large index is ranked over its mapped postings: numpy then pays for itself (and
+    only then); the parsers, models and HTTP clients stay unloaded all the same."""
+    from kbx.store import arrays
+
+    monkeypatch.setattr(arrays, "WARM", False)
+    monkeypatch.setattr(arrays, "MAPPED_MIN_BYTES", 64)  # this folder counts as large
+    (tmp_path / "kbx.toml").write_text('[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n')
+    for i in range(30):
+        (tmp_path / f"p{i}.md").write_text(f"# Pump {i}\n\nPrime pump {i} before run {i}.\n")
+    index(tmp_path, registry=Registry([]))
+    run = (
+        "import contextlib, io\nfrom kbx.store import arrays\narrays.MAPPED_MIN_BYTES = 64\n"
+        "from kbx.cli.app import main\nsys.argv = ['kbx', 'search', 'prime pump']\n"
+        "with contextlib.suppress(SystemExit), "
+        "contextlib.redirect_stdout(io.StringIO()) as out:\n    main()\n"
+        "assert '.md' in out.getvalue(), out.getvalue()"
+    )
+    modules = _modules(run, cwd=tmp_path)
+    assert sorted(m for m in HEAVY if m in modules) == []
+    assert "kbx.store.postings_file" in modules and "numpy" in modules  # the mapped ranking
