@@ -22,6 +22,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from kbx.faces import Param
+from kbx.faces import build as build_options
+from kbx.faces import given as given_options
+from kbx.faces import on as options_on
+from kbx.faces import schema as options_schema
 from kbx.options import (  # the definitions: a pure leaf, loaded at once
     CLI,
     COMMANDS,
@@ -46,7 +51,6 @@ from kbx.options import (  # the definitions: a pure leaf, loaded at once
     IndexOptions,
     McpOptions,
     MentionsOptions,
-    Param,
     ReadOptions,
     RecognizersOptions,
     ReprocessOptions,
@@ -56,10 +60,6 @@ from kbx.options import (  # the definitions: a pure leaf, loaded at once
     StatusOptions,
     interrupted,
 )
-from kbx.options import build as build_options
-from kbx.options import given as given_options
-from kbx.options import on as options_on
-from kbx.options import schema as options_schema
 
 if TYPE_CHECKING:
     from kbx.annotate.failures import shown as failure_line

@@ -12,7 +12,8 @@ import typer
 from kbx import api
 from kbx.cli.app import app
 from kbx.errors import BadArgument
-from kbx.options import COMMANDS, Filters, given, params, schema
+from kbx.faces import given, params, schema
+from kbx.options import COMMANDS, Filters
 
 COMMON_CLI = {"--db", "--json"}
 
@@ -98,6 +99,7 @@ def test_search_grep_and_export_take_every_filter_on_every_face_they_are_on():
 def test_a_new_filter_is_one_field(monkeypatch):
     """A field added to ``Filters`` is an option of every command that filters, on every
     face, with no other edit."""
+    import kbx.faces as faces
     import kbx.options as options
     from kbx.cli.define import parameter
 
@@ -106,11 +108,11 @@ def test_a_new_filter_is_one_field(monkeypatch):
         colour: str | None = options.opt(None, help="Only passages of this colour.")
 
     monkeypatch.setattr(options, "Filters", Wider)
-    monkeypatch.setattr(options, "_PARAMS", {})
+    monkeypatch.setattr(faces, "_PARAMS", {})
     for name in ("search", "grep", "export"):
         definition = COMMANDS[name]
         for face in definition.faces:
-            assert "colour" in {p.name for p in options.on(definition.options, face)}
+            assert "colour" in {p.name for p in faces.on(definition.options, face)}
     assert "colour" in schema(api.SearchOptions, api.MCP)["properties"]
     (colour,) = [p for p in params(api.GrepOptions) if p.name == "colour"]
     info = parameter(colour).annotation.__metadata__[0]
