@@ -158,8 +158,6 @@ _PLUMBING = {
     "_walk_of": ("kbx.indexing.ingest", "walk_of"),
     "_Found": ("kbx.source.walk", "Found"),
 }
-_OLD = {"cursor": "_cursor", "stay_warm": "_stay_warm", "walk": "_walk", "walk_of": "_walk_of",
-        "Found": "_Found"}  # fmt: skip  # the names serve/watch.py still calls them by
 
 __all__ = [  # every public name; the plumbing above is left out
     "CLI",
@@ -256,7 +254,7 @@ __all__ = [  # every public name; the plumbing above is left out
 
 def __getattr__(name: str) -> object:
     try:
-        module, attr = _WHERE.get(name) or _PLUMBING[_OLD.get(name, name)]
+        module, attr = _WHERE.get(name) or _PLUMBING[name]
     except KeyError:
         raise AttributeError(f"module 'kbx.api' has no attribute {name!r}") from None
     value = getattr(importlib.import_module(module), attr)

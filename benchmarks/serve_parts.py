@@ -150,7 +150,7 @@ def _runs(live: LiveIndex, con, q: str) -> dict[str, Callable[[], object]]:
 
 def parts(live: LiveIndex, qs: list[str], repeat: int) -> str:
     """The table: each part's p50 over ``qs``, wall and CPU ms."""
-    api.stay_warm()
+    api._stay_warm()
     got: dict[str, list[tuple[float, float]]] = {}
     counts = []
     for q in qs:

@@ -4,7 +4,7 @@ brought in through the same ingest path as ``kbx index``.
 watchfiles (inotify, FSEvents, ReadDirectoryChangesW) groups a burst of events (an
 editor's save in three steps, a ``git checkout``) into one set: it yields once no event
 came for ``step`` ms, or after ``debounce`` ms at most. Each set is checked against the
-folder as the walk of ``kbx index`` sees it (``api.walk``: the formats kbx reads,
+folder as the walk of ``kbx index`` sees it (``api._walk``: the formats kbx reads,
 ``.kbxignore``, hidden names), so a change the walk would not pick up (an ignored file,
 an editor's swap file, the index's own files) costs one walk and no write.
 
@@ -126,8 +126,9 @@ class Watcher:
     def _walk(self) -> Snapshot:
         """The folder as the next run walks it: hidden files too when the index keeps them
         (``kbx index --hidden`` is remembered, and so is its size cap)."""
-        _, hidden = api.walk_of(self.index)
-        return {f.rel: (f.size, f.mtime_ns, f.error) for f in api.walk(self.root, hidden=hidden)}
+        _, hidden = api._walk_of(self.index)
+        found = api._walk(self.root, hidden=hidden)
+        return {f.rel: (f.size, f.mtime_ns, f.error) for f in found}
 
     def _sync(self, changes: set[tuple[watchfiles.Change, str]], first: bool = False) -> None:
         """Re-index if the walk sees a change (or the setup changed, or a run is due)."""
