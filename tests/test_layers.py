@@ -49,6 +49,11 @@ LEAVES = (
     "kbx.linking",
     "kbx.source",
     "kbx.api_json",
+    "kbx.languages",
+    "kbx.wordchars",
+    "kbx.options",
+    "kbx.faces",
+    "kbx.present",
 )
 # The flow, bottom to top: each room may import the rooms before it, never one after it.
 ORDER = [
@@ -59,6 +64,7 @@ ORDER = [
     "kbx.search",
     "kbx.export",
     "kbx.indexing",
+    "kbx.library",
     "kbx.api",
     "kbx.serve",
     "kbx.cli",
@@ -71,6 +77,7 @@ WHY = {
     "kbx.search": "the read path never writes: it imports no write command",
     "kbx.export": "an export reads the store as search does: it imports no write command",
     "kbx.indexing": "the write commands are below the one surface",
+    "kbx.library": "the typed library calls the commands; the faces reach it through kbx.api",
     "kbx.api": "nothing below the faces (serve, cli) knows them",
     "kbx.serve": "the server is a face like the CLI, which starts it",
 }
