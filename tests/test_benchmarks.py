@@ -62,3 +62,10 @@ def test_a_script_writing_its_section_is_stamped(tmp_path, monkeypatch, capsys):
     )
     assert "command `python -m benchmarks fake " in text and "at the end" in text
     assert capsys.readouterr().out.startswith("Run: ")
+
+
+def test_every_section_the_registry_names_is_in_the_benchmarks_doc():
+    bm = _dispatcher()
+    doc = (REPO / "docs" / "BENCHMARKS.md").read_text("utf-8").splitlines()
+    titles = {line for line in doc if line.startswith("## ")}
+    assert [b.section for b in bm.REGISTRY if b.section and b.section not in titles] == []
