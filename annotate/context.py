@@ -4,15 +4,21 @@ A relative date ("yesterday") is stored in its unit's mention as a relative valu
 since one unit can sit in documents of different dates, its resolved value lives here,
 keyed by document, and is recomputed whenever a document or its mentions change. So are
 a document's names (``annotate/names.py``): "Clinton" after "Bill Clinton" is Bill
-Clinton in that document only, so the names as the document reads them are one
-``doc_context`` row per document (recognizer ``names``), which the entity layer reads
+Clinton in that document only, so the names as the document reads them are rows of
+``doc_names``, one per name, with one ``doc_context`` row per document (recognizer
+``names``) that records the version they were carried at; the entity layer reads them
 through ``NAMES`` in place of the unit-level name mentions.
+
+What is computed here is computed with the file let go where it takes more than a moment
+(``WriterLease``): a document is read, its names carried, and the result written in a
+short transaction, so searches from other processes answer meanwhile.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from datetime import date
 
 import duckdb
@@ -21,7 +27,7 @@ from kbx.annotate.failures import error_text, record
 from kbx.annotate.names import Found, Unit, in_context
 from kbx.recognizers.base import shown_text, within_rules
 from kbx.recognizers.registry import Registry
-from kbx.store.db import mark_dirty, rows_select
+from kbx.store.db import WriterLease, held, mark_dirty, rows_select, staged
 from kbx.store.transaction import transaction
 
 
@@ -119,17 +125,14 @@ def _full_date(mentions: list) -> str | None:
 # carried short form a place of its long form): a new one redoes every document, so a
 # reprocess rebuilds the entity layer too.
 NAMES_VERSION = "2"
-_NAME_FIELDS = ("unit", "start", "end", "type", "text", "surface", "recognizer", "how")
-_NAME_JSON = json.dumps(
-    [{f: "INTEGER" if f in ("start", "end") else "VARCHAR" for f in _NAME_FIELDS}]
-)
-# The names each document holds, as the entity layer reads them: the document's context
-# row where it has one, else its units' name mentions as recognized.
+NAME_COLUMNS = ["doc_id", "unit_hash", "start_char", "end_char", "type", "text", "surface"]
+NAME_COLUMNS += ["recognizer", "how"]
+NAME_LIST = ", ".join(NAME_COLUMNS)
+# The names each document holds, as the entity layer reads them: the document's rows of
+# ``doc_names`` where its context has a ``names`` row (which keeps the version they were
+# carried at), else its units' name mentions as recognized.
 NAMES = f"""
-    SELECT c.doc_id, n.unit AS unit_hash, n.start AS start_char, n."end" AS end_char, n.type,
-           n.text, n.surface, n.recognizer, n.how
-    FROM doc_context c, unnest(from_json(c.data->'names', '{_NAME_JSON}')) AS x(n)
-    WHERE c.recognizer = 'names'
+    SELECT {NAME_LIST} FROM doc_names
     UNION ALL
     SELECT DISTINCT pl.doc_id, m.unit_hash, m.start_char, m.end_char, m.type, m.text,
            coalesce(m.value, m.text), m.recognizer, 'found'
@@ -137,16 +140,30 @@ NAMES = f"""
     JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
     WHERE m.key IS NULL
       AND pl.doc_id NOT IN (SELECT doc_id FROM doc_context WHERE recognizer = 'names')"""
-NAMES_BATCH = 200  # documents read and written per transaction
+NAMES_BATCH = 200  # documents read and written per transaction, at most
+NAMES_CHARS = 2_000_000  # and characters of text, at most (then the batch is one document)
+QUICK_CHARS = 100_000  # a batch of fewer is carried with the file held: a few milliseconds
 
 
-def document_names(con: duckdb.DuckDBPyConnection) -> int:
-    """Carry each document's names through it (``annotate/names.py``) and store them as its
-    ``names`` context row. The row's version is these rules' plus, per recognizer version
-    that ran on its units, how many of them it ran on, so a pass cut short (a document's
-    names read from part of its units) and the one that finishes it, a reprocess or a
-    document's change redo it; with no name recognizer the rows go, and the mentions are
-    read as they are. Returns the documents done."""
+def forget_documents(con: duckdb.DuckDBPyConnection, doc_ids: list[int]) -> None:
+    """Inside the caller's transaction: the documents' context goes (their text changed, or
+    they are gone)."""
+    for table in ("doc_context", "doc_names"):
+        con.execute(f"DELETE FROM {table} WHERE list_contains(?, doc_id)", [doc_ids])
+
+
+def document_names(lease: WriterLease | duckdb.DuckDBPyConnection) -> int:
+    """Carry each document's names through it (``annotate/names.py``) and store them, one row
+    each in ``doc_names``, with a ``names`` context row that records the version. The version
+    is these rules' plus, per recognizer version that ran on its units, how many of them it
+    ran on, so a pass cut short (a document's names read from part of its units) and the
+    one that finishes it, a reprocess or a document's change redo it; with no name
+    recognizer the rows go, and the mentions are read as they are. The documents are read,
+    then carried with the file let go (``lease``; a connection is held throughout) where
+    that takes more than a moment, then written in one transaction per batch, so searches
+    from other processes get in between. Returns the documents done."""
+    lease = held(lease)
+    con = lease.con()
     finders = [
         n
         for (n,) in con.execute(
@@ -157,6 +174,7 @@ def document_names(con: duckdb.DuckDBPyConnection) -> int:
         if con.execute("SELECT 1 FROM doc_context WHERE recognizer = 'names' LIMIT 1").fetchone():
             with transaction(con):
                 con.execute("DELETE FROM doc_context WHERE recognizer IN ('names', 'failed:names')")
+                con.execute("DELETE FROM doc_names")
                 mark_dirty(con)
         return 0
     stale = con.execute(  # each finder's version and how many of the units it has run on
@@ -174,34 +192,63 @@ def document_names(con: duckdb.DuckDBPyConnection) -> int:
                           AS version
                FROM documents d LEFT JOIN ran USING (doc_id)
                WHERE d.status = 'ok' GROUP BY d.doc_id)
-           SELECT now.doc_id, now.version FROM now
+           SELECT now.doc_id, now.version,
+                  (SELECT sum(length(u.text)) FROM placements pl JOIN units u USING (unit_id)
+                   WHERE pl.doc_id = now.doc_id) AS chars
+           FROM now
            LEFT JOIN doc_context c ON c.doc_id = now.doc_id AND c.recognizer = 'names'
            WHERE c.version IS DISTINCT FROM now.version ORDER BY now.doc_id""",
         [finders, NAMES_VERSION],
     ).fetchall()
-    for i in range(0, len(stale), NAMES_BATCH):
-        batch = dict(stale[i : i + NAMES_BATCH])
-        rows, failed = _carried_names(con, list(batch), finders)
+    for batch in _batches(stale):
+        docs = list(batch)
+        read = _read_names(lease.con(), docs, finders)
+        if lease.expired or sum(c for _, c in batch.values()) > QUICK_CHARS:
+            lease.release()  # let readers in while the names are carried
+        rows, failed = _carried_names(read, finders)
+        con = lease.con()
         with transaction(con):
             con.execute(
                 "DELETE FROM doc_context WHERE recognizer = 'names' AND list_contains(?, doc_id)",
-                [list(batch)],
+                [docs],
             )
-            record(con, "names", list(batch), failed)
+            con.execute("DELETE FROM doc_names WHERE list_contains(?, doc_id)", [docs])
+            record(con, "names", docs, failed)
             select, params = rows_select(
                 ["doc_id", "recognizer", "version", "data"],
-                [(d, "names", batch[d], data) for d, data in rows.items()],
+                [(d, "names", version, None) for d, (version, _) in batch.items()],
             )
             con.execute(f"INSERT INTO doc_context {select}", params)
+            if rows:
+                columns = dict(zip(NAME_COLUMNS, zip(*rows, strict=True), strict=True))
+                ints = frozenset({"doc_id", "start_char", "end_char"})
+                with staged(con, "staged_names", columns, ints):
+                    con.execute(f"INSERT INTO doc_names SELECT {NAME_LIST} FROM staged_names")
             mark_dirty(con)
     return len(stale)
 
 
-def _carried_names(
+def _batches(stale: list[tuple]) -> Iterator[dict[int, tuple[str, int]]]:
+    """The stale documents (doc_id, version, characters) in batches of ``NAMES_BATCH``
+    documents and ``NAMES_CHARS`` characters at most (a larger document alone)."""
+    batch: dict[int, tuple[str, int]] = {}
+    chars = 0
+    for doc_id, version, n in stale:
+        n = int(n or 0)
+        if batch and (len(batch) >= NAMES_BATCH or chars + n > NAMES_CHARS):
+            yield batch
+            batch, chars = {}, 0
+        batch[doc_id] = (version, n)
+        chars += n
+    if batch:
+        yield batch
+
+
+def _read_names(
     con: duckdb.DuckDBPyConnection, docs: list[int], finders: list[str]
-) -> tuple[dict[int, str], dict[int, list[dict]]]:
-    """Each document's names in context, as the JSON of its ``names`` row, and the
-    documents the rules failed on: those keep their names as their units found them."""
+) -> dict[int, tuple[list[Unit], list[str]]]:
+    """Each document's units in reading order, with the name mentions of ``finders``, and
+    its authors."""
     units: dict[int, dict[int, tuple[str, str, list[Found]]]] = {d: {} for d in docs}
     for doc_id, ordinal, unit_hash, text, s, e, type_, mtext, surface, rec in con.execute(
         """SELECT pl.doc_id, pl.ordinal, u.unit_hash, u.text, m.start_char, m.end_char, m.type,
@@ -221,38 +268,54 @@ def _carried_names(
             "SELECT doc_id, authors FROM documents WHERE list_contains(?, doc_id)", [docs]
         ).fetchall()
     )
-    out, failed = {}, {}
-    for doc_id, placed in units.items():
-        seq = [Unit(h, t, tuple(f)) for _, (h, t, f) in sorted(placed.items())]
+    return {
+        doc_id: (
+            [Unit(h, t, tuple(f)) for _, (h, t, f) in sorted(placed.items())],
+            authors.get(doc_id) or [],
+        )
+        for doc_id, placed in units.items()
+    }
+
+
+def _carried_names(
+    read: dict[int, tuple[list[Unit], list[str]]], finders: list[str]
+) -> tuple[list[tuple], dict[int, list[dict]]]:
+    """Each document's names in context, as rows of ``doc_names``, and the documents the
+    rules failed on: those keep their names as their units found them. Pure: no store."""
+    out, failed = [], {}
+    for doc_id, (seq, authors) in read.items():
         try:
             names = {  # a unit placed twice in the document names the same spans there
                 (n.unit_hash, n.start, n.end, n.recognizer): n
-                for n in in_context(seq, authors.get(doc_id) or (), finders[0])
+                for n in in_context(seq, authors, finders[0])
             }
-            found = [dict(zip(_NAME_FIELDS, vars(n).values(), strict=True)) for n in names.values()]
+            found = [(doc_id, *vars(n).values()) for n in names.values()]
         except Exception as e:  # this document's names as found; the others go on
             failed[doc_id] = [{"recognizer": ", ".join(finders), "error": error_text(e)}]
-            found = _as_found(seq)
-        out[doc_id] = json.dumps({"names": found})
+            found = [(doc_id, *row) for row in _as_found(seq)]
+        out += found
     return out, failed
 
 
-def _as_found(seq: list[Unit]) -> list[dict]:
-    """The names as the units' recognizers found them, in the fields of a ``names`` row."""
+def _as_found(seq: list[Unit]) -> list[tuple]:
+    """The names as the units' recognizers found them, as rows of ``doc_names`` less the
+    document."""
     names = {}
     for u in seq:
         for f in u.found:
-            values = (u.unit_hash, f.start, f.end, f.type, f.text, f.surface, f.recognizer)
-            row = dict(zip(_NAME_FIELDS, (*values, "found"), strict=True))
+            row = (u.unit_hash, f.start, f.end, f.type, f.text, f.surface, f.recognizer, "found")
             names[(u.unit_hash, f.start, f.end, f.recognizer)] = row
     return list(names.values())
 
 
-def refresh(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
+def refresh(lease: WriterLease | duckdb.DuckDBPyConnection, registry: Registry) -> int:
     """Recompute the layer for documents whose context-dependent mentions it lacks or that
-    changed since (their own dates and names first); returns how many values were written."""
-    document_dates(con, registry)
-    document_names(con)
+    changed since (their own dates and names first); returns how many values were written.
+    The names are carried with the file let go where that takes a while (``lease``)."""
+    lease = held(lease)
+    document_dates(lease.con(), registry)
+    document_names(lease)
+    con = lease.con()
     resolvers = {r.info.name: r for r in registry if r.info.needs_context and hasattr(r, "resolve")}
     if not resolvers:
         return 0

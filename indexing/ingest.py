@@ -1,7 +1,7 @@
 """``kbx index``: walk the root, extract what changed in worker processes, commit in short batches.
 
 Workers compute (read, hash, extract, analyze, and run the rule-based recognizers, see
-``prepare``); this process is the single writer, on one connection for the run. Each
+``read`` and ``prepare``); this process is the single writer, on one connection for the run. Each
 batch replaces its documents in one transaction, so a crash loses at most the batch in
 flight; a reader that asks for the file ends the batch and gets it. Once every file is
 in, the folder is searchable; the slow recognizers (models) then fill in through the
@@ -10,11 +10,9 @@ same resumable pass as ``kbx reprocess``.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from kbx.analysis import Analyzer
+from kbx.annotate.context import forget_documents
 from kbx.annotate.context import refresh as refresh_context
 from kbx.annotate.engine import Engine, connect
 from kbx.annotate.failures import listed
@@ -32,10 +30,9 @@ from kbx.annotate.setup import registry_for
 from kbx.config import load_config
 from kbx.entities import facet_arrays
 from kbx.entities.build import repair, settle
-from kbx.errors import BadArgument, EngineUnavailable, ExtractError, KbxError, OverBudget
-from kbx.extract import extract
-from kbx.extract.model import PARTLY_AS_TEXT
-from kbx.indexing.prepare import PLACEMENT_COLUMNS, UNIT_COLUMNS, Prepared, prepare, run_with
+from kbx.errors import BadArgument, EngineUnavailable, KbxError
+from kbx.indexing.prepare import PLACEMENT_COLUMNS, UNIT_COLUMNS, run_with
+from kbx.indexing.read import AS_TEXT, Outcome, read_all
 from kbx.recognizers.base import Recognizer
 from kbx.recognizers.registry import Registry
 from kbx.source.walk import Found, walk
@@ -61,7 +58,6 @@ from kbx.store.postings import (
 )
 from kbx.store.schema import REEXTRACT
 from kbx.store.transaction import transaction
-from kbx.store.workers import each_in_order, timed
 
 if TYPE_CHECKING:
     from kbx.vectors.run import VectorReport
@@ -73,28 +69,9 @@ BATCH_DOCS = 400
 # cadence made batches of 20 files (43 commits for the Node.js corpus instead of 3).
 BATCH_SECONDS = 8.0
 PARALLEL_THRESHOLD = 32
-AHEAD_BYTES = 64 * 1024 * 1024  # files read ahead of the writer, at most (two per worker)
 
 
 VECTORS_STAGE = "vectors"  # the name ``recognizer_progress`` and ``searchable`` give it
-AS_TEXT = "read as plain text"  # the note on a file its format's parser failed on
-
-
-def _as_text(why: str) -> str:
-    return f"{AS_TEXT}, markup and all ({why})"
-
-
-@dataclass
-class Outcome:
-    """What reading one file gave: a document, the same bytes as before, or a failure."""
-
-    rel: str
-    size: int = 0
-    mtime_ns: int = 0
-    sha256: str | None = None
-    document: Prepared | None = None  # the rows to store (see indexing.prepare)
-    error: str | None = None
-    status: str = "ok"  # ok | same | failed | skipped | vanished | unreadable
 
 
 @dataclass
@@ -120,166 +97,9 @@ class IndexReport:
     seconds: float = 0.0
 
 
-def read_one(
-    root: str,
-    found: Found,
-    known_sha: str | None,
-    max_size: int,
-    analyzer: Analyzer,
-    skip: frozenset[str] = frozenset(),
-) -> Outcome:
-    """Read, hash, extract, analyze and recognize one file within its time budget (units in
-    ``skip`` are not recognized); a file its parser takes past the budget is read again as
-    plain text, within a budget of its own. Runs in a worker; never raises."""
-    try:
-        return timed(_read_one, root, found, known_sha, max_size, analyzer, skip)
-    except OverBudget as e:
-        return read_as_text(root, found, known_sha, max_size, analyzer, skip, str(e))
-
-
-def read_as_text(
-    root: str,
-    found: Found,
-    known_sha: str | None,
-    max_size: int,
-    analyzer: Analyzer,
-    skip: frozenset[str],
-    why: str,
-) -> Outcome:
-    """``read_one`` of a file whose parser ran past its budget (``why``), or killed or hung
-    its reader where no alarm reaches (a parser in Rust or C: ``each_in_order``'s
-    ``again``): the file as plain text, under a budget of its own; failed with ``why``
-    if even that does not go through."""
-    try:
-        out = timed(_read_one, root, found, known_sha, max_size, analyzer, skip, True)
-    except OverBudget:
-        return Outcome(found.rel, found.size, found.mtime_ns, error=why, status="failed")
-    if out.status == "ok":
-        out.error = _as_text(why)
-    return out
-
-
-def _read_one(
-    root: str,
-    found: Found,
-    known_sha: str | None,
-    max_size: int,
-    analyzer: Analyzer,
-    skip: frozenset[str],
-    plain: bool = False,
-) -> Outcome:
-    out = Outcome(found.rel, found.size, found.mtime_ns)
-    if found.error:
-        out.status, out.error = "unreadable", found.error
-        return out
-    if found.size > max_size:
-        out.status = "skipped"
-        out.error = f"larger than the size cap ({found.size:,} > {max_size:,} bytes)"
-        return out
-    try:
-        st, data = _read_inside(root, found.rel, max_size)
-    except FileNotFoundError:
-        out.status = "vanished"
-        return out
-    except OSError as e:
-        out.status, out.error = "unreadable", e.strerror or str(e)
-        return out
-    except ExtractError as e:
-        out.status, out.error = "skipped", str(e)
-        return out
-    out.size, out.mtime_ns = st.st_size, st.st_mtime_ns
-    out.sha256 = hashlib.sha256(data).hexdigest()
-    if out.sha256 == known_sha:
-        out.status = "same"
-        return out
-    try:
-        out.document = prepare(extract(found.rel, data, plain), analyzer, skip)
-        partly = [w for w in out.document.warnings if w.startswith(PARTLY_AS_TEXT)]
-        out.error = "; ".join(partly) or None  # in, and said, as a file read as text
-    except ExtractError as e:
-        out.status, out.error = "failed", str(e)
-    except MemoryError:
-        out.document = None
-        out.status, out.error = "failed", "over the memory budget for one file"
-    except Exception as e:  # a parser bug must not stop the run, nor lose the file's words
-        why = f"parser error: {type(e).__name__}: {e}"
-        if plain:
-            out.document = None
-            out.status, out.error = "failed", why
-            return out
-        try:
-            out.document = prepare(extract(found.rel, data, plain=True), analyzer, skip)
-            out.error = _as_text(why)  # kept with the file, and listed
-        except Exception:  # noqa: BLE001 - not even as text: the file is listed as failed
-            out.document = None
-            out.status, out.error = "failed", why
-    return out
-
-
-def _read_inside(root: str, rel: str, max_size: int) -> tuple[os.stat_result, bytes]:
-    """Open first, then check what was opened: a regular file (a FIFO would block; opened
-    non-blocking it cannot), within the size cap, and still inside the root, so a symlink
-    swapped in after the walk cannot bring in a file from elsewhere."""
-    fd = os.open(os.path.join(root, rel), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ExtractError("not a regular file")
-        real = _opened_path(fd)
-        if real is not None and os.path.commonpath([real, root]) != root:
-            raise ExtractError(f"leads outside the indexed folder, to {real}")
-        if st.st_size > max_size:
-            raise ExtractError(f"larger than the size cap ({st.st_size:,} > {max_size:,} bytes)")
-        os.set_blocking(fd, True)
-        return st, f.read()
-
-
-def _opened_path(fd: int) -> str | None:
-    """The real path of an open file (Linux); None where the system cannot say."""
-    try:
-        return os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        return None
-
-
-def _trusted_sha(known: dict | None) -> str | None:
-    """The hash that lets a file skip extraction: only one that was indexed fine (a file
-    that failed is tried again, since a newer kbx may read it)."""
-    return known["sha256"] if known and known["status"] == "ok" else None
-
-
-def _read_all(
-    root: Path,
-    todo: list[Found],
-    known: dict,
-    placed: dict[str, frozenset[str]],
-    max_size: int,
-    workers: int,
-    analyzer: Analyzer,
-) -> Iterator[Outcome]:
-    """Every file's outcome in order, read by budgeted workers (one for a short list)."""
-    args = [
-        (
-            str(root),
-            f,
-            _trusted_sha(known.get(f.rel)),
-            max_size,
-            analyzer,
-            placed.get(f.rel, frozenset()),
-        )
-        for f in todo
-    ]
-    n = _readers(todo, workers)
-    yield from each_in_order(read_one, args, n, _died, _job_bytes, AHEAD_BYTES, read_as_text)
-
-
 def _readers(todo: list[Found], workers: int) -> int:
     """One worker for a short list, else ``workers``."""
     return 1 if len(todo) < PARALLEL_THRESHOLD else max(1, workers)
-
-
-def _job_bytes(job: tuple) -> int:
-    return job[1].size
 
 
 def _placed(con: duckdb.DuckDBPyConnection, paths: list[str]) -> dict[str, frozenset[str]]:
@@ -293,11 +113,6 @@ def _placed(con: duckdb.DuckDBPyConnection, paths: list[str]) -> dict[str, froze
         [paths],
     ).fetchall()
     return {path: frozenset(hashes) for path, hashes in rows}
-
-
-def _died(job: tuple, why: str) -> Outcome:
-    found: Found = job[1]
-    return Outcome(found.rel, found.size, found.mtime_ns, error=why, status="failed")
 
 
 _DOCUMENT_COLUMNS = [
@@ -334,7 +149,7 @@ def _write_batch(
     with transaction(con):
         if stale:
             unplace(con, stale)
-            con.execute("DELETE FROM doc_context WHERE list_contains(?, doc_id)", [stale])
+            forget_documents(con, stale)
         if docs:
             _write_documents(con, docs, known)
         added = _write_units(con, [o for o in docs if o.document])
@@ -665,7 +480,8 @@ def _index(
     batch: list[Outcome] = []
     flushed = time.monotonic()
     for n, outcome in enumerate(
-        _read_all(idx.root, todo, known, placed, max_size, workers, analyzer), start=1
+        read_all(idx.root, todo, known, placed, max_size, _readers(todo, workers), analyzer),
+        start=1,
     ):
         _count(report, outcome, known)
         if outcome.status == "vanished" and outcome.rel in known:
@@ -681,7 +497,8 @@ def _index(
     if gone:
         with transaction(con):
             unplace(con, gone)
-            for table in ("doc_context", "doc_mentions", "documents"):
+            forget_documents(con, gone)
+            for table in ("doc_mentions", "documents"):
                 con.execute(f"DELETE FROM {table} WHERE list_contains(?, doc_id)", [gone])
             report.units_swept += drop_orphans(con)
             mark_dirty(con)
@@ -748,10 +565,9 @@ def _pending(con: duckdb.DuckDBPyConnection, registry: Registry) -> dict[str, in
 
 
 def _settle(lease: WriterLease, registry: Registry) -> None:
-    con = lease.con()
-    refresh_context(con, registry)
+    refresh_context(lease, registry)  # lets the file go while it computes
     kill_point("index.context")
-    settle(con)  # a migration marks the layer stale too
+    settle(lease.con())  # a migration marks the layer stale too
 
 
 def walk_settings(

@@ -29,7 +29,15 @@ from kbx.config import load_config
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument
 from kbx.recognizers.registry import Registry
-from kbx.store.db import WRITER_WAIT, Index, kill_point, mark_dirty, runs_changed, set_meta
+from kbx.store.db import (
+    WRITER_WAIT,
+    Index,
+    WriterLease,
+    kill_point,
+    mark_dirty,
+    runs_changed,
+    set_meta,
+)
 from kbx.store.transaction import transaction
 
 
@@ -107,13 +115,13 @@ def _reprocess(
         engine=engine,
     )
     kill_point("reprocess.recognized")
-    with index.writer() as con:
+    with WriterLease(index) as lease:
         for name in redo_from:
-            con.execute("DELETE FROM kbx_meta WHERE key = ?", [redo_key(name)])
-        refresh_context(con, registry)
+            lease.con().execute("DELETE FROM kbx_meta WHERE key = ?", [redo_key(name)])
+        refresh_context(lease, registry)  # lets the file go while it computes
         kill_point("reprocess.context")
-        settle(con)
-        report.failures = listed(con, since=began)
+        settle(lease.con())
+        report.failures = listed(lease.con(), since=began)
     return report
 
 

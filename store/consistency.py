@@ -95,6 +95,8 @@ CONTENT = {  # every table, free of ids and times: what two builds of the same f
     "mentions": "SELECT * FROM mentions",
     "doc_mentions": "SELECT d.path, x.* EXCLUDE (doc_id) FROM doc_mentions x "
     "JOIN documents d USING (doc_id)",
+    "doc_names": "SELECT d.path, n.* EXCLUDE (doc_id) FROM doc_names n "
+    "JOIN documents d USING (doc_id)",
     "entities": "SELECT * FROM entities",
     "aliases": "SELECT * FROM aliases",
     "links": "SELECT d.path, u.unit_hash, l.entity_id, l.filter FROM links l "

@@ -315,6 +315,28 @@ class WriterLease:
         self.release()
 
 
+class Held:
+    """A connection the caller holds, in the shape of a ``WriterLease`` that never lets go:
+    for the steps that let the file go between their reads and writes where a lease is
+    given, and work as well on a connection held throughout (a test's, a migration's)."""
+
+    expired = False
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self._con = con
+
+    def con(self) -> duckdb.DuckDBPyConnection:
+        return self._con
+
+    def release(self) -> None:
+        pass
+
+
+def held(lease: WriterLease | Held | duckdb.DuckDBPyConnection) -> WriterLease | Held:
+    """A lease as given, or a connection as one that is ``Held``."""
+    return lease if isinstance(lease, (WriterLease, Held)) else Held(lease)
+
+
 READER_MARK = ".reading"  # a reader waits for the writer to let go
 WRITER_MARK = ".waiting"  # a writer waits for readers to leave a gap
 STEP_BACK = 1.0  # seconds at most that one side gives the other waiting for a gap

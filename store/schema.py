@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import duckdb
@@ -10,7 +11,7 @@ from kbx.errors import SchemaError
 from kbx.store.arrays import bump
 from kbx.store.transaction import transaction
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 _V1 = """
 CREATE TABLE kbx_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -306,6 +307,54 @@ def _to_v9(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+_V10 = """
+CREATE TABLE IF NOT EXISTS doc_names (  -- a document's names as it reads them (annotate/names.py)
+    doc_id INTEGER NOT NULL,
+    unit_hash VARCHAR NOT NULL,
+    start_char INTEGER NOT NULL,
+    end_char INTEGER NOT NULL,
+    type VARCHAR NOT NULL,
+    text VARCHAR NOT NULL,
+    surface VARCHAR NOT NULL,       -- of the name it stands for there (its long form)
+    recognizer VARCHAR NOT NULL,
+    how VARCHAR NOT NULL            -- found | carried | typed | added
+);
+"""
+_NAME_FIELDS = ("unit", "start", "end", "type", "text", "surface", "recognizer", "how")
+
+
+def _to_v10(con: duckdb.DuckDBPyConnection) -> None:
+    """A document's names one row each (issue 43), where they were one JSON list in its
+    ``names`` row of ``doc_context``: the list of a changelog naming 12,000 people was 2.4 MB,
+    and DuckDB 2.0.1 ran out of memory (about 20 GB) unnesting it. The ``names`` row stays,
+    its version what it was and no data. Each list is read and written one document at a
+    time, so nothing is recomputed; one that cannot be read loses its row, and the next
+    ``kbx index`` carries the document's names again."""
+    con.execute(_V10)
+    docs = con.execute(
+        "SELECT doc_id FROM doc_context WHERE recognizer = 'names' AND data IS NOT NULL"
+    ).fetchall()
+    for (doc_id,) in docs:
+        (data,) = con.execute(
+            "SELECT data FROM doc_context WHERE recognizer = 'names' AND doc_id = ?", [doc_id]
+        ).fetchone()
+        try:
+            rows = [tuple(n[f] for f in _NAME_FIELDS) for n in json.loads(data)["names"]]
+        except (TypeError, ValueError, KeyError):
+            con.execute(
+                "DELETE FROM doc_context WHERE recognizer = 'names' AND doc_id = ?", [doc_id]
+            )
+            continue
+        if rows:
+            columns = [list(c) for c in zip(*rows, strict=True)]
+            con.execute(
+                "INSERT INTO doc_names SELECT ?, unnest(?), unnest(?), unnest(?), unnest(?), "
+                "unnest(?), unnest(?), unnest(?), unnest(?)",
+                [doc_id, *columns],
+            )
+    con.execute("UPDATE doc_context SET data = NULL WHERE recognizer = 'names'")
+
+
 REEXTRACT = "reextract"  # kbx_meta key: the next `kbx index` reads files again: every one
 # ("1") or those of the formats it lists ("text,latex,pdf")
 
@@ -319,6 +368,7 @@ MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     6: _to_v7,
     7: _to_v8,
     8: _to_v9,
+    9: _to_v10,
 }
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from helpers import attached
 
 from kbx.analysis import Analyzer
-from kbx.indexing.ingest import index, read_one
+from kbx.indexing.ingest import index
+from kbx.indexing.read import read_one
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.registry import Registry

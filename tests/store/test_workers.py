@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kbx.indexing import ingest
+from kbx.indexing import read
 from kbx.indexing.ingest import index
 from kbx.search.search import search
 from kbx.source.walk import Found
@@ -76,14 +76,14 @@ def test_a_hanging_file_is_read_as_text_or_recorded_and_the_others_are_indexed(
     (root / "good.md").write_text("# Good\n\nPlain words here.\n")
     (root / "slow.md").write_text("# Slow\n\nThis one hangs the parser.\n")
     monkeypatch.setattr(workers, "FILE_SECONDS", 1)
-    real = ingest.extract
+    real = read.extract
 
     def stuck(rel, data, plain=False):
         if rel == "slow.md" and (plain_hangs or not plain):
             time.sleep(30)
         return real(rel, data, plain)
 
-    monkeypatch.setattr(ingest, "extract", stuck)
+    monkeypatch.setattr(read, "extract", stuck)
     report = index(root, workers=1)
     over = "took longer than the time budget (1 s)"
     if plain_hangs:
@@ -109,7 +109,7 @@ def test_a_file_whose_parser_hangs_in_native_code_is_read_as_text_in_a_fresh_wor
     (root / "native.md").write_text("# Native\n\nThis one hangs where no alarm reaches.\n")
     monkeypatch.setattr(workers, "FILE_SECONDS", 1)
     monkeypatch.setattr(workers, "GRACE_SECONDS", 0)
-    real = ingest.extract
+    real = read.extract
 
     def stuck(rel, data, plain=False):
         if rel == "native.md" and not plain:
@@ -117,7 +117,7 @@ def test_a_file_whose_parser_hangs_in_native_code_is_read_as_text_in_a_fresh_wor
             time.sleep(30)
         return real(rel, data, plain)
 
-    monkeypatch.setattr(ingest, "extract", stuck)
+    monkeypatch.setattr(read, "extract", stuck)
     report = index(root, workers=1)
     note = "read as plain text, markup and all (took longer than the time budget (1 s))"
     assert (report.new, report.failed) == (2, 0)
@@ -129,7 +129,7 @@ def test_a_fifo_is_not_read_and_never_blocks(tmp_path):
     root = tmp_path / "docs"
     root.mkdir()
     os.mkfifo(root / "pipe.md")
-    out = ingest.read_one(str(root), Found("pipe.md", 0, 0), None, 10**6, None)
+    out = read.read_one(str(root), Found("pipe.md", 0, 0), None, 10**6, None)
     assert out.status == "skipped" and out.error == "not a regular file"
 
 
@@ -142,7 +142,7 @@ def test_a_symlink_swapped_in_after_the_walk_is_not_followed_out(tmp_path):
     walked = Found("note.md", 20, 0)
     (root / "note.md").unlink()
     (root / "note.md").symlink_to(secret)  # swapped after the walk, before the open
-    out = ingest.read_one(str(root), walked, None, 10**6, None)
+    out = read.read_one(str(root), walked, None, 10**6, None)
     assert out.document is None and "leads outside the indexed folder" in out.error
 
 
@@ -194,14 +194,14 @@ def _alive(pid: int) -> bool:
 @pytest.mark.parametrize("budget", [256 * 1024**2])
 def test_a_file_over_the_memory_budget_fails_alone(tmp_path, monkeypatch, budget):
     monkeypatch.setattr(workers, "FILE_MEMORY", budget)
-    real = ingest.extract
+    real = read.extract
 
     def greedy(rel, data, plain=False):
         if rel == "big.md":
             _ = bytearray(2 * budget)
         return real(rel, data, plain)
 
-    monkeypatch.setattr(ingest, "extract", greedy)
+    monkeypatch.setattr(read, "extract", greedy)
     root = _folder(tmp_path)
     (root / "big.md").write_text("# Big\n\nAsks for too much.\n")
     (root / "small.md").write_text("# Small\n\nFine.\n")
