@@ -207,6 +207,12 @@ REGISTRY: tuple[Bench, ...] = (
         writes=True,
     ),
     Bench(
+        "large_file",
+        INGEST,
+        "one large file of names: the names pass, the entity layer, peak memory",
+        section="## One large file of names (issue 43)",
+    ),
+    Bench(
         "ner_limit",
         INGEST,
         "spaCy inside kbx beside the bare nlp.pipe: words per second",
