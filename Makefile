@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-fast test-slow lint install install-test install-fast clean coverage
+.PHONY: demo test test-fast test-slow lint docs install install-test install-fast clean coverage
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,9 @@ coverage: install-test
 
 lint: install-test
 	$(BIN)/ruff check .
+
+docs: install
+	$(BIN)/python -c "from kbx.faces import reference; print(reference(), end='')" > docs/CLI.md
 
 clean:
 	rm -rf $(VENV) examples/.kbx

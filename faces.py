@@ -220,3 +220,49 @@ def schema(options: type, face: str = MCP) -> dict:
     if required:
         out["required"] = required
     return out
+
+
+def _flags(p: Param) -> str:
+    o = p.opt
+    if o.argument:
+        return (o.metavar or p.name).upper()
+    if o.negatable:
+        return f"`--{p.name}` / `--no-{p.name}`"
+    flags = o.flags or (f"--{p.name}", *((o.short,) if o.short else ()))
+    return " ".join(f"`{f}`" for f in flags)
+
+
+def _shown(p: Param) -> str:
+    if p.required:
+        return "required"
+    if p.default in (None, [], False) or p.kind is list:
+        return ""
+    return f"`{p.default}`"
+
+
+def reference() -> str:
+    """docs/CLI.md: every command and its options, made from the definitions (as the
+    faces are), so the reference cannot drift from what the CLI, MCP and HTTP accept;
+    ``tests/test_faces.py`` holds the file equal to this and ``make docs`` writes it."""
+    out = [
+        "# Command reference",
+        "",
+        "Made from the command definitions (`options.py`) by `make docs`; do not edit by hand.",
+        "Each option is the CLI's flag; the MCP tools and the HTTP API take the same name "
+        "without dashes (`date-from`), where the last column says they take it. Every "
+        "command also takes `--db PATH` and, but `gazetteer export`, `--json`.",
+    ]
+    for command in definitions.COMMANDS.values():
+        faces = ", ".join(f for f in (definitions.CLI, MCP, HTTP) if f in command.faces)
+        out += ["", f"## kbx {command.name}", "", f"Faces: {faces}."]
+        if command.brief:
+            out += ["", command.brief]
+        rows = [p for p in params(command.options) if definitions.CLI in p.opt.faces]
+        if not rows:
+            continue
+        out += ["", "| option | default | what it does | MCP, HTTP |", "| --- | --- | --- | --- |"]
+        for p in rows:
+            served = "yes" if SERVED & p.opt.faces and SERVED & command.faces else ""
+            text = " ".join(p.opt.help.split()).replace("|", "\\|")
+            out.append(f"| {_flags(p)} | {_shown(p)} | {text} | {served} |")
+    return "\n".join(out) + "\n"

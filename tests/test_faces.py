@@ -5,6 +5,7 @@ parameters are generated from it, so a filter added to ``Filters`` reaches them 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 import typer
@@ -12,7 +13,7 @@ import typer
 from kbx import api
 from kbx.cli.app import app
 from kbx.errors import BadArgument
-from kbx.faces import given, params, schema
+from kbx.faces import given, params, reference, schema
 from kbx.options import COMMANDS, Filters
 
 COMMON_CLI = {"--db", "--json"}
@@ -160,3 +161,13 @@ def test_the_cli_refuses_k_0_and_reads_a_filter_for_export(tmp_path):
     assert r.exit_code == 2
     o = api.build_options(api.ExportOptions, {"format": "jsonl", "quantities": ["mass>1kg"]})
     assert o.filters.quantities == ["mass>1kg"]  # `kbx export --quantity` reaches the filters
+
+
+def test_the_cli_reference_is_made_from_the_definitions():
+    written = (Path(__file__).parents[1] / "docs" / "CLI.md").read_text("utf-8")
+    assert written == reference(), "docs/CLI.md is stale: run `make docs`"
+    for command in COMMANDS.values():  # every command and every one of its CLI options
+        assert f"## kbx {command.name}\n" in written
+        for p in params(command.options):
+            if "cli" in p.opt.faces and not p.opt.argument:
+                assert f"`{(p.opt.flags or (f'--{p.name}',))[0].split('/')[0]}`" in written
