@@ -334,8 +334,16 @@ _YEAR_PREFIX = re.compile(
 # A number that an identifier names: after a standard's or a catalogue's label ("RFC 2047",
 # "ISO 2022", "ISO/IEC 2022", "BCP 1998", "IEEE 1588"; the labels in capitals, as written),
 # or inside a token that letters and a dash open ("CVE-2024-2004", "DSA-2004-1",
-# "0003-CVE-2015-1782.patch"): never a year, nor the two numbers a range of years.
-_ID_LABEL = re.compile(r"\b(?:RFCs?|rfc|ISO|IEC|BCP|STD|ISBN|ISSN|IEEE|CVE)[\s\u00a0-]*(?:\d+-)*$")
+# "0003-CVE-2015-1782.patch"): never a year, nor the two numbers a range of years. A
+# tracker's or a build's number too ("bug 1999", "build 2001", "version 1845", "PR 2019"),
+# in any case but "PR". Not "v", "rev", "revision" nor "release": initials and journals
+# ("R. V. 2022", "Chem. Rev. 2019"), YANG's "revision 2018-03-13" and releases named by
+# their year ("release 2021") put real years there.
+_ID_LABEL = re.compile(
+    r"\b(?:RFCs?|rfc|ISO|IEC|BCP|STD|ISBN|ISSN|IEEE|CVE|PRs?"
+    r"|(?i:bugs?|build|version|issue|ticket|patch|pull[\s\u00a0]+request))"
+    r"[\s\u00a0-]*(?:\d+-)*$"
+)
 _ID_PREFIX = re.compile(r"(?<![A-Za-z])(?!(?i:mid|pre|post|early|late)-)[A-Za-z]+-(?:\d+-)*$")
 _NOT_YEAR_AFTER = re.compile(r"^(?:\s*(?:%|percent|[.,]\d|/|-\d|:\d|[a-z]*\d))", re.I)
 # "1500 g", "2048 MB", "1800 calories", "2000 dollars": an amount in a unit (as the quantity

@@ -202,6 +202,34 @@ def test_years_beside_identifiers_stay_years(text, years):
     assert [m.value for m in DateRecognizer().recognize([text])[0]] == years
 
 
+# version 10: nor a number after a tracker's or a build's label
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Debian bug 1999 is fixed in build 2001 of version 1990.",
+        "Closes bugs 2003-2004; see Bug 1776.",
+        "Upstream Issue 1539, ticket 2010, patch 1998, PR 2019 and pull request 2020.",
+        "New upstream snapshot (version 1845).",
+    ],
+)
+def test_numbers_after_tracker_and_build_labels_are_not_years(text):
+    assert [m.text for m in DateRecognizer().recognize([text])[0] if m.type == "DATE"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "years"),
+    [
+        ("The 2019 release fixed the bug in 2020.", ["2019", "2020"]),
+        ("Schema revision 2018 and release 2021.", ["2018", "2021"]),
+        ("Smith v 2022, in Chem Rev 2019.", ["2022", "2019"]),
+    ],
+)
+def test_years_after_release_and_revision_stay_years(text, years):
+    assert [m.value for m in DateRecognizer().recognize([text])[0]] == years
+
+
 def test_the_documents_own_weekday_is_the_document_day():
     assert _one("The vote is on Wednesday.")[2] == "2021-03-10"
 
