@@ -148,14 +148,13 @@ class DateRecognizer:
     """TIMEX3 dates, times, durations and sets; relative ones resolved per document."""
 
     info = RecognizerInfo(
-        # 10: nor after a tracker's or a build's label ("bug 1999", "build 2001", "version
-        # 1990", "PR 2019"); 9: no year in an identifier ("RFC 2047", "CVE-2024-2004", "1.0+2022"), nor a
-        # range that runs backwards; 8: "'90s" is the mention "90s" (the scan opens at a
-        # digit, faster); 7: "a year-earlier loss" is the year before, not "a year"; 6:
-        # spoken years and decades, clock times in words, seconds, runs of units, the near
-        # future; 5: amounts in a unit are not years, months end at a word's end; 4: tense,
-        # days with times, sets of days; 3: not in inline code, not across table cells; 2:
-        # not code
+        # 10: nor after a tracker's or a build's label ("bug 1999", "build 2001", "version 1990",
+        # "PR 2019"); 9: no year in an identifier ("RFC 2047", "CVE-2024-2004", "1.0+2022"), nor a
+        # range that runs backwards; 8: "'90s" is the mention "90s" (the scan opens at a digit,
+        # faster); 7: "a year-earlier loss" is the year before, not "a year"; 6: spoken years and
+        # decades, clock times in words, seconds, runs of units, the near future; 5: amounts in a
+        # unit are not years, months end at a word's end; 4: tense, days with times, sets of days;
+        # 3: not in inline code, not across table cells; 2: not code
         name="dates",
         version="10",
         types=("DATE", "TIME", "DURATION", "SET"),
