@@ -129,8 +129,9 @@ def signed(con: duckdb.DuckDBPyConnection) -> None:
     """Who wrote which passages, from the names that sign them (AUTHOR mentions, as
     ``person_map`` folds them): one that ``closes`` wrote its document from the line after
     the signature before it (a changelog's entry, a commit), one that ``opens`` wrote its
-    passage and those after it, up to the next that opens (a byline, an article's
-    authors). Filter-grade recognizers only; written to ``authored``."""
+    passage and those after it, up to the next that opens or the next closing signature
+    (a byline, an article's authors, a Debian entry's ``[ Name ]`` block). Filter-grade
+    recognizers only; written to ``authored``."""
     rows = con.execute(
         rf"""SELECT pl.doc_id, pl.ordinal, coalesce(pm.entity_id, m.key), m.value,
                    regexp_full_match(substr(u.text, m.end_char + 1), '[^\n]*\s*')
@@ -157,12 +158,13 @@ def signed(con: duckdb.DuckDBPyConnection) -> None:
         placed = units[doc_id]
         start = 0  # where the text a closing signature signs begins
         openers = sorted({o for o, _, role, _ in signs if role == "opens"})
-        for ordinal, entity_id, role, last in signs:
+        for i, (ordinal, entity_id, role, last) in enumerate(signs):
             if role == "closes":
                 out.update((doc_id, u, entity_id) for u in placed[start : ordinal + 1])
                 start = ordinal + 1 if last else ordinal
-            elif role == "opens":
+            elif role == "opens":  # a Debian block's "[ Name ]" ends with its entry
                 end = next((o for o in openers if o > ordinal), len(placed))
-                out.update((doc_id, u, entity_id) for u in placed[ordinal:end])
+                closing = next((s[0] for s in signs[i + 1 :] if s[2] == "closes"), end)
+                out.update((doc_id, u, entity_id) for u in placed[ordinal : min(end, closing + 1)])
     select, params = rows_select(["doc_id", "unit_id", "entity_id"], sorted(out))
     con.execute(f"INSERT INTO authored {select}", params)

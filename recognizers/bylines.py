@@ -8,7 +8,8 @@ places or cuts them in two. The line's shape says more than its words: what stan
 a line's opening (or a byline label, or a quote) and an address is the name its owner
 signs with, however it is spelled, lower case and all. In running text ("thanks to Steve
 Langasek <…>") the name is the run of capitalized words just before the address. A byline
-label with no address (``Author: Ada Lovelace``) gives its names too.
+label with no address (``Author: Ada Lovelace``) gives its names too, and so does the
+head of a Debian entry's block (``  [ Name ]`` alone on its line, bullets below it).
 
 An address is an EMAIL mention keyed ``email:ADDRESS`` (lower case). A name is a PERSON
 mention keyed ``person:SLUG``; its value is its surface. A name that signs the text (a
@@ -157,13 +158,52 @@ _OPENS = re.compile(
 )
 
 
-def _signs(text: str, at: int) -> str | None:
-    """How the name at ``at`` signs its text, by what opens its line: ``closes`` what is
-    above it (Debian's ``--`` line, ``Signed-off-by:``, ``Co-authored-by:``), ``opens``
+# Debian's entry of many hands: ``  [ Name ]`` (or ``[ Name <mail> ]``) alone on its line
+# heads the bullets that person wrote, up to the next such line or the entry's end. Clean
+# text joins the bullets onto its line (``[ Name ] * Fix …``); raw text has them below.
+_HEAD_OPEN = re.compile(r"[ \t]*\[[ \t]*")
+_HEAD_CLOSE = re.compile(
+    r"[ \t]*(?:<[^<>\n]*>[ \t]*)?\](?=[ \t]*[*+-][ \t]|[ \t]*\n[ \t]*[*+-][ \t])"
+)
+_BLOCK_HEAD = re.compile(r"(?m)^[ \t]*\[[ \t]*([^\[\]\n<>]{3,80}?)[ \t]*\]")
+
+
+def _heads_block(text: str, a: int, b: int) -> bool:
+    """Whether the name at ``a:b`` is a block's head: in brackets alone on its line, a
+    bullet after it."""
+    line_start = text.rfind("\n", 0, a) + 1
+    return bool(_HEAD_OPEN.fullmatch(text, line_start, a) and _HEAD_CLOSE.match(text, b))
+
+
+def _block_heads(text: str, taken: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """The names that head a block of a Debian entry (``[ Johannes Schauer Marin
+    Rodrigues ]``): two to five words, each capitalized (a particle too) or all in lower
+    case ("tony mancill"), no digits, no path ("[debian/rules]"), no label ("[smcv: …]")."""
+    for m in _BLOCK_HEAD.finditer(text):
+        a, b = m.span(1)
+        name = m.group(1)
+        words = name.split()
+        bare = [w.strip("()") for w in words]
+        if (
+            2 <= len(words) <= 5
+            and "/" not in name
+            and _name_like(name)
+            and (all(map(_capitalized, bare)) and name[0].isupper() or name.islower())
+            and not any(x < b and a < y for x, y in taken)
+            and _heads_block(text, a, b)
+        ):
+            yield a, b
+
+
+def _signs(text: str, at: int, end: int) -> str | None:
+    """How the name at ``at:end`` signs its text, by what opens its line: ``closes`` what
+    is above it (Debian's ``--`` line, ``Signed-off-by:``, ``Co-authored-by:``), ``opens``
     what follows (``Author:``, ``Authors: A, B``, ``Written by``, ``From:``, a GNU
-    ChangeLog's dated entry line); None when it
-    is only named (thanks, ``Reviewed-by:``, ``[ Name ]``, running text)."""
+    ChangeLog's dated entry line, a Debian block's ``[ Name ]``); None when it is only
+    named (thanks, ``Reviewed-by:``, running text)."""
     line = text[text.rfind("\n", 0, at) + 1 : at]
+    if _heads_block(text, at, end):
+        return "opens"
     if _CLOSING.fullmatch(line):
         return "closes"
     if _GNU_ENTRY.fullmatch(line):  # "2021-03-04  Ann Lee  <ann@…>" opens a GNU entry
@@ -252,11 +292,13 @@ def people(text: str) -> list[Mention]:
     for m in _DEBIAN_CLOSING.finditer(text) if "--" in text else ():  # with a web address
         if _name_like(m.group(1)) and not any(a <= m.start(1) < b for a, b in spans):
             spans.append(m.span(1))
+    if "[" in text:
+        spans += list(_block_heads(text, spans))
     for a, b in [*spans, *_labelled_names(text, spans)]:
         written = text[a:b]
         key = f"person:{slug(' '.join(written.split()))}"
         found.append(Mention(a, b, "PERSON", written, " ".join(written.split()), 0.95, key))
-        if role := _signs(text, a):
+        if role := _signs(text, a, b):
             found.append(Mention(a, b, "AUTHOR", written, role, 0.95, key))
     for a, b, name in _bibtex_names(text) if "=" in text else ():  # a cited work's people
         found.append(Mention(a, b, "PERSON", text[a:b], name, 0.95, f"person:{slug(name)}"))
@@ -266,7 +308,7 @@ def people(text: str) -> list[Mention]:
 class BylineRecognizer:
     """E-mail addresses and the people who sign with them; filters (precise by shape)."""
 
-    info = RecognizerInfo(name="bylines", version="7", types=("EMAIL", "PERSON", "AUTHOR"))
+    info = RecognizerInfo(name="bylines", version="8", types=("EMAIL", "PERSON", "AUTHOR"))
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
-        return [people(t) if "@" in t or ":" in t else [] for t in texts]
+        return [people(t) if "@" in t or ":" in t or "[" in t else [] for t in texts]

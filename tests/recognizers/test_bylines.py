@@ -114,3 +114,20 @@ def test_a_lines_opening_verb_or_label_is_no_part_of_a_name():
     listed = "\t* MAINTAINERS: Remove Per Bothner, Andrew Haley, and Tom Tromey from\n"
     assert {m.text for m in people(listed) if m.type == "PERSON"} == set()
     assert {m.text for m in people("  by Adrian Schroeter, SuSE AG)\n")} == set()
+
+
+def test_a_debian_blocks_head_opens_the_bullets_below_it():
+    raw = "  [ Johannes Schauer Marin Rodrigues ]\n  * Add a test.\n\n  [ tony mancill ]\n  * x\n"
+    clean = "pkg (1) unstable; urgency=medium\n\n[ Pino Toscano ] * Fix hurd.\n\n-- A B <a@b.org>"
+    assert _roles(raw) == {"Johannes Schauer Marin Rodrigues": "opens", "tony mancill": "opens"}
+    assert _roles(clean) == {"Pino Toscano": "opens", "A B": "closes"}
+    assert _roles("  [ Matthias Klose <doko@ubuntu.com> ]\n  * x\n") == {"Matthias Klose": "opens"}
+    for not_a_head in (
+        "  [ Unreleased ]\n  * x\n",  # one word
+        "  [debian/control, debian/rules]\n  * x\n",  # paths
+        "  [smcv: Adjust commit message]\n  * x\n",  # a label
+        "  [From upstream 1967c04c0]\n  * x\n",  # digits
+        "  [ Pino Toscano ]\nNo bullet follows.\n",  # not a changelog's block
+        "See [ Pino Toscano ] * x\n",  # not alone on its line
+    ):
+        assert not [m for m in people(not_a_head) if m.type == "PERSON"], not_a_head
