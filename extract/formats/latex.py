@@ -29,6 +29,7 @@ from pylatexenc.latexwalker import (
 from pylatexenc.macrospec import (
     EnvironmentSpec,
     MacroSpec,
+    MacroStandardArgsParser,
     ParsedVerbatimArgs,
     VerbatimArgsParser,
 )
@@ -275,6 +276,23 @@ class _PathArgs(VerbatimArgsParser):
         return argd, start, end + 1 - start
 
 
+class _HrefArgs(_PathArgs):
+    """``\\href{url}{text}``: the URL as typed (``%`` and ``#`` are literal there, as in
+    ``\\url``), the text an ordinary argument; the URL's node is ``argd.url``."""
+
+    def parse_args(self, w, pos, parsing_state=None):
+        text = MacroStandardArgsParser("{")
+        start = pos
+        while start < len(w.s) and w.s[start].isspace():
+            start += 1
+        if not w.s.startswith("{", start) or w.s.find("}", start) < 0:
+            return MacroStandardArgsParser("{{").parse_args(w, pos, parsing_state)
+        url, upos, ulen = super().parse_args(w, pos, parsing_state)
+        argd, tpos, tlen = text.parse_args(w, upos + ulen, parsing_state)
+        argd.url = url.argnlist[0]
+        return argd, upos, tpos + tlen - upos
+
+
 class _VerbatimEnv(VerbatimArgsParser):
     """The body of a code environment (``alltt``, ``lstlisting``) as typed, to its
     ``\\end``, as pylatexenc reads ``verbatim``'s: a ``$`` in a listing opens no math."""
@@ -296,7 +314,8 @@ _WALK_DB = latexwalker.get_default_latex_context_db()
 _WALK_DB.add_context_category(
     "kbx",
     macros=[MacroSpec(n, a) for n, a in _MORE_ARGS.items()]
-    + [MacroSpec("path", args_parser=_PathArgs())],
+    + [MacroSpec(n, args_parser=_PathArgs()) for n in ("path", "url")]
+    + [MacroSpec("href", args_parser=_HrefArgs())],
     environments=[
         EnvironmentSpec(name, args_parser=_VerbatimEnv(name))
         for name in sorted(_CODE_ENVS | {"comment"})
@@ -496,6 +515,8 @@ class _Walker:
             self.literal = outer
         elif name in ("verb", "path"):
             self.verb(n)
+        elif name in ("url", "href"):
+            self.url(n)
         elif name == "space":
             self.b.space()
         elif groups or followed or not self.unknown(name):
@@ -533,6 +554,17 @@ class _Walker:
         if text:
             close = argd.verbatim_delimiters[1]
             self.b.code(text, n.pos + n.len - len(close) - len(text))
+
+    def url(self, n: LatexMacroNode) -> None:
+        """``\\url{x}``, ``\\href{x}{text}``: the URL as typed, as text; then the link text."""
+        argd = n.nodeargd
+        if isinstance(argd, ParsedVerbatimArgs):  # \\url
+            self.b.verbatim(argd.verbatim_text, argd.argnlist[0].pos)
+            return
+        if (url := getattr(argd, "url", None)) is not None:  # \\href
+            self.b.verbatim(url.chars, url.pos)
+            self.b.space()
+        self.walk([a for a in _args(n) if isinstance(a, LatexGroupNode)])
 
     def inside(self, group: LatexGroupNode) -> str:
         """The source between a group's braces: a file name is not text to clean."""
@@ -634,7 +666,8 @@ def _walk_file(w: _Walker, nodes: list) -> None:
 
 
 _SCAN = re.compile(
-    r"(?P<skip>\\verb\*?([^\sA-Za-z*])[^\n]*?\2|\\path(?:\|[^|\n]*\||\{[^}\n]*\})"
+    r"(?P<skip>\\verb\*?([^\sA-Za-z*])[^\n]*?\2|\\(?:path|url)(?:\|[^|\n]*\||\{[^}\n]*\})"
+    r"|\\href\s*\{[^}\n]*\}"
     r"|\\begin\{(verbatim\*?|alltt|lstlisting|minted|Verbatim|comment)\}.*?\\end\{\3\}"
     r"|\\[^\[\]()]|%[^\n]*)"
     r"|(?P<tok>\\[\[\]()]|\$\$|\$|\{|\}|\n[ \t]*\n)",
@@ -715,7 +748,9 @@ def parse(
     w.flush()
     if w.lost:
         w.warnings.append(_lost_warning(w.lost))
-    authors = [a.strip() for a in w.meta.get("author", "").split(",") if a.strip()]
+    # "A and B" as BibTeX reads it: two authors, like "A \\and B"
+    names = re.split(r",|\s+and\s+", w.meta.get("author", ""))
+    authors = [a.strip() for a in names if a.strip()]
     fields: dict = {k: v for k, v in w.meta.items() if v}
     if w.includes:
         fields["includes"] = w.includes

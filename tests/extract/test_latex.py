@@ -282,3 +282,27 @@ def test_space_macro_is_a_space_and_primitives_are_no_words():
         "Left\\space right \\protected\\edef done.\n\\end{document}\n"
     )
     assert "Left right done." in text
+
+
+def test_percent_and_hash_in_urls_are_literal_and_keep_their_place():
+    """The url package's rule: in ``\\url``, ``\\href``'s URL and ``\\path`` a ``%`` opens
+    no comment, so the rest of the line stays text, each character at its own column."""
+    body = (
+        "See \\url{http://example.com/a%20b} then gazelle.\n"
+        "Also \\href{http://x.org/a%20b#frag}{the link} now antelope; \\url|http://y/%z| ok.\n"
+        "And \\path{C:\\a%b} later zebra."
+    )
+    doc, lines = _doc(body)
+    text = "\n\n".join(u.text for u in doc.units)
+    assert "http://example.com/a%20b then gazelle." in text
+    assert "http://x.org/a%20b#frag the link now antelope; http://y/%z ok." in text
+    assert "later zebra" in text
+    for word in ("a%20b", "gazelle", "a%20b#frag", "antelope", "/%z", "C:\\a%b", "zebra"):
+        line, col = _at(doc, word)
+        assert lines[line - 1][col : col + len(word)] == word
+
+
+def test_authors_joined_by_and_are_two_as_in_bibtex():
+    preamble = "\\author{Grace Hopper and Alan Turing}\n"
+    doc, _ = _doc("Text.", preamble)
+    assert doc.meta.authors == ["Grace Hopper", "Alan Turing"]
