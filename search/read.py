@@ -43,7 +43,9 @@ def read(index: Index, spec: str, expect_hash: str | None = None) -> Excerpt:
     except Exception as e:  # a parser bug (a corrupt PDF) is one line, as in `kbx index`
         raise ExtractError(f"cannot read {rel}: {type(e).__name__}: {e}") from None
     lines = text.replace("\r\n", "\n").split("\n")
-    start = start or 1
+    if lines[-1] == "":  # a newline ends the last line; it opens no line after it
+        lines.pop()
+    asked, start = start is not None, start or 1
     end = min(end or len(lines), len(lines))
     if expect_hash is not None:
         expect = expect_hash.lower()
@@ -57,7 +59,7 @@ def read(index: Index, spec: str, expect_hash: str | None = None) -> Excerpt:
             )
     else:
         changed = indexed is not None and indexed != sha
-    if start > len(lines):  # on a changed file, the change is the news, then the lines
+    if asked and start > len(lines):  # on a changed file, the change is the news, then the lines
         raise BadArgument(
             (f"{rel} has changed since it was indexed; " if changed else "")
             + f"{rel} has {len(lines)} lines; line {start} does not exist"

@@ -404,7 +404,7 @@ def test_hostile_documents_are_shown_as_text(page: Page):
         ("/?q=supplier&colour=red", 400, "takes no colour"),
         ("/doc?path=../secret.md", 403, "paths are relative to the indexed root"),
         ("/doc?path=notes/cedar.md&lines=9-2", 400, "lines is START or START-END"),
-        ("/doc?path=notes/cedar.md&lines=400", 400, "has 14 lines; line 400 does not exist"),
+        ("/doc?path=notes/cedar.md&lines=400", 400, "has 13 lines; line 400 does not exist"),
         ("/doc?path=nothere.md", 400, "no such file"),
         ("/entity/nobody", 400, "no entity named 'nobody'"),
     ],

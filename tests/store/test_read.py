@@ -52,7 +52,7 @@ def test_read_pdf_lines_are_the_extracted_text(indexed):
         ("/etc/hostname:1", OutsideRoot, "outside the indexed root"),
         ("missing.md:1", BadArgument, "no such file"),
         ("notes/cedar.md:9-3", BadArgument, "START <= END"),
-        ("notes/cedar.md:500", BadArgument, "has 25 lines"),
+        ("notes/cedar.md:500", BadArgument, "has 24 lines"),
     ],
 )
 def test_bad_read_requests_say_why(indexed, spec, error, message):
@@ -68,5 +68,24 @@ def test_a_changed_file_says_so_before_the_missing_lines(tmp_path):
     index(root, registry=Registry([]))
     sha = read(idx, "a.md:1-2").hash
     (root / "a.md").write_text("# A\n\nshort now\n")
-    with pytest.raises(BadArgument, match=r"^a.md has changed since it was indexed; a.md has 4"):
+    with pytest.raises(BadArgument, match=r"^a.md has changed since it was indexed; a.md has 3"):
         read(idx, "a.md:30-35", expect_hash=sha[:12])
+
+
+def test_a_newline_ends_the_last_line_and_opens_none(tmp_path):
+    """A file that ends with a newline has as many lines as newlines (``wc -l``)."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "two.txt").write_text("first\nsecond\n")
+    (root / "open.txt").write_text("first\nsecond")
+    (root / "crlf.txt").write_bytes(b"first\r\nsecond\r\n")
+    (root / "empty.txt").write_text("")
+    idx = Index.for_root(root)
+    index(root, registry=Registry([]))
+    for name in ("two.txt", "open.txt", "crlf.txt"):
+        x = read(idx, name)
+        assert (x.start_line, x.end_line, x.lines) == (1, 2, ["first", "second"])
+        with pytest.raises(BadArgument, match=f"{name} has 2 lines; line 3 does not exist"):
+            read(idx, f"{name}:3")
+    assert read(idx, "two.txt:2-4").lines == ["second"]
+    assert read(idx, "empty.txt").lines == []
