@@ -144,6 +144,39 @@ def resolve_entity(con: duckdb.DuckDBPyConnection, name: str) -> str:
     raise BadArgument(f"no entity named {name!r}{hint}? See `kbx entities --q TEXT`")
 
 
+def resolve_author(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    """The entity whose signatures ``--author`` keeps: an address (``email:ADDR``) is the
+    person who signs with it (``entities/people.py`` lists it in their ``meta``). One that
+    signs nothing is refused, by name, rather than answered with nothing."""
+    entity_id = resolve_entity(con, name)
+    if entity_id.startswith("email:"):
+        address = entity_id.removeprefix("email:")
+        signers = [
+            (i, label)
+            for i, label, meta in con.execute(
+                "SELECT entity_id, label, meta FROM entities WHERE type = 'PERSON' "
+                "AND contains(meta, ?) ORDER BY 1",
+                [f'"{address}"'],
+            ).fetchall()
+            if address in json.loads(meta).get("emails", [])
+        ]
+        if not signers:
+            raise BadArgument(
+                f"no one signs with {address!r}; `--entity {name}` finds where it is written"
+            )
+        if len(signers) > 1:
+            listed = "; ".join(f"{i} ({label!r})" for i, label in signers)
+            raise BadArgument(f"{address!r} is signed by {len(signers)} people: {listed}; give one")
+        entity_id = signers[0][0]
+    if not con.execute(
+        "SELECT 1 FROM authored WHERE entity_id = ? LIMIT 1", [entity_id]
+    ).fetchone():
+        raise BadArgument(
+            f"{name!r} ({entity_id}) signs nothing here; `--entity {name}` finds where it is named"
+        )
+    return entity_id
+
+
 @dataclass
 class EntityDetail:
     """One entity: what it is, how it is written, where it came from, where it is named."""

@@ -21,7 +21,7 @@ from datetime import date, timedelta
 
 import duckdb
 
-from kbx.entities.lookup import FILTER_GRADE, check_type, resolve_entity
+from kbx.entities.lookup import FILTER_GRADE, check_type, resolve_author, resolve_entity
 from kbx.errors import BadArgument
 from kbx.options import DATE_FROM, Filters
 from kbx.recognizers.quantity_filter import Asked
@@ -153,8 +153,9 @@ def _entity(con: duckdb.DuckDBPyConnection, name: str, f: DocFilter) -> None:
 
 def _author(con: duckdb.DuckDBPyConnection, name: str, f: DocFilter) -> None:
     """The passages the entity wrote: those its signature closes or opens, and every
-    passage of a document whose metadata names it as an author (``authored``)."""
-    entity_id = resolve_entity(con, name)
+    passage of a document whose metadata names it as an author (``authored``); an address
+    is the person who signs with it."""
+    entity_id = resolve_author(con, name)
     f.keep(
         "SELECT doc_id, unit_id FROM authored WHERE entity_id = ? AND unit_id IS NOT NULL "
         "UNION ALL SELECT pl.doc_id, pl.unit_id FROM authored a JOIN placements pl "

@@ -9,6 +9,7 @@ import re
 import pytest
 from helpers import attached
 
+from kbx.errors import BadArgument
 from kbx.indexing.ingest import index
 from kbx.recognizers.base import Mention, RecognizerInfo
 from kbx.recognizers.bylines import BylineRecognizer
@@ -30,7 +31,8 @@ CHANGELOG = """pkg (2.0) unstable; urgency=medium
 
 pkg (1.9) unstable; urgency=medium
 
-  * Remove Andreas Henriksson from Uploaders. Thanks to Jeremy Bícha and Drop Timo Röhling.
+  * Remove Andreas Henriksson from Uploaders. Thanks to Jeremy Bícha and Drop Timo Röhling
+    (see bugs@example.org).
 
  -- Johannes Schauer Marin Rodrigues <josch@debian.org>  Sun, 01 Jan 2023 10:00:00 +0100
 
@@ -80,9 +82,9 @@ def _lines(idx: Index, **asked) -> set[int]:
 
 def test_a_block_is_credited_to_the_name_that_heads_it(idx):
     # the 2.0 entry's blocks, and the 1.9 entry he signed; not the 1.8 entry after it
-    assert _lines(idx, authors=["Johannes Schauer Marin Rodrigues"]) == {9, 15}
+    assert _lines(idx, authors=["Johannes Schauer Marin Rodrigues"]) == {9, 16}
     assert _lines(idx, authors=["Pino Toscano"]) == {9}
-    assert _lines(idx, authors=["Andreas Henriksson"]) == {22}
+    assert _lines(idx, authors=["Andreas Henriksson"]) == {23}
     assert _lines(idx, entities=["Pino Toscano"]) == {9}
     with attached(idx.db) as con:
         people = {
@@ -94,3 +96,11 @@ def test_a_block_is_credited_to_the_name_that_heads_it(idx):
     assert "person:johannes-schauer-marin-rodrigues" in people
     assert not {e for e in people if e.startswith("name:") and ("schauer" in e or "pino" in e)}
     assert places == []  # "Johannes", "Pino Toscano": the person, not a place
+
+
+def test_an_address_given_to_author_is_the_person_who_signs_with_it(idx):
+    assert _lines(idx, authors=["josch@debian.org"]) == {9, 16}
+    assert _lines(idx, authors=["JOSCH@debian.org"]) == {9, 16}
+    with pytest.raises(BadArgument, match="no one signs with 'bugs@example.org'"):
+        _lines(idx, authors=["bugs@example.org"])
+    assert _lines(idx, entities=["bugs@example.org"]) == {16}
