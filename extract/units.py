@@ -17,8 +17,12 @@ import numpy as np
 
 from kbx.extract.model import TABLE, Block, Span, Unit
 from kbx.extract.textmap import as_map, resolved, slice_segments
+from kbx.wordchars import CJK
 
-TOKEN = re.compile(r"\w+")
+# A word, or one character of a script written without spaces (Chinese, Japanese, Korean),
+# as the index counts its terms: else a whole CJK paragraph is one token, and its passage
+# grows to five times an English one's length before a cut.
+TOKEN = re.compile(f"[{CJK}]|[^\\W{CJK}]+")
 CHUNK = re.compile(r"\S+")
 MAX_TOKENS = 400
 OVERLAP = 40
