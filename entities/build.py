@@ -32,7 +32,7 @@ from kbx.annotate.names import Words, short_form
 from kbx.annotate.setup import pins
 from kbx.entities import facet_arrays
 from kbx.entities.lookup import FILTER_GRADE
-from kbx.entities.people import merge_people, signed
+from kbx.entities.people import link_spellings, merge_people, signed
 from kbx.entities.positions import position_table
 from kbx.entities.sections import section_dates
 from kbx.entities.vocabulary import code_words, words
@@ -379,6 +379,7 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
              AND k.start_char <= named.start_char
              AND named.start_char + length(named.text) <= k.end_char"""
     )
+    link_spellings(con)  # "Jeremy Bícha", "Remove Andreas Henriksson": the signer
     _keys(con, "name_slugs", "SELECT surface FROM named WHERE entity_id IS NULL", slug)
     con.execute(  # any other name is one of its own, of the type the corpus gives it
         f"""UPDATE named

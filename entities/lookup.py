@@ -114,19 +114,34 @@ def check_type(con: duckdb.DuckDBPyConnection, type_: str) -> str:
     return t
 
 
+# A name as search folds it: accents dropped (NFKD, combining marks out), case folded.
+_FOLD = "lower(strip_accents({}))"
+
+
 def resolve_entity(con: duckdb.DuckDBPyConnection, name: str) -> str:
-    """An entity ID from an ID, a label or an alias; an ambiguous name lists the
-    candidates and an unknown one suggests the nearest, rather than matching nothing."""
+    """An entity ID from an ID, a label or an alias (accents and case aside when nothing
+    matches as written); an ambiguous name lists the candidates and an unknown one suggests
+    the nearest, rather than matching nothing."""
     if con.execute("SELECT 1 FROM entities WHERE entity_id = ?", [name]).fetchone():
         return name
-    found = con.execute(
-        """SELECT DISTINCT e.entity_id, e.type, e.label FROM entities e
+    found = (
+        con.execute(
+            """SELECT DISTINCT e.entity_id, e.type, e.label FROM entities e
            LEFT JOIN aliases a USING (entity_id)
            WHERE lower(e.label) = lower(?) OR lower(a.alias) = lower(?)
               OR lower(e.entity_id) = lower(?)
            ORDER BY 1""",
-        [name, name, name],
-    ).fetchall()
+            [name, name, name],
+        ).fetchall()
+        or con.execute(  # as search reads words: "Timo Rohling" is Timo Röhling
+            f"""SELECT DISTINCT e.entity_id, e.type, e.label FROM entities e
+           LEFT JOIN aliases a USING (entity_id)
+           WHERE {_FOLD.format("e.label")} = {_FOLD.format("?")}
+              OR {_FOLD.format("a.alias")} = {_FOLD.format("?")}
+           ORDER BY 1""",
+            [name, name],
+        ).fetchall()
+    )
     if len(found) == 1:
         return found[0][0]
     if found:

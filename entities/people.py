@@ -23,6 +23,7 @@ import duckdb
 
 from kbx.entities.lookup import FILTER_GRADE
 from kbx.entities.vocabulary import words
+from kbx.gazetteer.entries import slug
 from kbx.store.db import rows_select
 
 # A signing name beside its address: the address opens right after the name (" <", '" <')
@@ -106,6 +107,35 @@ def merge_people(con: duckdb.DuckDBPyConnection) -> None:
             f"""UPDATE entities SET type = 'PERSON', label = x.label, meta = x.meta,
                     source = 'byline'
                 FROM ({select}) x WHERE entities.entity_id = x.entity_id""",
+            params,
+        )
+
+
+def link_spellings(con: duckdb.DuckDBPyConnection) -> None:
+    """Link a model's names (TEMP TABLE ``named``, unlinked rows) that are a signer's name
+    up to accents and case ("Jeremy Bícha" for Jeremy Bicha): the signer, not a name of
+    its own."""
+    signers = {
+        key.removeprefix("person:"): entity_id
+        for key, entity_id in con.execute(
+            """SELECT DISTINCT m.key, coalesce(pm.entity_id, m.key) FROM mentions m
+               LEFT JOIN person_map pm ON pm.key = m.key
+               WHERE m.type = 'PERSON' AND starts_with(m.key, 'person:')"""
+        ).fetchall()
+    }
+    if not signers:
+        return
+    found = []
+    for (surface,) in con.execute(
+        "SELECT DISTINCT surface FROM named WHERE entity_id IS NULL"
+    ).fetchall():
+        if owner := signers.get(slug(surface)):
+            found.append((surface, owner))
+    if found:
+        select, params = rows_select(["surface", "entity_id"], found)
+        con.execute(
+            f"""UPDATE named SET entity_id = x.entity_id FROM ({select}) x
+                WHERE named.entity_id IS NULL AND named.surface = x.surface""",
             params,
         )
 

@@ -104,3 +104,12 @@ def test_an_address_given_to_author_is_the_person_who_signs_with_it(idx):
     with pytest.raises(BadArgument, match="no one signs with 'bugs@example.org'"):
         _lines(idx, authors=["bugs@example.org"])
     assert _lines(idx, entities=["bugs@example.org"]) == {16}
+
+
+def test_a_name_is_found_whatever_its_accents(idx):
+    assert _lines(idx, authors=["Timo Rohling"]) == {9}
+    assert _lines(idx, authors=["timo röhling"]) == {9}
+    # the model's "Jeremy Bícha" is the signer Jeremy Bicha, one entity
+    assert _lines(idx, entities=["Jeremy Bícha"]) == _lines(idx, entities=["Jeremy Bicha"])
+    assert _lines(idx, entities=["Jeremy Bicha"]) == {16, 23}
+
