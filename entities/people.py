@@ -113,8 +113,9 @@ def merge_people(con: duckdb.DuckDBPyConnection) -> None:
 
 def link_spellings(con: duckdb.DuckDBPyConnection) -> None:
     """Link a model's names (TEMP TABLE ``named``, unlinked rows) that are a signer's name
-    up to accents and case ("Jeremy Bícha" for Jeremy Bicha): the signer, not a name of
-    its own."""
+    up to accents and case ("Jeremy Bícha" for Jeremy Bicha), or that with one word at
+    either end that no signer's name has ("Remove Andreas Henriksson", "Colin Watson
+    Closes": a line's verb glued on) are: the signer, not a name of its own."""
     signers = {
         key.removeprefix("person:"): entity_id
         for key, entity_id in con.execute(
@@ -125,12 +126,16 @@ def link_spellings(con: duckdb.DuckDBPyConnection) -> None:
     }
     if not signers:
         return
+    named = {w for k in signers for w in k.split("-")}  # the words of signers' names
     found = []
     for (surface,) in con.execute(
         "SELECT DISTINCT surface FROM named WHERE entity_id IS NULL"
     ).fetchall():
-        if owner := signers.get(slug(surface)):
-            found.append((surface, owner))
+        parts = slug(surface).split("-")
+        for rest, extra in ((parts, None), (parts[1:], parts[0]), (parts[:-1], parts[-1])):
+            if rest and extra not in named and (owner := signers.get("-".join(rest))):
+                found.append((surface, owner))
+                break
     if found:
         select, params = rows_select(["surface", "entity_id"], found)
         con.execute(

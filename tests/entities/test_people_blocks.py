@@ -113,3 +113,15 @@ def test_a_name_is_found_whatever_its_accents(idx):
     assert _lines(idx, entities=["Jeremy Bícha"]) == _lines(idx, entities=["Jeremy Bicha"])
     assert _lines(idx, entities=["Jeremy Bicha"]) == {16, 23}
 
+
+def test_a_verb_glued_to_a_signers_name_is_no_name_of_its_own(idx):
+    assert _lines(idx, entities=["Andreas Henriksson"]) == {16, 23}
+    assert _lines(idx, entities=["Timo Röhling"]) == {9, 16}
+    with attached(idx.db) as con:
+        names = {
+            e
+            for (e,) in con.execute(
+                "SELECT entity_id FROM entities WHERE starts_with(entity_id, 'name:')"
+            ).fetchall()
+        }
+    assert names == set()  # no "Remove Andreas Henriksson", "Drop Timo Röhling", "Jeremy Bícha"
