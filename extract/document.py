@@ -28,9 +28,22 @@ FORMATS = {
 }
 
 
+# Plain-text documents by name alone, as source trees and Debian's docs ship them: a
+# folder's README or ChangeLog holds what a user searches for first.
+NAMED_TEXT = frozenset(
+    {"readme", "changelog", "changes", "news", "history", "authors", "contributors",
+     "thanks", "install", "todo", "copying", "license", "licence", "notice", "maintainers",
+     "bugs", "faq", "hacking", "contributing", "copyright"}
+)  # fmt: skip
+
+
 def format_of(path: str) -> str | None:
-    """The format kbx reads a file as, from its extension; None if kbx does not index it."""
-    return FORMATS.get(posixpath.splitext(path)[1].lower())
+    """The format kbx reads a file as, from its extension (or, with none, its name: README,
+    ChangeLog); None if kbx does not index it."""
+    base, ext = posixpath.splitext(posixpath.basename(path))
+    if not ext and base.lower() in NAMED_TEXT:
+        return "text"
+    return FORMATS.get(ext.lower())
 
 
 def source_text(path: str, data: bytes) -> tuple[str, str]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from kbx.entities.lookup import check_type
 from kbx.entities.positions import Positions
 from kbx.errors import BadArgument
+from kbx.extract import format_of
 from kbx.extract.textmap import locate, unpack
 from kbx.recognizers.registry import Registry
 from kbx.source.cite import parse_spec, resolve
@@ -53,6 +54,8 @@ def mentions(index: Index, spec: str, type_: str | None = None) -> list[MentionR
     _, rel = resolve(index.root, path)
     with index.reader() as con:
         if not con.execute("SELECT 1 FROM documents WHERE path = ?", [rel]).fetchone():
+            if format_of(rel) is None:
+                raise BadArgument(f"kbx does not index this kind of file: {rel}")
             raise BadArgument(f"{rel} is not in the index; run `kbx index` first")
         if type_ is not None:
             type_ = check_type(con, type_)

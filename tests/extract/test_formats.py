@@ -8,7 +8,7 @@ import pytest
 from helpers import HTML, LATEX, MARKDOWN, TEXT, make_pdf
 
 from kbx.errors import ExtractError
-from kbx.extract import extract, source_text
+from kbx.extract import extract, format_of, source_text
 from kbx.extract.model import CODE, TABLE
 from kbx.extract.textmap import locate
 
@@ -279,3 +279,10 @@ def test_pdf_of_two_pages_keeps_every_line(tmp_path):
     data = make_pdf(tmp_path / "t.pdf", pages).read_bytes()
     text = "\n".join(u.text for u in extract("t.pdf", data).units)
     assert text.count("Alpha report") == 2  # too few pages to call a line furniture
+
+
+def test_well_known_names_without_an_extension_are_text():
+    assert format_of("README") == format_of("pkg/ChangeLog") == format_of("NEWS") == "text"
+    assert format_of("pkg/truebin") is None and format_of("pkg/README.bin") is None
+    doc = extract("docs/AUTHORS", b"Ann Lee <ann@example.org>\n")
+    assert doc.units[0].text == "Ann Lee <ann@example.org>"
