@@ -96,6 +96,16 @@ def _line_heading(lines: list[str]) -> Heading | None:
     return None
 
 
+def _manual_heading(lines: list[str]) -> Heading | None:
+    """A manual page's section heading as ``man`` renders it: an ALL-CAPS line at the
+    margin (``DESCRIPTION``) with its body indented on the next lines, no blank line
+    between. The indent is the page's own mark that the line heads what follows."""
+    if len(lines) < 2 or lines[0][:1].isspace() or not lines[1][:1].isspace():
+        return None
+    head = _line_heading(lines[:1])
+    return head if head and _CAPS.fullmatch(lines[0].strip()) else None
+
+
 def _underlined(lines: list[str], ranks: dict[str, int]) -> Heading | None:
     """A title underlined (and maybe overlined) with one character; its level follows
     the order in which styles first appear, as in reST."""
@@ -156,13 +166,16 @@ def _headings(pieces: list[str]) -> list[_Found | None]:
     for piece in pieces:
         lines = _content(piece)[1]
         under = _underlined(lines, ranks) if lines else None
+        manual = _manual_heading(lines) if under is None else None  # NAME, then its body
+        head = _line_heading(lines) if under is None and 0 < len(lines) <= 2 else None
         if under is not None:
             over = int(bool(_UNDERLINE.fullmatch(lines[0])))
             found.append(_Found(under, over, 1, 2 + over))
+        elif head is None and manual is not None:
+            found.append(_Found(manual, 0, 1, 1))
         else:
-            head = _line_heading(lines) if 0 < len(lines) <= 2 else None
             found.append(_Found(head, 0, len(lines), len(lines)) if head else None)
-        strong.append(under is not None)
+        strong.append(under is not None or (head is None and manual is not None))  # explicit
     after: Heading | None = None  # the kept heading that the next content paragraph opens
     body_next = False
     for i in range(len(pieces) - 1, -1, -1):
@@ -208,7 +221,21 @@ def parse(text: str, original: str, encoding: str) -> tuple[list[Block], Metadat
         path = tuple(t for _, t in stack)
         for at, part in parts:
             b = TextBuilder(table)
-            b.flowing(part, at)
+            _flowing(b, part, at)
             if b.text().strip():
                 blocks.append(Block.built(b, PROSE, path))
     return blocks, Metadata(), []
+
+
+# A word broken at a line's end with U+2010 HYPHEN, as ``man`` hyphenates: ``speci‐`` then
+# ``fied`` on the next line (a hyphen typed by the author is U+002D).
+_BROKEN = re.compile(r"(?<=[^\W\d_])\u2010\n[ \t]*(?=[^\W\d_])")
+
+
+def _flowing(b: TextBuilder, part: str, at: int) -> None:
+    """``b.flowing`` of a paragraph, a word hyphenated at a line's end joined."""
+    start = 0
+    for m in _BROKEN.finditer(part):
+        b.flowing(part[start : m.start()], at + start)
+        start = m.end()
+    b.flowing(part[start:], at + start)

@@ -286,3 +286,17 @@ def test_well_known_names_without_an_extension_are_text():
     assert format_of("pkg/truebin") is None and format_of("pkg/README.bin") is None
     doc = extract("docs/AUTHORS", b"Ann Lee <ann@example.org>\n")
     assert doc.units[0].text == "Ann Lee <ann@example.org>"
+
+
+def test_a_rendered_manual_page_has_its_sections_and_joins_words_hyphenated_by_man():
+    page = (
+        "LS(1)\t\t\t User Commands\t\t\t LS(1)\n\nNAME\n       ls - list directory contents\n\n"
+        "DESCRIPTION\n       Sort entries if none is speci\u2010\n       fied. A well-\n"
+        "       known rule.\n"
+    )
+    doc = extract("ls.txt", page.encode())
+    heads = {u.heading_path[-1]: u.text for u in doc.units if u.heading_path}
+    assert set(heads) == {"NAME", "DESCRIPTION"}
+    assert "is specified." in heads["DESCRIPTION"]  # joined: man's own hyphen, U+2010
+    assert "well- known" in heads["DESCRIPTION"]  # an author's hyphen stays
+    assert _where(doc, page.encode(), "fied")[1] == "fied"  # mapped to the next line
