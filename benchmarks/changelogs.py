@@ -10,7 +10,8 @@ file name: ``tune`` is the half the rules were looked at on, ``held`` the other)
   (from any recognizer), and the same for the EMAIL mention of the address;
 * entities per person: how many PERSON, ORG, GPE, … entities carry the name as label or
   alias (aim: one), and how many of the names ``--entity NAME`` refuses;
-* "which packages did NAME upload in YEAR", asked as
+* "which packages did NAME write in YEAR" (closed an entry, or headed a ``[ NAME ]``
+  block of one, in a file), asked as
   ``kbx grep '<\\S+@\\S+>' --entity NAME --after Y-01-01 --before Y-12-31`` (passages naming
   NAME) and with ``--author NAME`` (passages NAME signed): mean file F1 over the name-years,
   and the refusals (F1 0);
@@ -91,6 +92,27 @@ def _f1(truth: set[str], got: set[str]) -> float:
     return 2 * tp / (len(truth) + len(got)) if tp else 0.0
 
 
+_BLOCK = re.compile(r"^\s*\[ ?([^\]\[<>]+?) ?\]\s*$")  # "  [ Pino Toscano ]"
+_CLOSING = re.compile(r"^ -- (.+?) <[^<>\s]+>  (\w{3}, .+)$")
+
+
+def block_writers(root: Path, paths: list[str]) -> dict[tuple[str, int], set[str]]:
+    """``(name, year)`` -> the files where NAME heads a ``[ NAME ]`` block of an entry
+    closed in YEAR: Debian's team uploads list each member's changes under their name, and
+    the closer only uploaded them."""
+    out: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for path in paths:
+        heads: list[str] = []
+        for line in (root / path).read_text("utf-8", errors="replace").splitlines():
+            if m := _BLOCK.match(line):
+                heads.append(m.group(1))
+            elif m := _CLOSING.match(line):
+                for name in heads:
+                    out[(name, parsedate_to_datetime(m.group(2)).year)].add(path)
+                heads = []
+    return out
+
+
 def measure(idx, trailers: list[dict], which: str) -> dict:
     rows = [t for t in trailers if which == "all" or half(t["path"]) == which]
     paths = sorted({t["path"] for t in rows})
@@ -123,6 +145,9 @@ def measure(idx, trailers: list[dict], which: str) -> dict:
     years: dict[tuple[str, int], set[str]] = defaultdict(set)
     for t in rows:
         years[(t["name"], parsedate_to_datetime(t["date"]).year)].add(t["path"])
+    blocks = block_writers(idx.root, paths)
+    for key, truth in years.items():  # a [ NAME ] block's writer wrote its entry's lines too
+        truth |= blocks.get(key, set())
     f1s: dict[str, list[float]] = {"entity": [], "author": []}
     refused = Counter()
     for (name, year), truth in sorted(years.items()):
