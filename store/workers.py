@@ -9,13 +9,11 @@ budget, or die, is a failed file with that reason: never a hung or failed run.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import multiprocessing
 import os
 import resource
 import signal
-import struct
 import sys
 import threading
 from collections import deque
@@ -31,6 +29,7 @@ GRACE_SECONDS = 10  # past twice the budget and this, a worker is taken as stuck
 HUNG = "took longer than the time budget"  # how a job over its budget is failed
 FILE_MEMORY = 4 * 1024**3  # bytes of address space a reader may add while reading one file
 _PR_SET_PDEATHSIG = 1
+KILL_SECONDS = 5  # a killed worker is reaped within this (it cannot block a SIGKILL)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -76,47 +75,72 @@ def timed(fn: Callable, *args):
             signal.signal(signal.SIGALRM, previous)
 
 
+class _Context(multiprocessing.context.ForkContext):
+    """The fork context of one pool, keeping the worker processes and the result queue it
+    makes for that pool: ``kill`` needs every worker, even one forked a moment before an
+    interrupt (before it could say its pid), and needs to end a read of a result that a
+    killed worker left half written."""
+
+    def __init__(self) -> None:
+        self.made: list[multiprocessing.process.BaseProcess] = []
+        self.results: list = []
+
+    def Process(self, *args, **kwargs) -> multiprocessing.process.BaseProcess:  # noqa: N802
+        made = multiprocessing.context.ForkProcess(*args, **kwargs)
+        self.made.append(made)  # before it starts: an interrupt cannot come in between
+        return made
+
+    def SimpleQueue(self):  # noqa: N802
+        made = super().SimpleQueue()
+        self.results.append(made)
+        return made
+
+
 class Pool(ProcessPoolExecutor):
     """Forked workers that die with this process (and, with ``budgets``, run under the
-    per-file memory cap). Each worker writes its process id to a pipe as it starts (a
-    write of a few bytes to a pipe is atomic: no lock a killed worker could leave held),
-    so ``kill`` stops workers stuck in C code without the executor's private state."""
+    per-file memory cap). Workers ignore Ctrl-C (the terminal signals the whole process
+    group): one interrupted while it writes a result would leave a message cut short that
+    the executor's thread waits on forever. This process stops them instead: leaving the
+    pool by an exception (Ctrl-C included) kills them rather than waiting for their jobs."""
 
     def __init__(self, workers: int, budgets: bool = False):
-        self._pids, writer = os.pipe()
-        os.set_blocking(self._pids, False)
+        self._context = _Context()
         super().__init__(
             workers,
-            mp_context=multiprocessing.get_context("fork"),
+            mp_context=self._context,
             initializer=_started,
-            initargs=(os.getpid(), budgets, writer),
+            initargs=(os.getpid(), budgets),
         )
-        self._fds = (self._pids, writer)  # closed at shutdown
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is None:
+            self.shutdown(wait=True)
+        else:  # an interrupt may have left the executor half started: wait on nothing
+            self.kill()
+        return False
 
     def kill(self) -> None:
-        """Kill this pool's workers (where no signal handler runs) and shut it down. Only
-        live children of this process are signalled, never a pid a gone worker freed."""
-        said = b""
-        with contextlib.suppress(BlockingIOError):
-            while chunk := os.read(self._pids, 4096):
-                said += chunk
-        pids = {pid for (pid,) in struct.iter_unpack("i", said)}
-        for child in multiprocessing.active_children():
-            if child.pid in pids:
-                child.kill()
+        """Kill this pool's workers (where no signal handler runs) and shut it down without
+        waiting. Only this pool's own children are signalled, never a pid a gone worker
+        freed (a child's pid is not reused before this process reaps it)."""
+        for worker in self._context.made:
+            if worker.pid is not None:  # None: not forked (an interrupt in its start)
+                worker.kill()
+        for worker in self._context.made:
+            if worker.pid is not None:
+                worker.join(timeout=KILL_SECONDS)
+        # the executor's thread may be reading a result a killed worker left half written:
+        # with no writer left (the workers gone, this process's copy closed) it reads EOF
+        for results in self._context.results:
+            results._writer.close()
         self.shutdown(wait=False, cancel_futures=True)
 
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        super().shutdown(wait, cancel_futures=cancel_futures)
-        fds, self._fds = self._fds, ()  # once: a second shutdown closes nothing
-        for fd in fds:
-            os.close(fd)
 
-
-def _started(parent: int, budgets: bool, pids: int) -> None:
-    """A worker's start: it dies with ``parent``, is capped (with ``budgets``), says its pid."""
+def _started(parent: int, budgets: bool) -> None:
+    """A worker's start: it ignores Ctrl-C (see ``Pool``), dies with ``parent``, and is
+    capped (with ``budgets``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     (_budgeted if budgets else _die_with_parent)(parent)
-    os.write(pids, struct.pack("i", os.getpid()))
 
 
 def pool(workers: int, budgets: bool = False) -> Pool:

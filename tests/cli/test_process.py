@@ -4,6 +4,7 @@ through the same ``main()``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -98,3 +99,53 @@ def test_ctrl_c_exits_130_without_a_traceback_and_keeps_the_index(tmp_path):
         "  run `kbx resolve` again: it asks only for the rest\n"
     )
     assert search(Index.for_root(root), "see").hits  # the index still answers
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux), none where it is gone."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
+def test_ctrl_c_while_kbx_index_reads_exits_130_and_the_next_run_works(tmp_path):
+    """Ctrl-C reaches kbx and its reader workers alike (the terminal signals the whole
+    process group). A worker interrupted while it sent a file's outcome left the pipe
+    with a message cut short, and kbx printed its interrupted line and then waited on
+    that pipe forever (and on the index's write lock every later run). Interrupted as
+    its reader starts and while it reads, it exits 130 promptly; the next run completes."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "kbx.toml").write_text('[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n')
+    line = "version 1.{n} fixes the parser for mirror {n} (closes: #{n}) in release notes\n"
+    for i in range(6):  # outcomes of hundreds of KB: past a pipe's buffer, written slowly
+        (root / f"log{i}.txt").write_text("".join(line.format(n=n) for n in range(6000)))
+    for after in (0.0, 0.3, 1.0):  # seconds after the first reader appears
+        child = subprocess.Popen(
+            [sys.executable, "-m", "kbx", "index", ".", "--workers", "1"],
+            cwd=root,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            preexec_fn=ctrl_c_reaches,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not _children(child.pid) and child.poll() is None:
+                assert time.monotonic() < deadline, "kbx index started no reader"
+                time.sleep(0.01)
+            time.sleep(after)
+            os.killpg(child.pid, signal.SIGINT)
+            _, err = child.communicate(timeout=30)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+        assert child.returncode == 130, err
+        assert "Traceback" not in err
+    done = run_kbx("index", ".", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert search(Index.for_root(root), "mirror").hits

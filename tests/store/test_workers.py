@@ -3,6 +3,7 @@ file, the run goes on; workers die with their parent; what is opened is checked.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -213,7 +214,7 @@ def test_a_file_over_the_memory_budget_fails_alone(tmp_path, monkeypatch, budget
 
 
 def test_a_pool_kills_its_own_stuck_workers_and_no_others():
-    """``kill`` finds its workers by the pids they said at start, not the executor's
+    """``kill`` finds its workers by the processes its own context made, not the executor's
     private table: a worker stuck where no alarm reaches is gone, another pool's is not."""
     import multiprocessing
 
@@ -233,3 +234,42 @@ def test_a_pool_kills_its_own_stuck_workers_and_no_others():
     finally:
         other.shutdown()
         stuck.shutdown()
+
+
+_INTERRUPTED_POOL = """
+import sys
+from kbx.store.workers import pool
+def big(i):
+    return b"x" * (4 << 20)  # past a pipe's buffer: the worker is often mid-write
+try:
+    with pool(1, budgets=True) as p:
+        for i in range(100000):
+            p.submit(big, i).result()
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.3, 0.6, 0.9, 1.2])
+def test_ctrl_c_to_the_process_group_never_leaves_a_pool_hanging(delay):
+    """A terminal's Ctrl-C reaches the workers too. One interrupted while it wrote a large
+    result left a message cut short, that the executor's thread read forever, and this
+    process waited on that thread at exit (a hang in about half of the tries): workers
+    ignore Ctrl-C, and an interrupted pool is killed rather than waited on. At 0 s the
+    interrupt lands while the pool starts (forks)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _INTERRUPTED_POOL],
+        start_new_session=True,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(0.5 + delay)  # the interpreter's start, then the pool's
+        os.killpg(child.pid, signal.SIGINT)
+        _, err = child.communicate(timeout=15)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    assert child.returncode == 130, err
+    assert "Traceback" not in err
