@@ -474,6 +474,9 @@ def main() -> None:
         said, go_on = api.interrupted(name)
         _fail("Interrupted", INTERRUPTED, said, go_on, as_json)
     except Exception as e:  # a bug: say so, keep the details, never advise deleting .kbx
+        if _interrupted(e):
+            said, go_on = api.interrupted(name)
+            _fail("Interrupted", INTERRUPTED, said, go_on, as_json)
         report = _save_traceback()
         _fail(
             "InternalError",
@@ -483,6 +486,20 @@ def main() -> None:
             f"please report it with the command you ran, `kbx version` and {report}",
             as_json,
         )
+
+
+def _interrupted(e: BaseException | None) -> bool:
+    """Whether a Ctrl-C caused ``e``: DuckDB ends a query it interrupts with an error of
+    its own ("Query interrupted", ``InterruptException``), not KeyboardInterrupt."""
+    for _ in range(8):  # the chain of causes, shortly
+        if e is None:
+            return False
+        if isinstance(e, KeyboardInterrupt) or type(e).__name__ == "InterruptException":
+            return True
+        if "Query interrupted" in str(e):
+            return True
+        e = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+    return False
 
 
 READS_ONLY = {"search", "grep", "read", "status", "mentions", "version"}

@@ -144,3 +144,27 @@ def test_facets_and_grep_read_the_same_in_the_cli_and_mcp(root):
     q = {"dimension": "mass", "unit": "kg", "count": 3, "bins": bins}
     shown = api.present_facets(r["facets"] | {"quantities": {"values": [q], "other": 0}}, "bm25")
     assert shown[-1] == "  mass (kg): 3 passages (< 1 g 1, 1 g–1 kg 2)"
+
+
+def test_a_ctrl_c_that_duckdb_reports_as_its_own_error_is_an_interruption():
+    import duckdb
+
+    from kbx.cli.app import _interrupted
+
+    assert _interrupted(RuntimeError("Query interrupted"))
+    assert _interrupted(duckdb.InterruptException("INTERRUPT Error: Interrupted!"))
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise ValueError("cleanup failed") from None
+    except ValueError as e:
+        assert not _interrupted(e)  # `from None`: no cause kept, a bug like any other
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as k:
+            raise RuntimeError("commit failed") from k
+    except RuntimeError as e:
+        assert _interrupted(e)
+    assert not _interrupted(RuntimeError("disk full"))
