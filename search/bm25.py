@@ -30,6 +30,7 @@ import duckdb
 from kbx.search.allowed import Allowed
 from kbx.search.allowed import allowed as placements
 from kbx.search.filters import DocFilter
+from kbx.search.prior import docs_of, rank_with_prior, rescored
 from kbx.search.scoring import (
     DEFAULT_PARAMS,
     BM25Params,
@@ -44,9 +45,10 @@ from kbx.store import arrays
 from kbx.store.postings import mapped_path
 
 if TYPE_CHECKING:  # numpy: only once a search ranks over the mapped file
+    from kbx.store.passages_file import PassagesFile
     from kbx.store.postings_file import PostingsFile
 
-__all__ = ["BM25Params", "DEFAULT_PARAMS", "rank", "rank_sql", "term_ids"]
+__all__ = ["BM25Params", "DEFAULT_PARAMS", "coverage", "rank", "rank_sql", "term_ids"]
 
 
 def _pairs(groups: list[list[str]]) -> list[tuple[str, int]]:
@@ -70,11 +72,63 @@ def term_ids(
     return dict(con.execute(sql, forms).fetchall())
 
 
+def coverage(
+    con: duckdb.DuckDBPyConnection,
+    groups: list[list[str]],
+    ids: dict[str, int],
+    unit: int,
+    pf: PostingsFile | None = None,
+) -> float:
+    """How much of the query one unit holds: the idf of the query words (``groups``, each
+    by the best of its forms) that it holds any form of, over the idf of all of them; 0
+    where no word is indexed. From the mapped postings when current, else one statement."""
+    found = {t for g in groups for t in g if t in ids}
+    if not found:
+        return 0.0
+    if pf is not None:
+        import numpy as np
+
+        n = pf.n
+        df, held = {}, set()
+        for t in found:
+            units = pf.of(ids[t])[0]
+            df[t] = len(units)
+            at = int(np.searchsorted(units, unit))
+            if at < len(units) and int(units[at]) == unit:
+                held.add(t)
+    else:
+        marks = ", ".join(str(int(ids[t])) for t in found)
+        rows = con.execute(
+            f"""SELECT term_id, count(*), bool_or(unit_id = ?), (SELECT count(*) FROM units)
+                FROM postings WHERE term_id IN ({marks}) GROUP BY term_id""",
+            [int(unit)],
+        ).fetchall()
+        by_id = {t: (c, bool(h)) for t, c, h, _ in rows}
+        n = rows[0][3] if rows else 0
+        df = {t: by_id.get(ids[t], (0, False))[0] for t in found}
+        held = {t for t in found if by_id.get(ids[t], (0, False))[1]}
+    total = got = 0.0
+    for g in groups:
+        forms = [t for t in g if t in found and df[t]]
+        if not forms:
+            continue
+        w = max(float(idf(n, df[t])) for t in forms)
+        total += w
+        got += w if any(t in held for t in forms) else 0.0
+    return got / total if total else 0.0
+
+
 def rank_sql(
-    pairs: list[tuple[int, int]], f: DocFilter, params: BM25Params, limit: int | None
+    pairs: list[tuple[int, int]],
+    f: DocFilter,
+    params: BM25Params,
+    limit: int | None,
+    file_prior: bool = False,
 ) -> str:
     """The ranking statement for ``(term_id, word)`` pairs of found terms; its parameters
-    are the filter's, then the boosts'."""
+    are the filter's, then the boosts'. With ``file_prior``, each unit's score gains
+    ``params.doc_prior`` times the best score among the matching units of its files
+    (search/prior.py: the same sum as ``with_prior``'s)."""
     in_terms = ", ".join(str(int(t)) for t in sorted({t for t, _ in pairs}))
     words = ", ".join(f"({int(t)}, {int(g)})" for t, g in pairs)
     ftf = field_tf(Sql("p.tf"), Sql("p.htf"), float(params.heading_weight))
@@ -99,8 +153,26 @@ def rank_sql(
               JOIN units u ON u.unit_id = p.unit_id CROSS JOIN stats
               {counted} GROUP BY p.unit_id, w.grp),
         s AS (SELECT unit_id, sum(c) AS score, count(*) AS matched FROM c GROUP BY unit_id)
-        SELECT unit_id, score{factor} AS score, matched, count(*) OVER () AS total
-        FROM s ORDER BY score DESC, unit_id {f"LIMIT {int(limit)}" if limit else ""}"""
+        {
+        _prior_sql(factor, params.doc_prior)
+        if file_prior and params.doc_prior > 0
+        else f"SELECT unit_id, score{factor} AS score, matched, count(*) OVER () AS total FROM s"
+    }
+        ORDER BY score DESC, unit_id {f"LIMIT {int(limit)}" if limit else ""}"""
+
+
+def _prior_sql(factor: str, weight: float) -> str:
+    """The tail of ``rank_sql`` with the file prior: each file's best score over its
+    placements, each unit's best over its files (0 for a unit placed nowhere)."""
+    w = Sql("coalesce(ub.best, 0.0)")
+    return f""", b AS (SELECT unit_id, score{factor} AS score, matched FROM s),
+        pb AS (SELECT b.unit_id, b.score, pl.doc_id FROM b JOIN placements pl USING (unit_id)),
+        fb AS (SELECT doc_id, max(score) AS best FROM pb GROUP BY doc_id),
+        ub AS (SELECT pb.unit_id, max(fb.best) AS best FROM pb JOIN fb USING (doc_id)
+               GROUP BY pb.unit_id)
+        SELECT b.unit_id, b.score + {float(weight) * w} AS score, b.matched,
+               count(*) OVER () AS total
+        FROM b LEFT JOIN ub USING (unit_id)"""
 
 
 def rank(
@@ -113,12 +185,18 @@ def rank(
     generation: int | None = None,
     ids: dict[str, int] | None = None,
     allowed: Allowed | None = None,
+    file_prior: bool = False,
+    passages: PassagesFile | None = None,
 ) -> tuple[list[tuple[int, float, int]], int]:
     """Best units for the query term groups, best first: ``(unit_id, score, groups_matched)``
     rows, and how many units matched at all. ``db``, the file ``con`` has open, the
     postings' ``generation`` and the forms' ``ids`` (``term_ids``), when the caller has
     read them, each save a statement (about a millisecond); so does ``allowed``, the
-    placements the filter keeps (search/allowed.py), over the mapped postings."""
+    placements the filter keeps (search/allowed.py), over the mapped postings.
+    ``file_prior``: scores with the file prior of ``params.doc_prior`` (search/prior.py),
+    computed over every matching unit in the same pass: in the statement, or over the
+    mapped postings with the mapped placements ``passages`` (without them, a pool of the
+    best units and their files from SQL, ``prior.rank_with_prior``)."""
     pairs = _pairs(groups)
     if not pairs:
         return [], 0
@@ -128,10 +206,19 @@ def rank(
     found = [(ids[form], g) for form, g in pairs if form in ids]
     if not found:
         return [], 0
+    weight = float(params.doc_prior) if file_prior else 0.0
     if pf is not None:
-        return _rank_mapped(con, pf, found, len(groups), f, params, limit, allowed)
+        if weight > 0 and passages is None:
+            return rank_with_prior(
+                lambda cut: _rank_mapped(con, pf, found, len(groups), f, params, cut, allowed),
+                lambda units: docs_of(con, units),
+                weight,
+                limit,
+            )
+        prior = passages if weight > 0 else None
+        return _rank_mapped(con, pf, found, len(groups), f, params, limit, allowed, prior)
     rows = con.execute(
-        rank_sql(found, f, params, limit),
+        rank_sql(found, f, params, limit, weight > 0),
         [*f.params, *(p for _, ps in f.boosts for p in ps)],
     ).fetchall()
     return [r[:3] for r in rows], (rows[0][3] if rows else 0)
@@ -171,9 +258,11 @@ def _rank_mapped(
     params: BM25Params,
     limit: int | None,
     keep: Allowed | None = None,
+    passages: PassagesFile | None = None,
 ) -> tuple[list[tuple[int, float, int]], int]:
     """``rank`` over the mapped postings: each word's best form per unit on the grid,
-    summed over words (exact in any order, see scoring.grid), ties by unit id."""
+    summed over words (exact in any order, see scoring.grid), ties by unit id; with the
+    mapped ``passages``, plus the file prior of ``params.doc_prior`` (prior.rescored)."""
     import numpy as np
 
     size = len(pf.length)
@@ -215,6 +304,8 @@ def _rank_mapped(
     seen[every] = True
     hit = np.flatnonzero(seen)
     total, s = len(hit), score[hit]
+    if passages is not None:
+        s = rescored(hit, s, passages, float(params.doc_prior))
     if limit is not None and limit < len(hit):
         cut = np.partition(s, len(s) - limit)[len(s) - limit]
         near = s >= cut  # the ties at the cut compete by unit id below

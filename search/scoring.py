@@ -39,8 +39,11 @@ class BM25Params:
     b: float = 0.75
     heading_weight: float = 1.0
     # search adds this times the best score of a passage's file (search/prior.py); rank,
-    # the unit ranker, leaves it to its caller
+    # the unit ranker, leaves it to its caller unless asked
     doc_prior: float = 1.0
+    # search multiplies the score of a passage holding the whole query as a phrase by 1 +
+    # this (more for more occurrences: search/proximity.py); 0: words alone
+    phrase: float = 1.0
 
 
 DEFAULT_PARAMS = BM25Params()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable
@@ -11,23 +12,25 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from kbx.analysis import WORD, Analyzer, has_cjk
+from kbx.analysis import LANG_TERM, WORD, Analyzer, has_cjk
 from kbx.errors import BadArgument, ModelMissing
 from kbx.extract.textmap import unpack
+from kbx.languages import NAMES as language_names
+from kbx.languages import of_query
+from kbx.search import proximity
 from kbx.search.allowed import Allowed, allowed
-from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, mapped, rank, term_ids
+from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, coverage, mapped, rank, term_ids
 from kbx.search.facets import Facets, facet_counts
 from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.grep import grep, phrase_terms
 from kbx.search.passages import each, line_span, mark, matches, snippet_window
-from kbx.search.prior import docs_of, rank_with_prior
 from kbx.search.state import NAMES, facet_layer, index_state, mapped_passages
 from kbx.store import arrays
 from kbx.store.db import ENTITIES_DIRTY, RUNS, VECTORS, Index
 from kbx.store.passages_file import GENERATION as PASSAGES
 from kbx.store.passages_file import PassagesFile
 from kbx.store.postings import GENERATION as POSTINGS
-from kbx.store.postings import analyzer_from
+from kbx.store.postings import LANGUAGES, analyzer_from
 
 if TYPE_CHECKING:
     import numpy as np
@@ -253,6 +256,54 @@ def _words_alone(mode: str | None, needs: str, why: str) -> list[str]:
     return [f"{why}; ranked by words alone (bm25)"]
 
 
+LANGUAGE_HITS = 10  # BM25's best passages whose language decides whether dense ranks too
+
+
+def _unread(enc: Encoder, lang: str | None) -> bool:
+    """Whether ``enc`` is known not to read ``lang`` (None: English or not told)."""
+    return lang is not None and enc.languages is not None and lang not in enc.languages
+
+
+def _not_read(enc: Encoder, what: str, lang: str, mode: str) -> str:
+    """The note of a search whose query or best passages the dense model cannot read."""
+    reads = " and ".join(language_names.get(x, x) for x in enc.languages or ())
+    then = "ranked by meaning as asked" if mode == "dense" else "ranked by words alone (bm25)"
+    return (
+        f"{what} {'is' if what == 'the query' else 'are'} in {language_names.get(lang, lang)}, "
+        f"and the dense model ({enc.name}) reads {reads} only: {then}"
+    )
+
+
+def hits_language(
+    con: duckdb.DuckDBPyConnection, state: dict[str, str], units: list[int], pf=None
+) -> str | None:
+    """The language other than English that most of ``units`` are in (more than half), as
+    the index told each passage's (its ``#lang=`` term, analysis.analyze_units); None
+    where most are English or untold, or the index holds no other language."""
+    langs = list(json.loads(state.get(LANGUAGES, "{}")))
+    if not langs or not units:
+        return None
+    ids = term_ids(con, [LANG_TERM + x for x in langs], pf)
+    if not ids:
+        return None
+    counts: dict[str, int] = {}
+    wanted = set(units)
+    if pf is not None:
+        for form, t in ids.items():
+            held = wanted.intersection(pf.of(t)[0].tolist())
+            counts[form] = len(held)
+    else:
+        marks = ", ".join(str(int(t)) for t in ids.values())
+        rows = con.execute(
+            f"""SELECT t.term, count(*) FROM postings p JOIN terms t USING (term_id)
+                WHERE p.term_id IN ({marks}) AND list_contains(?, p.unit_id) GROUP BY t.term""",
+            [list(wanted)],
+        ).fetchall()
+        counts = dict(rows)
+    form, n = max(counts.items(), key=lambda kv: (kv[1], kv[0]), default=("", 0))
+    return form.removeprefix(LANG_TERM) if n * 2 > len(wanted) else None
+
+
 def _by_meaning(
     con: duckdb.DuckDBPyConnection,
     index: Index,
@@ -264,11 +315,13 @@ def _by_meaning(
     matched: int,
     mode: str,
     depth: int,
+    covered: float = 0.0,
 ) -> list:
     """The dense list (``(unit_id, cosine, 0, ranks)``) for the ``query`` vector, or it
     fused with BM25's: each list the top ``depth`` of its ranking (BM25's, of the
     ``matched`` units, was asked for as many), among the units the filter allows
-    (``keep``'s, where the BM25 side found them)."""
+    (``keep``'s, where the BM25 side found them); ``covered``: how much of the query
+    BM25's best unit holds (``bm25.coverage``), which weighs BM25's list up."""
     from kbx.search.hybrid import dense_ranking, fuse
 
     units = keep.units if keep is not None else None
@@ -276,7 +329,57 @@ def _by_meaning(
     if mode == "dense":
         words = {r[0]: i for i, r in enumerate(bm25, 1)}
         return [(u, s, 0, {"bm25": words.get(u), "dense": i}) for i, (u, s) in enumerate(dense, 1)]
-    return fuse(bm25, dense, (matched > len(bm25), len(dense) >= depth))
+    return fuse(bm25, dense, (matched > len(bm25), len(dense) >= depth), covered=covered)
+
+
+def words_ranking(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    an: Analyzer,
+    params: BM25Params = DEFAULT_PARAMS,
+    depth: int | None = None,
+    f: DocFilter | None = None,
+    db: Path | None = None,
+    gen: int | None = None,
+    ids: dict[str, int] | None = None,
+    keep: Allowed | None = None,
+    passages: PassagesFile | None = None,
+    stopwords: bool = True,
+    groups: list[list[str]] | None = None,
+) -> tuple[list[tuple], int]:
+    """The ranking by words: the best ``depth`` units (None: all) as ``(unit_id, score,
+    words matched)``, and how many units matched. BM25 (search/bm25.py) with the file
+    prior (search/prior.py) over every matching unit, then the best ``proximity.POOL``
+    reranked by the query as a phrase (search/proximity.py). ``db``, ``gen``, ``ids``,
+    ``keep`` and ``passages`` are what a search has read already (see ``bm25.rank``), and
+    so are the query's word ``groups`` (``an.query``; ``stopwords``: drop its function
+    words)."""
+    f = f or DocFilter()
+    if groups is None:
+        groups = an.query(query, stopwords=stopwords)
+    if ids is None:
+        ids = term_ids(
+            con, [t for g in groups for t in g], None if f.boosts else mapped(con, db, gen)
+        )
+    found = proximity.phrase_of(query) if params.phrase > 0 else None
+    pool = depth if found is None or depth is None else max(depth, proximity.POOL)
+    ranked, total = rank(con, groups, f, params, pool, db, gen, ids, keep, True, passages)
+    if found is not None:
+        ranked = proximity.rerank(ranked, found, lambda us: _texts(con, us, passages), params)
+    return ranked[:depth], total
+
+
+def _texts(
+    con: duckdb.DuckDBPyConnection, units: list[int], passages: PassagesFile | None
+) -> dict[int, str]:
+    """The text of each of ``units``: from the mapped passages when current, else one
+    statement (an IN list reads the whole column: what a small index, ranked in SQL, has)."""
+    if passages is not None:
+        return {u: passages.text_of(u) for u in units}
+    rows = con.execute(
+        "SELECT unit_id, text FROM units WHERE unit_id IN (SELECT unnest(?::BIGINT[]))", [units]
+    ).fetchall()
+    return dict(rows)
 
 
 def phrase_parts(query: str) -> tuple[bool, str]:
@@ -392,6 +495,10 @@ def search(
         state = index_state(con)
         wanted = mode
         mode, enc, dense_notes = _chosen(con, index, state, mode)
+        if enc is not None and _unread(enc, lang := of_query(query)):  # English-only model
+            dense_notes.append(_not_read(enc, "the query", lang, mode))
+            if mode != "dense":
+                enc = None
         vector = enc.query_soon(query) if enc is not None else None  # while BM25 ranks
         an = analyzer_from(state, current=True)
         groups = an.query(query)
@@ -403,15 +510,18 @@ def search(
         layer = facet_layer(index, state) if facets or f.places else None
         keep = allowed(con, f, layer) if pf is not None or layer is not None else None
         passages = mapped_passages(index, state)
-        ranked, total = rank_with_prior(
-            lambda limit: rank(con, groups, f, params, limit, index.db, gen, ids, keep),
-            lambda units: docs_of(con, units, passages),
-            params.doc_prior,
-            depth,
+        ranked, total = words_ranking(
+            con, query, an, params, depth, f, index.db, gen, ids, keep, passages, groups=groups
         )
+        if vector is not None and mode == "hybrid":
+            top = [int(r[0]) for r in ranked[:LANGUAGE_HITS]]
+            if _unread(enc, lang := hits_language(con, state, top, pf)):
+                dense_notes.append(_not_read(enc, "most of the best passages", lang, mode))
+                vector = None
         q = _vector_or_none(vector, wanted, dense_notes)
         if q is not None:
-            ranked = _by_meaning(con, index, enc, q, f, keep, ranked, total, mode, depth)
+            covered = coverage(con, groups, ids, ranked[0][0], pf) if ranked else 0.0
+            ranked = _by_meaning(con, index, enc, q, f, keep, ranked, total, mode, depth, covered)
         mode, ranked = mode if q is not None else "bm25", ranked[:k]
         hits, indexed = _hits(con, ranked, groups, an, f, keep, passages)
         result = SearchResult(query, groups, hits, total, max(0, total - len(hits)), mode=mode)

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
 
 import pytest
 
 from kbx.indexing.ingest import index
 from kbx.recognizers.registry import Registry
-from kbx.search import prior
+from kbx.search import bm25, prior
+from kbx.search.bm25 import rank
 from kbx.search.prior import docs_of, rank_with_prior, with_prior
 from kbx.search.scoring import BM25Params
 from kbx.search.search import search
 from kbx.search.state import index_state, mapped_passages
 from kbx.store.db import Index
+from kbx.store.postings import analyzer_from
 
 
 def test_a_files_further_passages_pass_other_files_weaker_best():
@@ -131,3 +134,53 @@ def test_the_files_of_each_passage_from_the_mapped_copy_and_from_sql_agree(zoo):
             u: sorted(d) for u, d in by_sql.items()
         }
         assert len(set(by_sql)) == len(units) and len({d[0] for d in by_sql.values()}) == 2
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_prior_over_arrays_gives_with_priors_scores_to_the_bit(seed):
+    np = pytest.importorskip("numpy")
+    rnd = random.Random(seed)
+    n_units = rnd.randint(1, 40)
+    docs = {u: rnd.sample(range(6), rnd.choice([1, 1, 1, 2, 0])) for u in range(n_units)}
+    starts, rows = [0], []
+    for u in range(n_units):
+        rows += docs[u]
+        starts.append(len(rows))
+    placed = SimpleNamespace(place_start=np.array(starts), pl_doc=np.array(rows or [0][:0]))
+    hit = np.array(sorted(rnd.sample(range(n_units + 3), rnd.randint(1, n_units))))  # some unplaced
+    s = np.array([round(rnd.uniform(0.1, 9), rnd.choice([0, 2, 6])) for _ in hit])
+    weight = rnd.choice([0.5, 1.0, 1.7])
+    got = prior.rescored(hit, s, placed, weight)
+    rows_ = [(int(u), float(x), 1) for u, x in zip(hit, s, strict=True)]
+    want = {u: x for u, x, _ in with_prior(rows_, {u: docs.get(u, []) for u in docs}, weight)}
+    assert {int(u): float(x) for u, x in zip(hit, got, strict=True)} == want
+
+
+@pytest.mark.usefixtures("warm")
+@pytest.mark.parametrize("weight", [0.0, 1.0, 0.5])
+def test_the_file_prior_in_the_statement_and_over_the_mapped_files_is_with_priors(zoo, weight):
+    index(zoo.root, db=zoo.db, workers=1, registry=Registry([]))  # exports the mapped files
+    params = BM25Params(doc_prior=weight)
+    with zoo.reader() as con:
+        an = analyzer_from(index_state(con))
+        groups = an.query("quokka zebra wombat transport")
+        every, total = rank(con, groups, params=params)  # words alone, every unit
+        want = with_prior(every, docs_of(con, [u for u, _, _ in every]), weight)
+        placed = mapped_passages(zoo, index_state(con))
+        assert placed is not None and bm25.mapped(con, zoo.db) is not None
+        for k in (None, 1, 3):
+            over_arrays = rank(
+                con, groups, params=params, limit=k, file_prior=True, passages=placed
+            )
+            pool = rank(con, groups, params=params, limit=k, file_prior=True)  # no placements
+            assert over_arrays == (want[:k], total) and pool == (want[:k], total)
+        monkey = pytest.MonkeyPatch()
+        monkey.setattr(bm25, "mapped", lambda *a, **kw: None)  # the statement
+        try:
+            for k in (None, 2):
+                assert rank(con, groups, params=params, limit=k, file_prior=True) == (
+                    want[:k],
+                    total,
+                )
+        finally:
+            monkey.undo()
