@@ -91,6 +91,38 @@ def detect(text: str) -> str | None:
     script, n = max(counts.items(), key=lambda kv: kv[1])
     if n < (latin + sum(counts.values())) / 4:
         return _latin(sample)
+    return _of_script(script, sample, counts)
+
+
+# English names of the languages told here, for messages.
+NAMES = {
+    "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
+    "pt": "Portuguese", "nl": "Dutch", "sv": "Swedish", "da": "Danish", "no": "Norwegian",
+    "fi": "Finnish", "hu": "Hungarian", "ro": "Romanian", "tr": "Turkish", "pl": "Polish",
+    "cs": "Czech", "id": "Indonesian", "ru": "Russian", "uk": "Ukrainian", "sr": "Serbian",
+    "el": "Greek", "ar": "Arabic", "fa": "Persian", "hi": "Hindi", "ta": "Tamil",
+    "hy": "Armenian", "he": "Hebrew", "ja": "Japanese", "zh": "Chinese", "ko": "Korean",
+}  # fmt: skip
+
+
+def of_query(text: str) -> str | None:
+    """The language of a query, where its letters tell: a script other than Latin names
+    one from its first letter on (a query is short: ``会議``, ``исследование``), once it
+    holds a quarter of the letters (``Node.js のインストール`` is Japanese); Latin letters
+    by their function words, as ``detect`` tells a passage (None: English, or too few to
+    tell, as most short queries are)."""
+    if text.isascii():
+        return _latin(text)
+    counts = {name: len(rx.findall(text)) for name, rx in _CLASSES[1:]}
+    script, n = max(counts.items(), key=lambda kv: kv[1])
+    latin = len(_CLASSES[0][1].findall(text))
+    if n == 0 or n < (latin + sum(counts.values())) / 4:
+        return _latin(text)
+    return _of_script(script, text, counts)
+
+
+def _of_script(script: str, sample: str, counts: dict[str, int]) -> str:
+    """The language a script other than Latin names (``detect``'s rules)."""
     if script in ("kana", "han", "hangul"):
         kana, han, hangul = counts["kana"], counts["han"], counts["hangul"]
         if hangul > kana + han:

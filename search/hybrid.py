@@ -6,6 +6,15 @@ alone (Cormack, Clarke and Büttcher, SIGIR 2009), is the usual alternative, mea
 it: chosen on SciFact's odd-id queries and reported on its even-id ones and on the Node.js
 questions, the convex combination ranked at or above RRF (docs/BENCHMARKS.md, "Dense
 retrieval: the fusion").
+
+At a fixed weight the dense list moved literal questions' answers off the top: a passage
+holding every rare word of the question and another the model likes a little better tie
+once scaled (Node.js literal hit@1 0.85 by words, 0.70 fused; issue 41). So BM25's weight
+rises with how much of the query BM25's best passage holds (``weight_of_words``: the idf
+share of the query's words it holds, ``bm25.coverage``): ``ALPHA`` where it holds none, 1
+where it holds all, ``ALPHA + (1 - ALPHA) * covered ** COVERAGE_POWER`` between. A
+question asked in its answer's words keeps its answer; one asked in other words, whose
+best passage by words holds only part of it, is ranked by meaning as before.
 """
 
 from __future__ import annotations
@@ -25,6 +34,10 @@ DEFAULT_K = 20  # RRF k: 20 ranked SciFact train a little above 60 (docs/BENCHMA
 # BM25's weight in ``convex`` (the dense list's 1 - ALPHA): the best on SciFact train's
 # odd-id queries, fusing the top 100 of each list as search does (benchmarks/fusion.py)
 ALPHA = 0.4
+# How BM25's weight rises with the share of the query its best passage holds: 2, chosen on
+# the tune halves (RFC dev questions of odd number, the Node.js questions, SciFact's odd
+# ids) among 1 to 4 (docs/BENCHMARKS.md, "Hybrid that keeps literal questions")
+COVERAGE_POWER = 2.0
 LISTS = ("bm25", "dense")  # the names of ``fuse``'s lists, as JSON's per-hit ``ranks``
 
 
@@ -130,21 +143,31 @@ def dense_ranking(
     return dense_rank(con, enc, query, f.units(), f.params, limit, db, units)
 
 
+def weight_of_words(alpha: float, covered: float) -> float:
+    """BM25's weight in the fusion of a query whose share ``covered`` (0 to 1) BM25's best
+    passage holds: ``alpha`` for none, rising to 1 (words alone) as it covers all of it."""
+    c = min(1.0, max(0.0, covered))
+    return alpha + (1 - alpha) * c**COVERAGE_POWER
+
+
 def fuse(
     bm25_rows: Sequence[tuple[int, float, int]],
     dense_rows: Sequence[tuple[int, float]],
     cut: tuple[bool, bool] = (False, False),
     alpha: float = ALPHA,
     limit: int | None = None,
+    covered: float = 0.0,
 ) -> list[tuple[int, float, int, dict[str, int | None]]]:
     """BM25's ``(unit_id, score, matched)`` rows and the dense ``(unit_id, cosine)`` rows,
     each the top of its ranking (``cut``: whether each list left some out), fused by
-    ``convex`` (BM25 weighing ``alpha``): ``(unit_id, fused score, matched, ranks)`` best
-    first, where ``ranks`` names each list's rank of the unit (None: not in it) and
-    ``matched`` is the query terms BM25 found in it (0 for a unit only the dense list
-    holds). The first three fields are what ``hits_for`` takes."""
+    ``convex`` (BM25 weighing ``weight_of_words(alpha, covered)``: more, the more of the
+    query BM25's best row holds): ``(unit_id, fused score, matched, ranks)`` best first,
+    where ``ranks`` names each list's rank of the unit (None: not in it) and ``matched``
+    is the query terms BM25 found in it (0 for a unit only the dense list holds). The
+    first three fields are what ``hits_for`` takes."""
     matched = {r[0]: r[2] for r in bm25_rows}
-    fused = convex([[r[:2] for r in bm25_rows], dense_rows], [alpha, 1 - alpha], cut)
+    a = weight_of_words(alpha, covered)
+    fused = convex([[r[:2] for r in bm25_rows], dense_rows], [a, 1 - a], cut)
     return [
         (f.key, f.score, matched.get(f.key, 0), dict(zip(LISTS, f.ranks, strict=True)))
         for f in fused[:limit]

