@@ -16,8 +16,11 @@ Scored: hit@5 (the answer page among the first five pages) and MRR over the firs
 probes are split in two halves by a hash of the answer page, ``tune`` (the half looked at
 while changing the analysis) and ``check`` (not looked at); both are reported. Index size
 is the database file(s) after a checkpoint; times are wall seconds on this machine.
+``--write``: the tables into docs/BENCHMARKS.md, section "Every script searchable, as
+multilingual.py last wrote it" (or ``--title``), with the commit and the machine's load.
 
     .venv/bin/python benchmarks/multilingual.py ../shared/eval/multilingual [--langs ja,zh]
+        [--write [--title TITLE]]
 """
 
 from __future__ import annotations
@@ -27,17 +30,20 @@ import hashlib
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
-from common import build_kbx, fts5_or_query, table
+from common import REPO, build_kbx, fts5_or_query, table, write_section
 
 from kbx.search.search import search
 from kbx.store.db import Index
 
 LANGS = ("ja", "zh", "ru", "de", "fr")
+TITLE = "## Every script searchable, as multilingual.py last wrote it"
 DEPTH = 50
 
 
@@ -119,7 +125,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("eval", type=Path, help="the multilingual eval folder")
     ap.add_argument("--langs", default=",".join(LANGS))
+    ap.add_argument("--write", action="store_true", help="write to docs/BENCHMARKS.md")
+    ap.add_argument("--title", default=TITLE, help="the section --write replaces")
     args = ap.parse_args()
+    started = time.perf_counter()
     langs = [x for x in args.langs.split(",") if x]
     results: dict[str, dict[str, dict]] = {}
     probes_of: dict[str, list[dict]] = {}
@@ -165,8 +174,25 @@ def main() -> None:
         "Index size, index time, mean time a probe (one process, this machine):\n\n"
         + table(["system", *langs], cost)
     )
+    loadavg = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print("\n\n".join(out))
-    print(f"\n(load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    print(f"\n(load average at the end: {loadavg})")
+    if args.write:
+        commit = subprocess.run(
+            ["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        title = args.title if args.title.startswith("## ") else f"## {args.title}"
+        head = (
+            f"{title}\n\n`.venv/bin/python benchmarks/multilingual.py {args.eval} --langs "
+            f"{','.join(langs)} --write` at {commit}, {when}, "
+            f"{time.perf_counter() - started:.0f} s; load average at the end {loadavg} on "
+            f"{os.cpu_count()} cores (hit rates are counts; sizes and times are this "
+            "machine's). kbx is `search(query, k=50, exact=0)`.\n\n"
+        )
+        write_section(REPO / "docs" / "BENCHMARKS.md", title, head + "\n\n".join(out) + "\n", "")
 
 
 if __name__ == "__main__":

@@ -26,25 +26,39 @@ What is compared, and why:
 
 kbx variants: stemmer (snowball, plural, none), heading weight (0, 1, 2), k1/b, the weight of
 a file's best passage as a prior for its other passages (``doc_prior``, search/prior.py; 1
-by default, 0 is plain BM25), and kbx's query-time function-word list on or off
-(``QUERY_STOPWORDS`` in ``analysis.py``).
+by default, 0 is plain BM25), the phrase component (``phrase``, search/proximity.py; 1 by
+default, 0 is words alone), and kbx's query-time function-word list on or off
+(``QUERY_STOPWORDS`` in ``analysis.py``). Every kbx ranking is ``search.words_ranking``,
+what ``kbx search`` ranks by words. The Node.js and RFC tables add each default run's
+wall time a question (``search``, in this process, p50 / p90).
+
+``--hybrid``: the default ranking beside ``search(mode="hybrid")`` on the same questions
+(and SciFact's nDCG@10 from ``search(k=10)``): the packaged dense model's vectors of every
+unit, each window a row as ``kbx embed`` writes them, kept by unit hash under ``--vectors``
+(default /tmp/kbx-quality-vectors) so a rerun only ranks; ``--max-windows N`` embeds at
+most a unit's first N windows (the model's own limit is 4), the budget the run names.
+``--write``: the tables into docs/BENCHMARKS.md, section "Search quality, as
+search_quality.py last wrote it", with the commit and the machine's load.
 A script, not a test: it prints Markdown tables and asserts nothing.
 
     .venv/bin/python benchmarks/search_quality.py [--eval ../shared/eval] [--full]
-        [--only scifact|nodejs|rfcs]
+        [--only scifact|nodejs|rfcs] [--hybrid [--vectors DIR] [--max-windows N]] [--write]
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import bm25s
@@ -52,6 +66,7 @@ import duckdb
 import Stemmer
 from common import (
     NODEJS,
+    REPO,
     RFC_QUESTIONS,
     RFCS_DEV,
     PassageFTS5,
@@ -62,13 +77,15 @@ from common import (
     fts5_or_query,
     hit_metrics,
     load_questions,
+    percentile,
     table,
+    write_section,
 )
 
 from kbx.analysis import Analyzer
-from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, rank
-from kbx.search.prior import docs_of, rank_with_prior
-from kbx.search.search import hits_for
+from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params
+from kbx.search.search import hits_for, search, words_ranking
+from kbx.search.state import index_state, mapped_passages
 from kbx.store.db import Index
 from kbx.store.postings import analyzer_of
 
@@ -86,15 +103,17 @@ class Variant:
     b: float = 0.75
     stop: bool = True  # kbx's query-time function-word list
     prior: float = DEFAULT_PARAMS.doc_prior  # a file's best passage as a prior (search/prior.py)
+    phrase: float = DEFAULT_PARAMS.phrase  # the query as a phrase (search/proximity.py)
 
     @property
     def params(self) -> BM25Params:
-        return BM25Params(self.k1, self.b, self.heading_weight, self.prior)
+        return BM25Params(self.k1, self.b, self.heading_weight, self.prior, self.phrase)
 
     @property
     def name(self) -> str:
         s = f"kbx {self.stemmer}, hw {self.heading_weight:g}, k1 {self.k1:g} b {self.b:g}"
         s += "" if self.prior == DEFAULT_PARAMS.doc_prior else f", file prior {self.prior:g}"
+        s += "" if self.phrase == DEFAULT_PARAMS.phrase else f", phrase {self.phrase:g}"
         return s + ("" if self.stop else ", no stopwords")
 
 
@@ -119,7 +138,10 @@ def grid(full: bool) -> list[Variant]:
         ]
     others = [Variant(stop=False), Variant(heading_weight=0.0, stop=False)]
     return (
-        base + others + [Variant(prior=0.0), Variant(prior=0.5), Variant(prior=0.0, k1=0.9, b=0.4)]
+        base
+        + others
+        + [Variant(prior=0.0), Variant(prior=0.5), Variant(prior=0.0, k1=0.9, b=0.4)]
+        + [Variant(phrase=0.0), Variant(prior=0.0, phrase=0.0)]
     )
 
 
@@ -128,16 +150,21 @@ def log(msg: str) -> None:
 
 
 def kbx_rows(
-    con: duckdb.DuckDBPyConnection, an: Analyzer, text: str, v: Variant, limit: int
+    con: duckdb.DuckDBPyConnection,
+    an: Analyzer,
+    text: str,
+    v: Variant,
+    limit: int,
+    idx: Index | None = None,
 ) -> tuple[list[tuple], list[list[str]]]:
-    """``rank`` for one query under a variant: rows ``(unit_id, score, matched)``, best
-    first, and the query term groups used."""
+    """The ranking by words of one query under a variant, as search ranks (with the
+    mapped passages of ``idx`` where search would read them): rows ``(unit_id, score,
+    matched)``, best first, and the query term groups used."""
     groups = an.query(text, stopwords=v.stop)
-    rows, _ = rank_with_prior(  # as search ranks
-        lambda cut: rank(con, groups, params=v.params, limit=cut),
-        lambda units: docs_of(con, units),
-        v.prior,
-        limit,
+    placed = mapped_passages(idx, index_state(con)) if idx is not None else None
+    db = idx.db if idx is not None else None
+    rows, _ = words_ranking(
+        con, text, an, v.params, limit, db=db, passages=placed, stopwords=v.stop
     )
     return rows, groups
 
@@ -211,8 +238,11 @@ def units_to_docs(con: duckdb.DuckDBPyConnection) -> dict[int, list[str]]:
     return {u: [p.rsplit(".", 1)[0] for p in paths] for u, paths in rows}
 
 
-def scifact_kbx(data: SciFact, variants: list[Variant], tmp: Path) -> dict[str, tuple[Run, float]]:
-    """kbx runs per variant, with the seconds spent ranking all queries."""
+def scifact_kbx(
+    data: SciFact, variants: list[Variant], tmp: Path, dense: Dense | None = None
+) -> dict[str, tuple[Run, float]]:
+    """kbx runs per variant, with the seconds spent ranking all queries; with ``dense``,
+    also ``search(k=10)`` by words and hybrid (its documents by their first hit)."""
     root = tmp / "scifact"
     root.mkdir()
     for did, (title, text) in data.corpus.items():
@@ -229,10 +259,35 @@ def scifact_kbx(data: SciFact, variants: list[Variant], tmp: Path) -> dict[str, 
                 t = time.perf_counter()
                 run = {}
                 for qid, text in data.queries.items():
-                    rows, _ = kbx_rows(con, an, text, v, RANK_LIMIT)
+                    rows, _ = kbx_rows(con, an, text, v, RANK_LIMIT, idx)
                     run[qid] = list(dict.fromkeys(d for r in rows for d in docs_of[r[0]]))
                 out[v.name] = (run, time.perf_counter() - t)
                 log(f"scifact: {v.name} {out[v.name][1]:.1f} s")
+        if dense is not None and stemmer == Variant().stemmer:
+            with_vectors(idx, "scifact", dense)
+            for name, ranks in scifact_modes(idx, data).items():
+                out[name] = ranks
+    return out
+
+
+def scifact_modes(idx: Index, data: SciFact) -> dict[str, tuple[Run, float]]:
+    """``search(k=10)`` of every query by words, hybrid, and hybrid at a fixed weight."""
+    from kbx.search import hybrid
+
+    def run(mode: str) -> tuple[Run, float]:
+        t, got = time.perf_counter(), {}
+        for qid, text in data.queries.items():
+            r = search(idx, text, k=10, exact=0, mode=mode)
+            got[qid] = list(dict.fromkeys(h.path.rsplit(".", 1)[0] for h in r.hits))
+        return got, time.perf_counter() - t
+
+    out = {"kbx search(k=10) by words": run("bm25"), "kbx search(k=10) hybrid": run("hybrid")}
+    weight = hybrid.weight_of_words
+    hybrid.weight_of_words = lambda alpha, covered: alpha
+    try:
+        out[f"kbx search(k=10) hybrid, fixed BM25 weight {hybrid.ALPHA:g}"] = run("hybrid")
+    finally:
+        hybrid.weight_of_words = weight
     return out
 
 
@@ -280,14 +335,16 @@ def scifact_fts5(data: SciFact, weights: list[tuple[float, float]]) -> list[tupl
     return out
 
 
-def scifact_section(eval_dir: Path, variants: list[Variant], tmp: Path) -> str:
+def scifact_section(
+    eval_dir: Path, variants: list[Variant], tmp: Path, dense: Dense | None = None
+) -> str:
     data = load_scifact(eval_dir / "beir_scifact")
     runs: dict[str, tuple[Run, float]] = {}
     runs["bm25s (en stopwords, Snowball)"] = scifact_bm25s(data)
     fts = scifact_fts5(data, [(1.0, 1.0), (2.0, 1.0)])
     runs["FTS5 porter, bm25()"] = fts[0]
     runs["FTS5 porter, bm25(t, 2.0, 1.0)"] = fts[1]
-    runs.update(scifact_kbx(data, variants, tmp))
+    runs.update(scifact_kbx(data, variants, tmp, dense))
     rows = [(name, *scores(run, data.qrels), f"{sec:.1f}") for name, (run, sec) in runs.items()]
     head = (
         f"### BEIR SciFact, train qrels ({len(data.qrels)} queries, {len(data.corpus):,} "
@@ -307,7 +364,7 @@ def kbx_searcher(idx: Index, v: Variant) -> Searcher:
     def stopped(q: Question) -> list[tuple[str, int, int]]:
         with idx.reader() as con:
             an = analyzer_of(con)
-            rows, groups = kbx_rows(con, an, q.text, v, 5)
+            rows, groups = kbx_rows(con, an, q.text, v, 5, idx)
             hits = hits_for(con, rows, groups, an)
         return [(h.path, h.start_line, h.end_line) for h in hits]
 
@@ -363,7 +420,9 @@ def metric_row(name: str, questions: list[Question], ranks: list[int | None]) ->
     return row
 
 
-def nodejs_section(eval_dir: Path, variants: list[Variant], tmp: Path) -> str:
+def nodejs_section(
+    eval_dir: Path, variants: list[Variant], tmp: Path, dense: Dense | None = None
+) -> str:
     questions = load_questions(eval_dir)
     root = eval_dir / NODEJS
     t = time.perf_counter()
@@ -383,6 +442,11 @@ def nodejs_section(eval_dir: Path, variants: list[Variant], tmp: Path) -> str:
             )
         for v in vs:
             ranks[v.name] = nodejs_ranks(questions, kbx_searcher(idx, v))
+        if stemmer == Variant().stemmer:
+            timing = timings(idx, questions, 5)
+            if dense is not None:
+                with_vectors(idx, "nodejs", dense)
+                mixed = hybrid_table(questions, hybrid_ranks(idx, questions, 5), False)
     heads = ["system"] + [
         f"{k} {m}" for k in ("lex", "para", "all") for m in ("hit@1", "hit@5", "MRR")
     ]
@@ -393,7 +457,11 @@ def nodejs_section(eval_dir: Path, variants: list[Variant], tmp: Path) -> str:
         table(heads, [metric_row(n, questions, r) for n, r in ranks.items()]),
         "",
         misses_table(questions, ranks),
+        "",
+        timing,
     ]
+    if dense is not None:
+        out += ["", "By words and hybrid, `search(k=5, exact=0, mode=...)`:", "", mixed]
     return "\n".join(out)
 
 
@@ -442,7 +510,9 @@ def rfc_row(name: str, questions: list[Question], ranks: list[int | None]) -> li
     return row
 
 
-def rfcs_section(eval_dir: Path, variants: list[Variant], tmp: Path) -> str:
+def rfcs_section(
+    eval_dir: Path, variants: list[Variant], tmp: Path, dense: Dense | None = None
+) -> str:
     questions = load_questions(eval_dir, RFC_QUESTIONS)
     root = eval_dir / RFCS_DEV
     db = tmp / "rfcs.duckdb"
@@ -457,47 +527,245 @@ def rfcs_section(eval_dir: Path, variants: list[Variant], tmp: Path) -> str:
             ranks[v.name] = [
                 first_hit(q, hits) for q in questions for hits in [_rfc_hits(idx, v, q)]
             ]
+        if stemmer == Variant().stemmer:
+            timing = timings(idx, questions, RFC_K)
+            if dense is not None:
+                with_vectors(idx, "rfcs", dense)
+                mixed = hybrid_table(questions, hybrid_ranks(idx, questions, RFC_K), True)
     heads = ["system"] + [
         f"{k} {p} hit@5 / MRR" for k in ("lex", "para") for p in ("tune", "held", "all")
     ]
     n = {k: sum(q.kind == k for q in questions) for k in ("lexical", "paraphrase")}
-    return "\n".join(
-        [
-            f"### RFC dev questions ({len(questions)}: {n['lexical']} lexical, "
-            f"{n['paraphrase']} paraphrase; {units:,} units), top {RFC_K}; tune = odd "
-            "question numbers, held = even\n",
-            table(heads, [rfc_row(name, questions, r) for name, r in ranks.items()]),
-        ]
-    )
+    out = [
+        f"### RFC dev questions ({len(questions)}: {n['lexical']} lexical, "
+        f"{n['paraphrase']} paraphrase; {units:,} units), top {RFC_K}; tune = odd "
+        "question numbers, held = even\n",
+        table(heads, [rfc_row(name, questions, r) for name, r in ranks.items()]),
+        "",
+        timing,
+    ]
+    if dense is not None:
+        out += ["", f"By words and hybrid, `search(k={RFC_K}, exact=0, mode=...)`:", "", mixed]
+    return "\n".join(out)
 
 
 def _rfc_hits(idx: Index, v: Variant, q: Question) -> list[tuple[str, int, int]]:
     with idx.reader() as con:
         an = analyzer_of(con)
-        rows, groups = kbx_rows(con, an, q.text, v, RFC_K)
+        rows, groups = kbx_rows(con, an, q.text, v, RFC_K, idx)
         hits = hits_for(con, rows, groups, an)
     return [(h.path, h.start_line, h.end_line) for h in hits]
+
+
+# --- hybrid beside words ---------------------------------------------------------------------
+
+VECTORS = Path("/tmp/kbx-quality-vectors")
+
+
+@dataclass
+class Dense:
+    """Whether and how the sections measure hybrid search: the vectors' cache and budget."""
+
+    cache: Path
+    max_windows: int
+    said: list[str]  # a line per corpus: what was embedded
+
+
+def with_vectors(idx: Index, label: str, dense: Dense) -> None:
+    """Give every unit of ``idx`` the packaged model's vectors of its first
+    ``dense.max_windows`` windows (a row each, as ``kbx embed`` writes them), computed once
+    and kept under ``dense.cache`` by unit hash; then the matrix search maps."""
+    import numpy as np
+
+    from kbx.vectors import matrix
+    from kbx.vectors.model import BATCH, packaged, passage_text
+    from kbx.vectors.run import write
+
+    enc = packaged()
+    dense.cache.mkdir(parents=True, exist_ok=True)
+    path = dense.cache / f"{label}-{enc.name}-{enc.version}.npz"
+    known: dict[str, list] = {}
+    if path.exists():
+        z = np.load(path)
+        for h, v in zip(z["hashes"].tolist(), z["vectors"], strict=True):
+            known.setdefault(h, []).append(v)
+
+    def save() -> None:
+        hashes = [h for h, vs in known.items() for _ in vs]
+        np.savez(
+            path.with_suffix(".tmp.npz"),
+            hashes=np.array(hashes),
+            vectors=np.stack([v for vs in known.values() for v in vs]),
+        )
+        os.replace(path.with_suffix(".tmp.npz"), path)
+
+    with idx.writer() as con:
+        units = con.execute("SELECT unit_hash, heading_path, text FROM units").fetchall()
+        tok = enc._weights().tok
+        todo, windows = [], 0
+        for (h, _, _), e in zip(
+            units,
+            tok.encode_batch(
+                [enc.recipe.passage_prefix + passage_text(hd, t) for _, hd, t in units]
+            ),
+            strict=True,
+        ):
+            parts = [e, *e.overflowing][: min(enc.recipe.max_windows, dense.max_windows)]
+            windows += len(parts)
+            todo += [(h, i, w) for i, w in enumerate(parts) if i >= len(known.get(h, []))]
+        t = time.perf_counter()
+        todo.sort(key=lambda x: (x[0], x[1]))  # a unit's windows in order
+        for at in range(0, len(todo), 256):
+            part = todo[at : at + 256]
+            order = sorted(range(len(part)), key=lambda i: len(part[i][2].ids))
+            vecs = np.zeros((len(part), enc.dim), dtype=np.float32)
+            for b in range(0, len(order), BATCH):
+                chunk = order[b : b + BATCH]
+                vecs[chunk] = enc._run([part[i][2] for i in chunk])
+            for (h, i, _), v in zip(part, vecs, strict=True):
+                if len(known.setdefault(h, [])) == i:
+                    known[h].append(v)
+            save()
+            log(
+                f"{label}: embedded {at + len(part)} of {len(todo)} windows "
+                f"({time.perf_counter() - t:.0f} s)"
+            )
+        now = datetime.now()
+        rows = [
+            (h, enc.name, enc.version, v.tolist(), now)
+            for h, _, _ in units
+            for v in known[h][: dense.max_windows]
+        ]
+        con.execute("DELETE FROM vectors")
+        for at in range(0, len(rows), 2048):
+            write(con, rows[at : at + 2048])
+        matrix.export(con, idx.db, enc.name, enc.version)
+    limit = f"the first {dense.max_windows} of each unit's" if dense.max_windows < 4 else "all"
+    dense.said.append(
+        f"{label}: {len(units):,} units, {len(rows):,} vectors ({limit} windows; "
+        f"{windows:,} within the budget), {len(todo):,} embedded in this run"
+    )
+
+
+def hybrid_ranks(idx: Index, questions: list[Question], k: int) -> dict[str, list]:
+    """Each question's first answering rank under ``search(k, exact=0)`` by words, hybrid
+    (BM25's weight rising with how much of the query its best passage holds), and hybrid
+    at a fixed weight (``hybrid.ALPHA``, as before the coverage)."""
+    from kbx.search import hybrid
+
+    def ranks(mode: str) -> list[int | None]:
+        out = []
+        for q in questions:
+            r = search(idx, q.text, k=k, exact=0, mode=mode)
+            assert r.mode == mode, (r.mode, r.notes)
+            out.append(first_hit(q, [(h.path, h.start_line, h.end_line) for h in r.hits]))
+        return out
+
+    got = {"BM25 (words)": ranks("bm25"), "hybrid": ranks("hybrid")}
+    weight = hybrid.weight_of_words
+    hybrid.weight_of_words = lambda alpha, covered: alpha  # as before: a fixed weight
+    try:
+        got[f"hybrid, fixed BM25 weight {hybrid.ALPHA:g}"] = ranks("hybrid")
+    finally:
+        hybrid.weight_of_words = weight
+    return got
+
+
+def hybrid_table(questions: list[Question], ranks: dict[str, list], halves: bool) -> str:
+    parts = ("tune", "held", None) if halves else (None,)
+    heads = ["system"] + [
+        f"{k} {p or 'all'} hit@1 / hit@5 / MRR" for k in ("lex", "para") for p in parts
+    ]
+    rows = []
+    for name, rs in ranks.items():
+        row: list = [name]
+        for kind in ("lexical", "paraphrase"):
+            for part in parts:
+                sel = [
+                    r
+                    for q, r in zip(questions, rs, strict=True)
+                    if q.kind == kind and part in (None, half(q))
+                ]
+                row.append(" / ".join(f"{m:.2f}" for m in hit_metrics(sel)))
+        rows.append(row)
+    return table(heads, rows)
+
+
+def timings(idx: Index, questions: list[Question], k: int) -> str:
+    """The default search's wall time a question in this process, after one warm-up."""
+    search(idx, questions[0].text, k=k, exact=0, mode="bm25")
+    ms = []
+    for q in questions:
+        t = time.perf_counter()
+        search(idx, q.text, k=k, exact=0, mode="bm25")
+        ms.append(1000 * (time.perf_counter() - t))
+    return (
+        f"`search(k={k}, exact=0)` by words, one process, a question each: p50 "
+        f"{percentile(ms, 0.5):.1f} ms, p90 {percentile(ms, 0.9):.1f} ms."
+    )
 
 
 def main() -> None:
     p = eval_arg(__doc__.split("\n\n")[0])
     p.add_argument("--full", action="store_true", help="every stemmer x heading x k1/b")
     p.add_argument("--only", choices=("scifact", "nodejs", "rfcs"), help="run one part")
+    p.add_argument("--hybrid", action="store_true", help="hybrid beside words, with vectors")
+    p.add_argument("--vectors", type=Path, default=VECTORS, help="the vectors' cache")
+    p.add_argument("--max-windows", type=int, default=4, help="windows embedded a unit")
+    p.add_argument("--write", action="store_true", help="write to docs/BENCHMARKS.md")
     args = p.parse_args()
     eval_dir = args.eval.resolve()
     variants = grid(args.full)
+    dense = Dense(args.vectors, args.max_windows, []) if args.hybrid else None
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kbx-quality-") as tmp:
         sections = []
         if args.only in (None, "scifact"):
-            sections.append(scifact_section(eval_dir, variants, Path(tmp)))
+            sections.append(scifact_section(eval_dir, variants, Path(tmp), dense))
         if args.only in (None, "nodejs"):
             nodejs_vs = grid(True) + [Variant(s, stop=False) for s in ("snowball", "none")]
-            sections.append(nodejs_section(eval_dir, nodejs_vs, Path(tmp)))
+            sections.append(nodejs_section(eval_dir, nodejs_vs, Path(tmp), dense))
         if args.only in (None, "rfcs"):
-            sections.append(rfcs_section(eval_dir, variants, Path(tmp)))
-    print("\n\n".join(sections))
-    print(f"\nTotal run time: {time.perf_counter() - started:.0f} s")
+            sections.append(rfcs_section(eval_dir, variants, Path(tmp), dense))
+    took = time.perf_counter() - started
+    body = "\n\n".join(sections)
+    if dense is not None:
+        body += "\n\nVectors (packaged model): " + "; ".join(dense.said) + "."
+    print(body)
+    print(f"\nTotal run time: {took:.0f} s")
+    if args.write:
+        write_section(REPO / "docs" / "BENCHMARKS.md", TITLE, _section(args, body, took), "")
+
+
+TITLE = "## Search quality, as search_quality.py last wrote it"
+
+
+def _section(args, body: str, took: float) -> str:
+    """The section ``--write`` puts in docs/BENCHMARKS.md: the command, when, at which
+    commit, on what load, then the tables."""
+    flags = " ".join(
+        f
+        for f in (
+            f"--only {args.only}" if args.only else "",
+            "--full" if args.full else "",
+            "--hybrid" if args.hybrid else "",
+            f"--max-windows {args.max_windows}" if args.hybrid and args.max_windows != 4 else "",
+        )
+        if f
+    )
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        f"{TITLE}\n\n`.venv/bin/python benchmarks/search_quality.py {flags} --write`"
+        f"{'' if flags else ''} at {commit}, {when}, {took:.0f} s; load average at the end "
+        f"{load} on {os.cpu_count()} cores (quality figures are counts; times are this "
+        "machine's).\n\n" + body + "\n"
+    )
 
 
 if __name__ == "__main__":

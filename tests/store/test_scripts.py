@@ -198,6 +198,18 @@ def test_detect_tells_languages_and_leaves_english_alone():
     assert detect("iQEcBAEBCgAGBQJWG/msAAoJEHNBsVwHCHesiwQH/2MWeonw7cb2fOmmTA2nItB7") is None
 
 
+def test_a_querys_language_from_its_first_letter_of_another_script():
+    from kbx.languages import of_query
+
+    assert of_query("会議") == "zh" and of_query("会議の記録") == "ja"  # kana tells Japanese
+    assert of_query("исследование") == "ru" and of_query("शोध") == "hi"
+    assert of_query("Node.js のインストール") == "ja"  # a quarter of the letters suffices
+    assert of_query("install Node.js 会") is None  # a Han letter among many Latin ones
+    assert of_query("how do I stop a stream") is None and of_query("café latte") is None
+    assert of_query("können verwandt werden") is None  # too few function words to tell
+    assert of_query("Lesen Sie die Datei und die Ausgabe mit dem Befehl") == "de"
+
+
 def test_foreign_prose_indexes_stem_and_word_english_only_stems():
     from types import SimpleNamespace
 
