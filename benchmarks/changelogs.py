@@ -164,7 +164,7 @@ def measure(idx, trailers: list[dict], which: str) -> dict:
                 refused[role] += 1
                 f1s[role].append(0.0)
                 continue
-            got_paths = {p for m in got.matches for p in (m.path, *m.also_in)}  # shared too
+            got_paths = {p for m in got.matches for p in m.paths}
             f1s[role].append(_f1(truth, got_paths & set(paths)))  # the other half's aside
     return {
         "lines": len(rows),

@@ -269,7 +269,7 @@ def main() -> None:
                     ).hits
                 },  # fmt: skip
                 "grep": {
-                    p  # a passage several files share is one match, its files in also_in
+                    p
                     for m in grep(
                         idx,
                         q.body or ".",
@@ -282,7 +282,7 @@ def main() -> None:
                             meta=q.meta,
                         ),
                     ).matches
-                    for p in (m.path, *m.also_in)
+                    for p in m.paths
                 },
                 "FTS5": fts5_query(lite, q),
             }

@@ -58,6 +58,11 @@ class GrepMatch:
     context: list[str] = field(default_factory=list)
     also_in: list[str] = field(default_factory=list)  # other files holding the same passage
 
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every file the match stands in: a passage several files share is one match."""
+        return (self.path, *self.also_in)
+
 
 @dataclass
 class GrepResult:

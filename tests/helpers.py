@@ -20,6 +20,7 @@ import pytest
 from fpdf import FPDF
 
 from kbx.annotate.setup import registry_for
+from kbx.indexing.ingest import index
 from kbx.recognizers.base import Mention, RecognizerInfo
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
@@ -410,3 +411,14 @@ def ctrl_c_reaches() -> None:
     foreground process has it, even when the suite itself runs as a background job (which
     the shell starts with SIGINT ignored, and a child would inherit that)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def indexed_files(folder: Path, files: dict[str, str]) -> Index:
+    """``files`` written under ``folder`` and indexed with no recognizers, one worker, the
+    index beside the folder: the fixture of the ranking tests."""
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    db = folder.with_suffix(".duckdb")
+    index(folder, db=db, workers=1, registry=Registry([]))
+    return Index.for_root(folder, db)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from helpers import indexed_files
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,12 +28,7 @@ NOTES = {
 
 @pytest.fixture
 def notes(tmp_path) -> Index:
-    root = tmp_path / "notes"
-    root.mkdir()
-    for name, text in NOTES.items():
-        (root / name).write_text(text)
-    index(root, db=tmp_path / "n.duckdb", workers=1, registry=Registry([]))
-    return Index.for_root(root, tmp_path / "n.duckdb")
+    return indexed_files(tmp_path / "notes", NOTES)
 
 
 def _unit_of(con, path: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import indexed_files
 
 from kbx.indexing.ingest import index
 from kbx.recognizers.registry import Registry
@@ -84,12 +85,7 @@ MANUAL = {
 
 @pytest.fixture
 def manual(tmp_path) -> Index:
-    root = tmp_path / "man"
-    root.mkdir()
-    for name, text in MANUAL.items():
-        (root / name).write_text(text)
-    index(root, db=tmp_path / "man.duckdb", workers=1, registry=Registry([]))
-    return Index.for_root(root, tmp_path / "man.duckdb")
+    return indexed_files(tmp_path / "man", MANUAL)
 
 
 def test_a_known_phrase_ranks_its_passage_first_where_its_words_alone_do_not(manual):
