@@ -129,11 +129,13 @@ class Pool(ProcessPoolExecutor):
         for worker in self._context.made:
             if worker.pid is not None:
                 worker.join(timeout=KILL_SECONDS)
-        # the executor's thread may be reading a result a killed worker left half written:
-        # with no writer left (the workers gone, this process's copy closed) it reads EOF
-        for results in self._context.results:
-            results._writer.close()
         self.shutdown(wait=False, cancel_futures=True)
+        # the executor's thread may be reading a result a killed worker left half written;
+        # closing the queue (as ``shutdown(wait=True)`` does once that thread is done)
+        # leaves no writer: the read ends, the thread takes the pool as broken and exits,
+        # and Python's exit, which joins it, does not wait forever
+        for results in self._context.results:
+            results.close()
 
 
 def _started(parent: int, budgets: bool) -> None:
