@@ -14,6 +14,7 @@ other page of its language holds, chosen with a seed.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -51,8 +52,11 @@ def probe(lang: str, text: str, rng: random.Random) -> list[str]:
 
 
 def main() -> None:
-    out = Path(sys.argv[1])
-    reuse = "--reuse" in sys.argv  # the pages rendered by an earlier run, probes made again
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("out", type=Path, help="the folder to write the pages and probes into")
+    p.add_argument("--reuse", action="store_true", help="the pages an earlier run rendered")
+    args = p.parse_args()
+    out, reuse = args.out, args.reuse
     for lang, (folder, sections) in SETS.items():
         pages: dict[str, str] = {}
         if reuse:
