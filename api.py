@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from kbx import present  # the text presenters: a pure leaf, loaded at once
 from kbx.faces import Param
 from kbx.faces import build as build_options
 from kbx.faces import given as given_options
@@ -62,7 +63,6 @@ from kbx.options import (  # the definitions: a pure leaf, loaded at once
 )
 
 if TYPE_CHECKING:
-    from kbx.annotate.failures import shown as failure_line
     from kbx.annotate.plan import PlanRow
     from kbx.annotate.setup import registry_for
     from kbx.api_json import json_text, to_json
@@ -86,8 +86,6 @@ if TYPE_CHECKING:
     from kbx.indexing.ingest import VECTORS_STAGE, IndexReport, index
     from kbx.indexing.reprocess import ReprocessReport, purge, reprocess
     from kbx.library import Index, perform
-    from kbx.present import facets as present_facets
-    from kbx.present import grep as present_grep
     from kbx.search.grep import GrepMatch, GrepResult, grep
     from kbx.search.mentions import MentionRow, RecognizerRow, mentions, recognizers
     from kbx.search.read import Excerpt, read
@@ -96,7 +94,6 @@ if TYPE_CHECKING:
     from kbx.vectors.run import VectorReport
 
 _WHERE = {  # name -> (module, attribute)
-    "failure_line": ("kbx.annotate.failures", "shown"),
     "PlanRow": ("kbx.annotate.plan", "PlanRow"),
     "registry_for": ("kbx.annotate.setup", "registry_for"),
     "EditReport": ("kbx.entities.gazetteer", "EditReport"),
@@ -146,8 +143,6 @@ _WHERE = {  # name -> (module, attribute)
     "embed": ("kbx.indexing.embedding", "embed"),
     "CONFIG_FILE": ("kbx.config", "FILE"),
     "json_text": ("kbx.api_json", "json_text"),
-    "present_facets": ("kbx.present", "facets"),
-    "present_grep": ("kbx.present", "grep"),
     "to_json": ("kbx.api_json", "to_json"),
 }
 # Plumbing for the server and the watcher, not for scripts: no part of __all__.
@@ -220,7 +215,6 @@ __all__ = [  # every public name; the plumbing above is left out
     "entities",
     "entity",
     "export",
-    "failure_line",
     "gazetteer_add",
     "gazetteer_check",
     "gazetteer_export",
@@ -238,8 +232,7 @@ __all__ = [  # every public name; the plumbing above is left out
     "options_on",
     "options_schema",
     "perform",
-    "present_facets",
-    "present_grep",
+    "present",
     "purge",
     "read",
     "recognizers",

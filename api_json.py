@@ -77,6 +77,17 @@ def _reprocess(r: Any) -> dict:
     }
 
 
+def _search(r: Any) -> dict:
+    """The result's fields, each hit saying what became of its file since it was indexed
+    as ``since_indexed`` (unchanged, changed or deleted): the library's ``Hit.file``
+    ("indexed" for a file untouched) read as the file's name or kind."""
+    obj = plain(r)
+    for h in obj["hits"]:
+        state = h.pop("file")
+        h["since_indexed"] = "unchanged" if state == "indexed" else state
+    return obj
+
+
 SHAPES: dict[str, Callable[[Any], dict]] = {
     "index": _index,
     "mentions": _mentions,
@@ -86,7 +97,7 @@ SHAPES: dict[str, Callable[[Any], dict]] = {
     "embed": _fields,
     "reprocess": _reprocess,
     "export": _fields,
-    "search": _fields,
+    "search": _search,
     "grep": _fields,
     "read": _fields,
     "status": _fields,

@@ -1,8 +1,26 @@
-"""Text presenters shared by every face that prints text: the CLI and the MCP tools each
-show facets, a quantity bin and a grep match the same way, from the command's ``--json``
-object (``api_json``). A pure leaf: it knows the results only by their JSON fields."""
+"""Text presenters, one per result, shared by every face that prints text: the CLI and the
+MCP tools show a search, a grep, a read, entities, status and facets the same way, from
+the command's ``--json`` object (``api_json``), so the two cannot disagree. A pure leaf:
+it knows the results only by their JSON fields.
+
+A search is lean, for an agent's context: every byte printed is a byte it pays for (the
+score, the terms covered and the whole texts are in ``--json``). Per file its path and
+hash, per passage its lines, the part of its heading path the passage before did not
+already show, and a short snippet around the densest matches. benchmarks/agent_cost.py
+measured the defaults (docs/BENCHMARKS.md, "Agent cost").
+"""
 
 from __future__ import annotations
+
+import re
+
+K_TEXT = 5  # passages shown (8 with --json)
+SNIPPET_TEXT = 160  # characters of each snippet (240 in --json, with the whole text)
+EXACT_TEXT = 1  # exact phrase matches shown (3 in --json)
+LEGEND = "# FILE HASH, then each passage's LINES, heading, snippet; kbx read FILE:LINES --hash HASH"
+MARK = re.compile(r"\*\*(.+?)\*\*")
+ECHOED = 80  # characters of a query or pattern said back: a pasted page is not repeated
+EXCLUDED = "exclude them all"  # how the note on a result the filters emptied ends
 
 FACETS_OF = (  # what the facets counted: a bm25 search's, a dense or hybrid one's
     "matching passage{s}",
@@ -18,9 +36,170 @@ _FACETS = (  # (title, key, how a value shows)
 )
 
 
+_HIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# C0 and C1 controls (ESC, BEL, CR, …), line and paragraph separators, bidi overrides and
+# isolates, and lone surrogates: what can recolour, move or reorder a terminal's text.
+
+
+def shown(value: object) -> str:
+    """Text from entries and documents for a terminal or a model, control characters
+    written as escapes (``\\x1b``): a name must not recolour, move or rewrite what is
+    printed. JSON needs none of this (json escapes them)."""
+    return _HIDDEN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(value))
+
+
+def quoted(text: str) -> str:
+    """A query or pattern as a message says it back: quoted, cut after ``ECHOED``
+    characters (a pasted page asked for is not printed whole again)."""
+    return repr(text) if len(text) <= ECHOED else f"{text[:ECHOED]!r}…"
+
+
 def lines_of(a: int, b: int) -> str:
     """A line range as a citation writes it: ``7`` or ``7-9``."""
     return f"{a}" if a == b else f"{a}-{b}"
+
+
+# -- search ---------------------------------------------------------------------------
+
+
+def search(
+    r: dict, snippet: int = SNIPPET_TEXT, exact: int = EXACT_TEXT, full: bool = False
+) -> list[str]:
+    """The lines of a search (its ``--json``): its hits grouped by file, best file first,
+    with snippets of about ``snippet`` characters (none at 0; the whole passage with
+    ``full``), up to ``exact`` of its exact matches, and its facets when it has them.
+    Its notes are apart (``notes``): the CLI prints them on standard error."""
+    if not r["hits"]:
+        said = [n for n in r["notes"] if n.endswith(EXCLUDED)]
+        return said[:1] or [f"no passage matches {quoted(r['query'])}"]
+    groups: dict[str, list[dict]] = {}  # best file first, each file's passages together
+    for h in r["hits"]:
+        groups.setdefault(h["path"], []).append(h)
+    lines = [LEGEND]
+    for path, hits in groups.items():
+        state = hits[0]["since_indexed"]
+        lines.append(f"{path} {hits[0]['hash'][:12]}" + _file_state(state))
+        before: list[str] = []
+        for h in hits:
+            head = " › ".join(_new_part(before, h["heading_path"]))
+            head = head or (f"page {h['page']}" if h["page"] else "")
+            ranks = ", ".join(f"{n} #{i}" for n, i in (h["ranks"] or {}).items() if i)
+            n = len(h["also_in"])
+            also = f"also in {n} more file{'s' if n > 1 else ''}" if n else ""
+            notes = ", ".join(x for x in (ranks, also) if x)
+            lines.append(
+                f"  {h['start_line']}-{h['end_line']} {head}" + (f" ({notes})" if notes else "")
+            )
+            before = h["heading_path"]
+            body = h["text"] if full else shorten(h["snippet"], snippet) if snippet else ""
+            if body:
+                lines.append(f"    {' '.join(body.split())}")
+    lines += _left_out(r)
+    if exact and r["exact"]:
+        lines.append(
+            f"exact matches of {quoted(r['query'])} ({r['exact_total']}; kbx grep shows them all):"
+        )
+        for m in r["exact"][:exact]:
+            at = lines_of(m["start_line"], m["end_line"])
+            lines.append(f"  {m['path']}:{at} {shorten(m['text'], snippet or 120)}")
+    if r["facets"]:
+        lines += facets(r["facets"], r["mode"], r["total"])
+    return lines
+
+
+def notes(r: dict) -> list[str]:
+    """A search's notes as lines, less one its first line already said."""
+    said = r["notes"] if r["hits"] else [n for n in r["notes"] if not n.endswith(EXCLUDED)]
+    return [f"note: {n}" for n in said]
+
+
+def excluded(query: str, total: int, culprits: list[str], given: list[str]) -> str:
+    """What an empty search says when the query alone matches ``total`` passages: which
+    of the ``given`` filters excludes them all by itself (``culprits``), else all of
+    them together."""
+    s = "" if total == 1 else "s"
+    which = (
+        f"{', '.join(culprits)} {'alone excludes' if len(culprits) == 1 else 'each exclude'}"
+        if culprits
+        else f"the filters ({', '.join(given)}) together"
+    )
+    said = f"{quoted(query)} matches {total} passage{s} without its filters"
+    return f"{said}, but {which}: {EXCLUDED}"
+
+
+def _file_state(state: str) -> str:
+    return "" if state == "unchanged" else f" ({state} since indexed)"
+
+
+def _left_out(r: dict) -> list[str]:
+    n = r["left_out"]
+    if not n:
+        return []
+    if n < 100:
+        every = min(r["total"], n + len(r["hits"]))
+        return [f"{n} more passages matched; -k {every} shows them all"]
+    return [f"{n} more passages matched; narrow with --path or more words"]
+
+
+def _new_part(before: list[str], heading: list[str]) -> list[str]:
+    """The heading path less what the passage before in the same file showed: the document
+    title once per file, a sibling section by its own name (never nothing: the last part
+    stays when the two share it all)."""
+    same = 0
+    while same < min(len(before), len(heading)) and before[same] == heading[same]:
+        same += 1
+    return heading[min(same, len(heading) - 1) :] if heading else []
+
+
+def shorten(marked: str, size: int) -> str:
+    """A window of about ``size`` characters of a snippet whose matches are marked
+    ``**like this**``, holding the most matches; ellipses where it is cut."""
+    cut_before, cut_after = marked.startswith("…"), marked.endswith("…")
+    body = marked[1 if cut_before else 0 : len(marked) - 1 if cut_after else len(marked)]
+    plain, spans, pos = [], [], 0
+    for m in MARK.finditer(body):
+        plain.append(body[pos : m.start()])
+        at = sum(map(len, plain))
+        spans.append((at, at + len(m.group(1))))
+        plain.append(m.group(1))
+        pos = m.end()
+    plain.append(body[pos:])
+    text = "".join(plain)
+    if len(text) <= size:
+        return marked
+    start = _densest(spans, size)
+    end = min(len(text), start + size)
+    start = max(0, end - size)
+    if start > 0:  # at word boundaries
+        sp = text.find(" ", start, start + 20)
+        start = sp + 1 if sp >= 0 else start
+    if end < len(text):
+        sp = text.rfind(" ", start + size // 2, end)
+        end = sp if sp >= 0 else end
+    out, pos = [], start
+    for s, e in spans:
+        if s >= start and e <= end:
+            out += [text[pos:s], f"**{text[s:e]}**"]
+            pos = e
+    out.append(text[pos:end])
+    lead = "…" if start > 0 or cut_before else ""
+    return lead + "".join(out).strip() + ("…" if end < len(text) or cut_after else "")
+
+
+def _densest(spans: list[tuple[int, int]], size: int) -> int:
+    """Where a window of ``size`` characters holding the most spans starts (a little before
+    its first span, so the match has some words before it)."""
+    best, start, j = -1, 0, 0
+    for i, (s, _) in enumerate(spans):
+        j = max(j, i)
+        while j < len(spans) and spans[j][1] <= s + size:
+            j += 1
+        if j - i > best:
+            best, start = j - i, max(0, s - size // 6)
+    return start
+
+
+# -- facets and grep ------------------------------------------------------------------
 
 
 def quantity_bin(b: dict) -> str:
@@ -30,16 +209,22 @@ def quantity_bin(b: dict) -> str:
     return f">= {b['from']}" if b["to"] is None else f"{b['from']}–{b['to']}"
 
 
-def facets(f: dict, mode: str) -> list[str]:
-    """The lines of a search's facets (its ``--json``'s ``facets``)."""
-    of = FACETS_OF[mode != "bm25"].format(s="" if f["passages"] == 1 else "s")
-    out = [f"facets of {f['passages']} {of}"]
+def facets(f: dict, mode: str, total: int | None = None) -> list[str]:
+    """The lines of a search's facets (its ``--json``'s ``facets``). Facets count a
+    passage once in each file that holds it, where a search's ``total`` counts it once:
+    where the two differ, the header says both."""
+    n = f["passages"]
+    of = FACETS_OF[mode != "bm25"].format(s="" if n == 1 else "s")
+    header = f"facets of {n} {of}"
+    if mode == "bm25" and total is not None and total != n:
+        header += f", counted once per file that holds them ({total} distinct)"
+    out = [header]
     for title, key, show in _FACETS:
         facet = f.get(key) or {"values": [], "other": 0}
         if facet["values"]:
-            shown = ", ".join(f"{show(v)} {v['count']}" for v in facet["values"])
+            listed = ", ".join(f"{show(v)} {v['count']}" for v in facet["values"])
             rest = f", other {facet['other']}" if facet["other"] else ""
-            out.append(f"  {title}: {shown}{rest}")
+            out.append(f"  {title}: {listed}{rest}")
     if f["first_date"]:
         out.append(f"  dates: {f['first_date']} to {f['last_date']}")
     for q in f["quantities"]["values"]:
@@ -56,7 +241,7 @@ def grep(g: dict) -> list[str]:
     its text (a passage several files share once, the others named after it), its
     context lines, and what was left out."""
     if not g["matches"]:
-        return [f"no match for {g['pattern']!r}"]
+        return [f"no match for {quoted(g['pattern'])}"]
     out = []
     for m in g["matches"]:
         n = len(m.get("also_in") or ())
@@ -70,3 +255,109 @@ def grep(g: dict) -> list[str]:
             "raise --max or narrow with --path"
         )
     return out
+
+
+# -- read, entities, status -----------------------------------------------------------
+
+
+def read(x: dict, numbered: bool = True, cited: bool = True) -> list[str]:
+    """The lines of a read: with ``cited``, first its citation (``path:lines #hash``) and,
+    for a file changed since it was indexed, ``changed``'s warning; then the lines, with
+    their numbers when ``numbered``."""
+    width = len(str(x["end_line"]))
+    body = [
+        f"{i:>{width}}  {line}" if numbered else line
+        for i, line in enumerate(x["lines"], start=x["start_line"])
+    ]
+    if not cited:
+        return body
+    head = [f"{x['path']}:{lines_of(x['start_line'], x['end_line'])} #{x['hash'][:12]}"]
+    return head + ([f"warning: {changed(x)}"] if x["changed"] else []) + body
+
+
+def changed(x: dict) -> str:
+    """What a read of a file changed since it was indexed warns."""
+    return (
+        f"{x['path']} has changed since it was indexed (now {x['hash'][:12]}); the cited "
+        "lines may have moved. Run `kbx index` to refresh."
+    )
+
+
+def entities(rows: dict) -> list[str]:
+    """The lines of an entity listing (its ``--json``): ID, type, label, how widely it is
+    mentioned, whether it can filter, and its aliases (the names a filter takes)."""
+    out = [
+        f"{shown(e['entity_id'])}  {shown(e['type'])}  {shown(e['label'])}  "
+        f"({e['passages']} passages, {e['documents']} docs)"
+        + ("" if e.get("confirmed", True) else "  unconfirmed: cannot filter")
+        + (f"  aliases: {' | '.join(shown(a) for a in e['aliases'])}" if e["aliases"] else "")
+        for e in rows["entities"]
+    ]
+    return out or ["no entity matches"]
+
+
+def status(s: dict) -> list[str]:
+    """The lines of ``kbx status`` (its ``--json``): the index, its documents, units,
+    postings, languages, recognizers and vectors, then what failed."""
+    total = sum(s["documents"].values())
+    parts = ", ".join(f"{n} {k}" for k, n in sorted(s["documents"].items()))
+    out = [
+        f"index      {s['db']}  ({size(s['size_bytes'])}, schema {s['schema_version']})",
+        f"root       {s['root']}",
+        f"documents  {total} ({parts or 'none'})",
+        f"formats    {', '.join(f'{n} {k}' for k, n in s['formats'].items()) or 'none'}",
+        f"units      {s['units']} ({s['placements']} placements)",
+        f"postings   {s['postings']} ({s['terms']} terms, stemmer {s['stemmer']})",
+    ]
+    if set(s["languages"]) - {"en"}:  # units of each language, English counting the untold
+        out.append(f"languages  {', '.join(f'{k} {n}' for k, n in s['languages'].items())}")
+    out.append(f"indexed    {s['indexed_at'] or 'never'}")
+    for r in s["recognizers"]:
+        behind = ", ".join(f"{r[k]} {k}" for k in ("stale", "missing", "failed", "forced") if r[k])
+        out.append(
+            f"recognizer {r['name']} {r['version']}: {r['current']}/{r['units']} current"
+            + (f" ({behind}; run `kbx reprocess`)" if behind else "")
+        )
+    out += [f"vectors    {v['model']} {v['version']}: {v['units']}/{s['units']} units"
+            for v in s["vectors"]]  # fmt: skip
+    if not s["vectors"]:
+        out.append("vectors    none (`kbx embed` adds them: search by meaning too)")
+    out += [f"inconsistent {p}" for p in s["problems"]]
+    out += [f"  ! {f['path']} ({f['status']}): {f['error']}" for f in s["failures"]]
+    return out + unit_failures(s["unit_failures"], "tried again by `kbx reprocess` or `kbx index`")
+
+
+UNIT_FAILURES_SHOWN = 10  # lines; --json lists them all
+
+
+def unit_failures(failures: list[dict], retry: str) -> list[str]:
+    """The units and documents a recognizer or the document context failed on
+    (annotate/failures.py), one line each, and that the rest of each file went in;
+    ``retry`` says when a unit a recognizer failed on is tried again."""
+    out = [f"  ! {failure_line(f)}" for f in failures[:UNIT_FAILURES_SHOWN]]
+    if len(failures) > UNIT_FAILURES_SHOWN:
+        out.append(f"  … and {len(failures) - UNIT_FAILURES_SHOWN} more (--json lists them)")
+    if failures:
+        units = any(f["stage"] == "recognize" for f in failures)
+        again = f"; the units a recognizer failed on are {retry}" if units else ""
+        out.append(f"  (only these failed: the rest of each file is in{again})")
+    return out
+
+
+def failure_line(f: dict) -> str:
+    """One failure as a line: where, which recognizer and stage, why."""
+    where = f"{f['path']}:{f['line']}" if f.get("line") else f["path"]
+    stage = "" if f["stage"] == "recognize" else f" ({_STAGES.get(f['stage'], f['stage'])})"
+    return f"{where}: {f['recognizer']}{stage} failed: {f['error']}"
+
+
+_STAGES = {"date": "the document's date", "names": "names in context", "resolve": "a value"}
+
+
+def size(n: float) -> str:
+    """A byte count as people read it: ``812 B``, ``3.4 MB``."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)

@@ -120,12 +120,3 @@ def _line(placed: tuple | None, start: int | None) -> int | None:
     except (ValueError, IndexError):  # an odd map: the passage's first line says enough
         return first
 
-
-def shown(f: dict) -> str:
-    """One failure as a line: where, which recognizer and stage, why."""
-    where = f"{f['path']}:{f['line']}" if f.get("line") else f["path"]
-    stage = "" if f["stage"] == "recognize" else f" ({_STAGES.get(f['stage'], f['stage'])})"
-    return f"{where}: {f['recognizer']}{stage} failed: {f['error']}"
-
-
-_STAGES = {"date": "the document's date", "names": "names in context", "resolve": "a value"}

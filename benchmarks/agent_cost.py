@@ -65,7 +65,9 @@ from common import (
 )
 
 from kbx.analysis import QUERY_STOPWORDS
-from kbx.cli.search_text import EXACT_TEXT, K_TEXT, MARK, SNIPPET_TEXT, render
+from kbx.api_json import to_json
+from kbx.present import EXACT_TEXT, K_TEXT, MARK, SNIPPET_TEXT
+from kbx.present import search as render
 from kbx.search.search import SearchResult, search
 from kbx.store.db import Index
 
@@ -146,7 +148,8 @@ def printed(s: Searched, v: Variant) -> bytes:
         left_out=max(0, s.result.total - len(hits)),
         exact=s.result.exact[: v.exact],
     )
-    return "".join(f"{line}\n" for line in render(r, v.snippet, v.exact)).encode()
+    lines = render(to_json("search", r) | {"facets": None}, v.snippet, v.exact)
+    return "".join(f"{line}\n" for line in lines).encode()
 
 
 def shows(text: bytes, answer: str) -> bool:

@@ -23,7 +23,6 @@ from kbx.cli.common import (
     say_waits,
 )
 from kbx.cli.define import command
-from kbx.cli.failures import unit_failures as _unit_failures
 from kbx.errors import INTERNAL_ERROR, INTERRUPTED, BadArgument, KbxError
 
 SETTINGS = dict(
@@ -66,14 +65,6 @@ def _size(text: str) -> int:
         return int(float(num) * units[t[len(num) :]])
     except (ValueError, KeyError):
         raise BadArgument(f"--max-size: expected a size like 50MB or 200K, got {text!r}") from None
-
-
-def _human(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
 
 
 @app.command()
@@ -147,7 +138,7 @@ def index(o: api.IndexOptions, *, db=None, as_json: bool = False) -> None:
             out.print(f"  {r.name} stopped: {r.superseded}", markup=False)
     for f in report.failures:
         out.print(f"  [yellow]![/] {escape(f['path'])}: {escape(f['error'])}")
-    _unit_failures(report.unit_failures, "tried again by the next `kbx index`")
+    _lines(api.present.unit_failures(report.unit_failures, "tried again by the next `kbx index`"))
     for name, why in report.unavailable:
         out.print(f"  recognizer {name} not run: {why}", markup=False)
     if report.vectors and report.vectors.off:
@@ -170,41 +161,16 @@ def status(o: api.StatusOptions, *, db=None, as_json: bool = False) -> None:
 
       kbx status --json
     """
-    s = api.perform(api.Index.find(db), o)
+    s = api.to_json("status", api.perform(api.Index.find(db), o))
     if as_json:
-        emit_json(api.to_json("status", s))
+        emit_json(s)
         return
-    docs = s.documents
-    total = sum(docs.values())
-    parts = ", ".join(f"{n} {k}" for k, n in sorted(docs.items()))
-    out.print(
-        f"index      {s.db}  ({_human(s.size_bytes)}, schema {s.schema_version})", markup=False
-    )
-    out.print(f"root       {s.root}", markup=False)
-    out.print(f"documents  {total} ({parts or 'none'})")
-    out.print(f"formats    {', '.join(f'{n} {k}' for k, n in s.formats.items()) or 'none'}")
-    out.print(f"units      {s.units} ({s.placements} placements)")
-    out.print(f"postings   {s.postings} ({s.terms} terms, stemmer {s.stemmer})")
-    if set(s.languages) - {"en"}:  # units of each language, English counting the untold
-        out.print(f"languages  {', '.join(f'{k} {n}' for k, n in s.languages.items())}")
-    out.print(f"indexed    {s.indexed_at or 'never'}")
-    for r in s.recognizers:
-        behind = ", ".join(f"{r[k]} {k}" for k in ("stale", "missing", "failed", "forced") if r[k])
-        out.print(
-            f"recognizer {r['name']} {r['version']}: {r['current']}/{r['units']} current"
-            + (f" ({behind}; run `kbx reprocess`)" if behind else ""),
-            markup=False,
-        )
-    for v in s.vectors:
-        line = f"vectors    {v['model']} {v['version']}: {v['units']}/{s.units} units"
+    _lines(api.present.status(s))
+
+
+def _lines(lines: list[str]) -> None:
+    for line in lines:
         out.print(line, markup=False)
-    if not s.vectors:
-        out.print("vectors    none (`kbx embed` adds them: search by meaning too)", markup=False)
-    for p in s.problems:
-        out.print(f"[yellow]inconsistent[/] {escape(p)}")
-    for f in s.failures:
-        out.print(f"  [yellow]![/] {escape(f['path'])} ({f['status']}): {escape(f['error'])}")
-    _unit_failures(s.unit_failures, "tried again by `kbx reprocess` or `kbx index`")
 
 
 for _read in (reading.read, reading.search, reading.grep, reading.mentions):
@@ -417,7 +383,7 @@ def reprocess(o: api.ReprocessOptions, *, db=None, as_json: bool = False) -> Non
             + (f", {len(d.failures)} failed (retried next run)" if d.failures else ""),
             markup=False,
         )
-    _unit_failures(report.failures, "tried again by the next `kbx reprocess`")
+    _lines(api.present.unit_failures(report.failures, "tried again by the next `kbx reprocess`"))
     out.print(f"Reprocessed in {report.seconds:.1f} s")
 
 

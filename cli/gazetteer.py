@@ -4,7 +4,6 @@ add, and the entities the index knows."""
 from __future__ import annotations
 
 import dataclasses
-import re
 import sys
 
 import typer
@@ -22,16 +21,7 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-# C0 and C1 controls (ESC, BEL, CR, …), line and paragraph separators, bidi overrides and
-# isolates, and lone surrogates: what can recolour, move or reorder a terminal's text.
-_HIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def shown(value: object) -> str:
-    """Text from entries and documents for a terminal, control characters written as
-    escapes (``\\x1b``): a name must not recolour, move or rewrite what is printed.
-    JSON output needs none of this (json escapes them)."""
-    return _HIDDEN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(value))
+shown = api.present.shown  # control characters as escapes: a name cannot rewrite the screen
 
 
 def _all(values) -> str:
@@ -253,19 +243,12 @@ def entities(o: api.EntitiesOptions, *, db=None, as_json: bool = False) -> None:
 
       kbx entities --type PERSON --q dahl
     """
-    rows = api.perform(api.Index.find(db), o)
+    rows = api.to_json("entities", api.perform(api.Index.find(db), o))
     if as_json:
-        emit_json(api.to_json("entities", rows))
+        emit_json(rows)
         return
-    if not rows:
-        out.print("no entity matches")
-    for r in rows:
-        out.print(
-            f"{shown(r.entity_id)}  {shown(r.type)}  {shown(r.label)}  "
-            f"({r.passages} passages, {r.documents} docs)"
-            + ("" if r.confirmed else "  unconfirmed: cannot filter"),
-            markup=False,
-        )
+    for line in api.present.entities(rows):
+        out.print(line, markup=False)
 
 
 @command(api.COMMANDS["entity"])

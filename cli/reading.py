@@ -7,9 +7,8 @@ from __future__ import annotations
 import sys
 
 from kbx import api
-from kbx.cli.common import emit_json, err, out
+from kbx.cli.common import emit_json, err, escape, out
 from kbx.cli.define import command
-from kbx.cli.search_text import EXACT_TEXT, K_TEXT, render
 
 
 def _write(lines: list[str]) -> None:
@@ -43,18 +42,17 @@ def search(o: api.SearchOptions, *, db=None, as_json: bool = False) -> None:
       kbx search "Einstellungen" --lang de
     """
     if not as_json:  # the text's own defaults: fewer passages, one exact match
-        o.k = K_TEXT if o.k is None else o.k
-        o.exact = EXACT_TEXT if o.exact is None else o.exact
+        o.k = api.present.K_TEXT if o.k is None else o.k
+        o.exact = api.present.EXACT_TEXT if o.exact is None else o.exact
     o.facets = bool(o.facets) or as_json
     r = api.perform(api.Index.find(db), o)
     if as_json:
         emit_json(api.to_json("search", r))
         return
-    _write(render(r, o.snippet, o.exact or 0, o.full))
-    if r.facets:
-        _write(api.present_facets(api.to_json("search", r)["facets"], r.mode))
-    for note in r.notes:
-        err.print(f"note: {note}", markup=False)
+    shown = api.to_json("search", r)
+    _write(api.present.search(shown, o.snippet, o.exact or 0, o.full))
+    for note in api.present.notes(shown):
+        err.print(note, markup=False)
 
 
 @command(api.COMMANDS["grep"])
@@ -87,7 +85,7 @@ def grep(o: api.GrepOptions, *, db=None, as_json: bool = False) -> None:
     if as_json:
         emit_json(api.to_json("grep", g))
         return
-    _write(api.present_grep(api.to_json("grep", g)))
+    _write(api.present.grep(api.to_json("grep", g)))
 
 
 @command(api.COMMANDS["read"])
@@ -105,19 +103,13 @@ def read(o: api.ReadOptions, *, db=None, as_json: bool = False) -> None:
 
       kbx read papers/report.pdf:1-20 -n
     """
-    x = api.perform(api.Index.find(db), o)
-    if x.changed:
-        err.print(
-            f"[yellow]warning:[/] {x.path} has changed since it was indexed "
-            f"(now {x.hash[:12]}); the cited lines may have moved. Run `kbx index` to refresh."
-        )
+    x = api.to_json("read", api.perform(api.Index.find(db), o))
+    if x["changed"]:
+        err.print(f"[yellow]warning:[/] {escape(api.present.changed(x))}")
     if as_json:
-        emit_json(api.to_json("read", x))
+        emit_json(x)
         return
-    width = len(str(x.end_line))
-    numbers = o.line_numbers
-    _write([f"{i:>{width}}  {line}" if numbers else line
-            for i, line in enumerate(x.lines, start=x.start_line)])  # fmt: skip
+    _write(api.present.read(x, numbered=o.line_numbers, cited=False))
 
 
 @command(api.COMMANDS["mentions"])

@@ -25,8 +25,9 @@ from kbx.serve.live import LiveIndex
 log = logging.getLogger("kbx.serve")
 
 INSTRUCTIONS = (
-    "Search an indexed folder of documents. Every result cites path:start-end and the file's "
-    "hash: call read on exactly those lines instead of opening whole files. search ranks "
+    "Search an indexed folder of documents. Every result cites its file and the file's hash, "
+    "then each passage's lines: call read with path:start-end and that hash on exactly those "
+    "lines instead of opening whole files. search ranks "
     "passages and lists exact phrase matches beside them; grep finds every match of a regex."
 )
 READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)

@@ -134,16 +134,44 @@ def test_facets_and_grep_read_the_same_in_the_cli_and_mcp(root):
     idx = api.Index.for_root(root)
     r = api.to_json("search", idx.search("pump", facets=True))
     g = api.to_json("grep", idx.grep("the pump"))
-    facets = api.present_facets(r["facets"], r["mode"])
-    assert facets[0] == "facets of 3 matching passages"
+    facets = api.present.facets(r["facets"], r["mode"], r["total"])
+    assert r["total"] == 2  # a passage two files share: once in the total, twice in facets
+    assert facets[0] == (
+        "facets of 3 matching passages, counted once per file that holds them (2 distinct)"
+    )
     cli = run_cli("search", "pump", "--facets", cwd=root).stdout.splitlines()
     assert cli[-len(facets) :] == facets
     assert text.search(json.loads(api.json_text(r))).splitlines()[-len(facets) :] == facets
     assert text.grep(g).splitlines() == run_cli("grep", "the pump", cwd=root).stdout.splitlines()
     bins = [{"from": None, "to": "1 g", "count": 1}, {"from": "1 g", "to": "1 kg", "count": 2}]
     q = {"dimension": "mass", "unit": "kg", "count": 3, "bins": bins}
-    shown = api.present_facets(r["facets"] | {"quantities": {"values": [q], "other": 0}}, "bm25")
+    shown = api.present.facets(r["facets"] | {"quantities": {"values": [q], "other": 0}}, "bm25")
     assert shown[-1] == "  mass (kg): 3 passages (< 1 g 1, 1 g–1 kg 2)"
+
+
+def test_search_status_entities_and_read_read_the_same_in_the_cli_and_mcp(root):
+    """One presenter per result: the MCP tools' text is the CLI's lines (MCP adding what
+    the CLI sends to standard error), where the two had drifted apart."""
+    from kbx.serve import text
+
+    idx = api.Index.for_root(root)
+    status = json.loads(api.json_text(api.to_json("status", idx.status())))
+    assert text.status(status).splitlines() == run_cli("status", cwd=root).stdout.splitlines()
+    rows = api.to_json("entities", idx.entities())
+    assert text.entities(rows).splitlines() == run_cli("entities", cwd=root).stdout.splitlines()
+    x = api.to_json("read", idx.read("c.md:1-3"))
+    numbered = run_cli("read", "c.md:1-3", "-n", cwd=root).stdout.splitlines()
+    assert text.read(x).splitlines() == ["c.md:1-3 #" + x["hash"][:12], *numbered]
+    r = api.to_json("search", idx.search("valve", k=api.present.K_TEXT, exact=1))
+    cli = run_cli("search", "valve", cwd=root).stdout.splitlines()
+    assert text.search(r).splitlines() == cli
+
+
+def test_search_json_says_what_became_of_each_hits_file(root):
+    """A hit's ``"file": "indexed"`` read as a file's name; ``since_indexed`` says it."""
+    data = json.loads(run_cli("search", "valve", "--json", cwd=root).stdout)
+    assert [h["since_indexed"] for h in data["hits"]] == ["unchanged"]
+    assert "file" not in data["hits"][0]
 
 
 def test_a_ctrl_c_that_duckdb_reports_as_its_own_error_is_an_interruption():

@@ -9,7 +9,7 @@ import re
 import pytest
 from inprocess import run_cli
 
-from kbx.cli.search_text import EXACT_TEXT, K_TEXT, LEGEND, MARK, shorten
+from kbx.present import EXACT_TEXT, K_TEXT, LEGEND, MARK, shorten
 
 FILLER = " ".join(f"word{i}" for i in range(250))  # a section a passage of its own
 GUIDE = f"""# Pump guide

@@ -51,8 +51,11 @@ async def _converse(agent: Client, docs) -> None:
     assert found.structured_content == expect  # the --json, as `kbx search --json` prints it
     said = found.content[0].text
     first = hits[0]
-    cite = f"{first['path']}:{first['start_line']}-{first['end_line']} #{first['hash'][:12]}"
-    assert cite in said and "exact matches of 'supplier approval'" in said
+    said_lines = said.splitlines()  # as `kbx search` prints it (kbx.present.search)
+    assert f"{first['path']} {first['hash'][:12]}" in said_lines
+    lines_at = f"  {first['start_line']}-{first['end_line']}"
+    assert any(line.startswith(lines_at) for line in said_lines)
+    assert "exact matches of 'supplier approval'" in said
 
     spec = f"{first['path']}:{first['start_line']}-{first['end_line']}"
     lines = await agent.call_tool("read", {"spec": spec, "hash": first["hash"]})
