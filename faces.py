@@ -101,6 +101,7 @@ def build(options: type, values: dict[str, Any]) -> Any:
         v = values[p.attr]
         if p.kind is list:
             v = list(v or ())
+        _filled(p, _cli_name(p), v)
         (inner if p.in_filters else top)[p.attr] = v
     filters = [f.name for f in dataclasses.fields(options) if f.metadata.get("kbx_filters")]
     if filters:
@@ -135,11 +136,25 @@ def given(options: type, raw: dict[str, Any], face: str, where: str, repeated: b
     return build(options, values)
 
 
+def _filled(p: Param, name: str, value: Any) -> None:
+    """Refuse an empty text where an argument or a filter needs one: ``kbx grep ''``
+    would match everywhere, ``--entity ''`` would look up nothing at all."""
+    if not (p.opt.argument or p.in_filters) or p.kind not in (str, list):
+        return
+    if any(isinstance(v, str) and not v.strip() for v in (value if p.kind is list else [value])):
+        raise BadArgument(f"{name} is empty; it needs {p.opt.brief or p.opt.help.lower()}")
+
+
+def _cli_name(p: Param) -> str:
+    return (p.opt.metavar or p.name).upper() if p.opt.argument else f"--{p.name}"
+
+
 def coerce(p: Param, name: str, raw: list, face: str) -> Any:
     """One option's value from a server's raw values, checked."""
     if p.kind is list:
         if not all(isinstance(v, str) for v in raw):
             raise BadArgument(f"{name} takes text values")
+        _filled(p, name, raw)
         return [_short(name, v) for v in raw]
     if len(raw) != 1:
         raise BadArgument(f"give {name} once")
@@ -166,6 +181,7 @@ def coerce(p: Param, name: str, raw: list, face: str) -> Any:
         raise BadArgument(f"{name} takes text, got {v!r}")
     if p.opt.choices and v not in p.opt.choices:
         raise BadArgument(f"{name} {v!r}: choose from {', '.join(p.opt.choices)}")
+    _filled(p, name, v)
     return _short(name, v)
 
 

@@ -174,6 +174,35 @@ def test_search_json_says_what_became_of_each_hits_file(root):
     assert "file" not in data["hits"][0]
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["grep", ""], "PATTERN is empty; it needs a Python regex"),
+        (["search", "pump", "--entity", ""], "--entity is empty; it needs entity IDs"),
+        (["search", "pump", "--author", " "], "--author is empty"),
+        (["search", " "], "QUERY is empty; it needs words to search for"),
+        (["export", "jsonl", "--path", ""], "--path is empty"),
+    ],
+)
+def test_an_empty_pattern_query_or_filter_is_a_usage_error(root, args, said):
+    """``kbx grep ''`` answered 0 matches and ``--entity ''`` CVE suggestions: an empty
+    value asks for nothing, a usage error on every face (exit 2, the JSON error object)."""
+    r = run_cli(*args, cwd=root)
+    assert r.returncode == 2 and said in r.stderr and r.stdout == ""
+    j = run_cli(*args, "--json", cwd=root)
+    assert j.returncode == 2 and json.loads(j.stdout)["error"] == "BadArgument"
+    assert said in json.loads(j.stdout)["message"]
+
+
+@pytest.mark.parametrize("face", [api.MCP, api.HTTP])
+def test_a_server_refuses_an_empty_pattern_or_filter_by_its_name(face):
+    with pytest.raises(BadArgument, match="^pattern is empty"):
+        api.given_options(api.GrepOptions, {"pattern": ""}, face, "grep")
+    query = "q" if face == api.HTTP else "query"
+    with pytest.raises(BadArgument, match="^entity is empty"):
+        api.given_options(api.SearchOptions, {query: "x", "entity": ["Git", ""]}, face, "search")
+
+
 def test_a_ctrl_c_that_duckdb_reports_as_its_own_error_is_an_interruption():
     import duckdb
 
