@@ -16,9 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kbx.extract.formats.pages import furniture, kept
 from kbx.extract.model import PROSE, Block, Metadata
 from kbx.extract.textmap import LineTable, TextBuilder
 
+PAGE_BREAK = "\f"
 _PARAGRAPH = re.compile(r"\n[ \t\f\v]*\n")
 _TITLE = r"(?P<title>(?:[A-Za-z\"'(]|\d[\w-]*[A-Za-z])[^\n]{0,120})"  # 0-RTT Data
 _NUMBERED = re.compile(r"(?P<num>\d{1,2}(?:\.\d{1,2}){0,5})\.?[ \t]+" + _TITLE)
@@ -191,15 +193,38 @@ def _headings(pieces: list[str]) -> list[_Found | None]:
     return found
 
 
+def _page_cuts(text: str) -> list[tuple[int, int]]:
+    """The ``[start, end)`` of the page furniture lines of a text paginated by form feeds
+    (``pages.furniture``), in order."""
+    pages = text.split(PAGE_BREAK)
+    if len(pages) < 3:
+        return []
+    out, at = [], 0
+    for page, cuts in zip(pages, furniture(pages), strict=True):
+        out += [(at + a, at + b) for a, b in cuts]
+        at += len(page) + 1
+    return out
+
+
+def _paragraphs(text: str) -> list[tuple[int, str]]:
+    """``(offset, text)`` of each paragraph, page furniture left out: lines a paginated
+    file repeats at its pages' edges, and paragraphs of RFC headers and footers alone."""
+    pieces: list[tuple[int, str]] = []
+    for a, b in kept(0, len(text), _page_cuts(text)):
+        pos = a
+        for gap in _PARAGRAPH.finditer(text, a, b):
+            if gap.start() > pos:
+                pieces.append((pos, text[pos : gap.start()]))
+            pos = gap.end()
+        if b > pos:
+            pieces.append((pos, text[pos:b]))
+    return [(at, p) for at, p in pieces if p.strip() and not _is_furniture(p)]
+
+
 def parse(text: str, original: str, encoding: str) -> tuple[list[Block], Metadata, list[str]]:
     """Blocks of one plain-text file (it declares no title), with detected headings."""
     table = LineTable(text, encoding, original)
-    pieces: list[tuple[int, str]] = []
-    pos = 0
-    for piece in _PARAGRAPH.split(text):
-        start = text.find(piece, pos)
-        pos = start + len(piece)
-        pieces.append((start, piece))
+    pieces = _paragraphs(text)
     blocks: list[Block] = []
     stack: list[Heading] = []
     for (start, piece), found in zip(pieces, _headings([p for _, p in pieces]), strict=True):

@@ -85,6 +85,29 @@ def _heading_paths(doc) -> list[tuple[str, ...]]:
     return out
 
 
+NAMES = ("red", "blue", "green", "plum", "gold", "grey")
+
+
+def test_a_paginated_text_file_loses_its_running_heads_and_footers_not_its_lines():
+    pages = [
+        f"Widget Manual{' ' * 20}Chapter {i // 3 + 1}\n\n"
+        f"   The {NAMES[i]} widget spins when told,\n   and stops when the belt\n"
+        f"   runs out of {NAMES[i]} oil.\n\n"
+        f"Acme Corp{' ' * 30}page {i + 1}\n"
+        for i in range(6)
+    ]
+    data = "\f\n".join(pages).encode()
+    doc = extract("manual.txt", data)
+    text = " ".join(u.text for u in doc.units)
+    assert "Widget Manual" in text  # the first page keeps its head's words: its title
+    assert text.count("Widget Manual") == 1 and "Acme Corp" not in text
+    assert all(f"runs out of {n} oil" in text for n in NAMES)
+    lines = source_text("manual.txt", data)[0].split("\n")
+    u = next(u for u in doc.units if "runs out of plum oil" in u.text)
+    p = locate(u.segments, u.text, u.text.index("plum oil"), doc.encoding)
+    assert lines[p.line - 1] == "   runs out of plum oil."
+
+
 def test_rfc_sections_nest_by_numbering_and_skip_toc_lists_and_page_furniture():
     data = RFC.encode()
     doc = extract("rfc8446.txt", data)
@@ -103,9 +126,8 @@ def test_rfc_sections_nest_by_numbering_and_skip_toc_lists_and_page_furniture():
         ("Appendix A. State Machine",),
         ("Appendix A. State Machine", "A.1. Client"),
     ]
-    # the page header and footer stay text of the section they interrupt
-    unit = next(u for u in doc.units if "[Page 12]" in u.text)
-    assert unit.heading_path == ("4. Protocol",)
+    # the page footer and header are no text of the section they interrupt
+    assert not [u for u in doc.units if "[Page 12]" in u.text or "RFC 8446 " in u.text]
     # a heading block points at its own line
     lines = source_text("rfc8446.txt", data)[0].split("\n")
     u = next(u for u in doc.units if u.heading_path[-1:] == ("4.2.1. Client Hello",))
