@@ -228,7 +228,36 @@ def _search(index: _Stored, o: SearchOptions) -> SearchResult:
                mode=o.mode)  # fmt: skip
     if not r.hits:
         _glob_matched(index, o.filters)
+        _said_excluded(index, o, r)
     return r
+
+
+def _said_excluded(index: _Stored, o: SearchOptions, r: SearchResult) -> None:
+    """After an empty answer to a filtered search: when the query alone matches passages,
+    a note that the filters excluded them, naming each filter that does so by itself
+    (a search per filter given, of one passage, on an empty answer only)."""
+    from kbx.faces import params
+    from kbx.present import excluded
+    from kbx.search.search import search
+
+    def total(**only: Any) -> int:
+        kept = Filters(date_from=o.filters.date_from, **only)
+        return search(index, o.query, k=1, filters=kept, exact=0, mode=o.mode).total
+
+    given = {
+        p.attr: (f"--{p.name}", getattr(o.filters, p.attr))
+        for p in params(Filters)
+        if p.attr != "date_from" and getattr(o.filters, p.attr) not in (None, [])
+    }
+    if not given or not (matched := total()):
+        return
+    flags = [flag for flag, _ in given.values()]
+    culprits = (
+        flags
+        if len(given) == 1
+        else [flag for attr, (flag, v) in given.items() if not total(**{attr: v})]
+    )
+    r.notes.insert(0, excluded(o.query, matched, culprits, flags))
 
 
 def _grep(index: _Stored, o: GrepOptions) -> GrepResult:

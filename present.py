@@ -20,7 +20,7 @@ EXACT_TEXT = 1  # exact phrase matches shown (3 in --json)
 LEGEND = "# FILE HASH, then each passage's LINES, heading, snippet; kbx read FILE:LINES --hash HASH"
 MARK = re.compile(r"\*\*(.+?)\*\*")
 ECHOED = 80  # characters of a query or pattern said back: a pasted page is not repeated
-EXCLUDED = "exclude them all"  # how the note on a result the filters emptied ends
+EXCLUDED = " without its filters; "  # in the note on a result the filters emptied
 
 FACETS_OF = (  # what the facets counted: a bm25 search's, a dense or hybrid one's
     "matching passage{s}",
@@ -70,7 +70,7 @@ def search(
     ``full``), up to ``exact`` of its exact matches, and its facets when it has them.
     Its notes are apart (``notes``): the CLI prints them on standard error."""
     if not r["hits"]:
-        said = [n for n in r["notes"] if n.endswith(EXCLUDED)]
+        said = [n for n in r["notes"] if EXCLUDED in n]
         return said[:1] or [f"no passage matches {quoted(r['query'])}"]
     groups: dict[str, list[dict]] = {}  # best file first, each file's passages together
     for h in r["hits"]:
@@ -109,22 +109,26 @@ def search(
 
 def notes(r: dict) -> list[str]:
     """A search's notes as lines, less one its first line already said."""
-    said = r["notes"] if r["hits"] else [n for n in r["notes"] if not n.endswith(EXCLUDED)]
+    said = r["notes"] if r["hits"] else [n for n in r["notes"] if EXCLUDED not in n]
     return [f"note: {n}" for n in said]
 
 
 def excluded(query: str, total: int, culprits: list[str], given: list[str]) -> str:
     """What an empty search says when the query alone matches ``total`` passages: which
-    of the ``given`` filters excludes them all by itself (``culprits``), else all of
-    them together."""
-    s = "" if total == 1 else "s"
-    which = (
-        f"{', '.join(culprits)} {'alone excludes' if len(culprits) == 1 else 'each exclude'}"
-        if culprits
-        else f"the filters ({', '.join(given)}) together"
-    )
-    said = f"{quoted(query)} matches {total} passage{s} without its filters"
-    return f"{said}, but {which}: {EXCLUDED}"
+    of the ``given`` filters excludes them by itself (``culprits``), else that they do
+    together."""
+    them = "it" if total == 1 else "them"
+    if len(culprits) == 1:
+        which = f"{culprits[0]} excludes {them}"
+    elif culprits:
+        which = f"{_and(culprits)} each exclude {them}"
+    else:
+        which = f"{_and(given)} exclude {them} together"
+    return f"{quoted(query)} matches {total} passage{'' if total == 1 else 's'}{EXCLUDED}{which}"
+
+
+def _and(items: list[str]) -> str:
+    return f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _file_state(state: str) -> str:

@@ -26,6 +26,7 @@ from kbx.analysis import (
 from kbx.entities.positions import Positions
 from kbx.errors import BadArgument
 from kbx.extract.textmap import unpack
+from kbx.present import quoted
 from kbx.search.allowed import Allowed
 from kbx.search.bm25 import mapped, rank, term_ids
 from kbx.search.filters import DocFilter, Filters, compile_filters
@@ -301,7 +302,7 @@ class _Clock:
 
     def over(self) -> BadArgument:
         return BadArgument(
-            f"the regular expression {self.pattern!r} ran past {self.seconds:g} s (a "
+            f"the regular expression {quoted(self.pattern)} ran past {self.seconds:g} s (a "
             "repetition of alternatives that overlap, such as (a|aa)+, can backtrack "
             "without end): simplify it, narrow the search with a filter, or give it "
             "longer (--timeout; timeout over HTTP and MCP)"
@@ -371,7 +372,7 @@ def grep(
         try:
             rx = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
         except regex.error as e:
-            raise BadArgument(f"bad regular expression {pattern!r}: {e}") from None
+            raise BadArgument(f"bad regular expression {quoted(pattern)}: {e}") from None
         clock = _Clock(timeout, pattern)
     lit = literal(pattern)
     pre, pre_params = "TRUE", []

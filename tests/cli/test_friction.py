@@ -203,6 +203,31 @@ def test_a_server_refuses_an_empty_pattern_or_filter_by_its_name(face):
         api.given_options(api.SearchOptions, {query: "x", "entity": ["Git", ""]}, face, "search")
 
 
+def test_a_search_the_filters_emptied_says_so_and_names_the_filter(root):
+    """"no passage matches" read as if the words were not there: the query matched, and
+    the filter that excluded every passage is named."""
+    r = run_cli("search", "valve", "--after", "2030", "--path", "c.md", cwd=root)
+    assert r.returncode == 0
+    said = "'valve' matches 1 passage without its filters; --after excludes it"
+    assert r.stdout.splitlines() == [said] and said not in r.stderr
+    data = json.loads(run_cli("search", "valve", "--after", "2030", "--json", cwd=root).stdout)
+    assert data["total"] == 0 and data["notes"][0] == said
+    from kbx.serve import text
+
+    assert text.search(data) == said
+    assert run_cli("search", "nothing", "--after", "2030", cwd=root).stdout == (
+        "no passage matches 'nothing'\n"
+    )
+
+
+def test_a_long_query_is_said_back_shortened(root):
+    query = "pneumatic " * 40
+    r = run_cli("search", query, cwd=root)
+    assert r.stdout == f"no passage matches {query[:80]!r}…\n"
+    g = run_cli("grep", "(" + query, cwd=root)
+    assert g.returncode == 2 and query[:100] not in g.stderr and "…" in g.stderr
+
+
 def test_a_ctrl_c_that_duckdb_reports_as_its_own_error_is_an_interruption():
     import duckdb
 
