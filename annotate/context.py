@@ -27,7 +27,7 @@ from kbx.annotate.failures import error_text, record
 from kbx.annotate.names import Found, Unit, in_context
 from kbx.recognizers.base import shown_text, within_rules
 from kbx.recognizers.registry import Registry
-from kbx.store.db import WriterLease, held, mark_dirty, rows_select, staged
+from kbx.store.db import WriterLease, held, mark_dirty, mark_stale, rows_select, staged
 from kbx.store.transaction import transaction
 
 
@@ -82,7 +82,7 @@ def document_dates(con: duckdb.DuckDBPyConnection, registry: Registry) -> int:
             ]
             select, params = rows_select(["doc_id", "recognizer", "version", "data"], found_at)
             con.execute(f"INSERT INTO doc_context {select}", params)
-        mark_dirty(con)
+        mark_stale(con, ids)
     return len(rows)
 
 
@@ -224,7 +224,7 @@ def document_names(lease: WriterLease | duckdb.DuckDBPyConnection) -> int:
                 ints = frozenset({"doc_id", "start_char", "end_char"})
                 with staged(con, "staged_names", columns, ints):
                     con.execute(f"INSERT INTO doc_names SELECT {NAME_LIST} FROM staged_names")
-            mark_dirty(con)
+            mark_stale(con, docs)
     return len(stale)
 
 
@@ -363,7 +363,7 @@ def refresh(lease: WriterLease | duckdb.DuckDBPyConnection, registry: Registry) 
             ]
             select, params = rows_select(columns, resolved)
             con.execute(f"INSERT INTO doc_mentions {select}", params)
-        mark_dirty(con)
+        mark_stale(con, docs)
     return len(resolved)
 
 

@@ -30,6 +30,7 @@ from kbx.store.db import (
     WriterLease,
     kill_point,
     mark_dirty,
+    mark_units_stale,
     rows_select,
     runs_changed,
     set_meta,
@@ -214,16 +215,20 @@ def _write(con: duckdb.DuckDBPyConnection, results: dict[str, tuple[list, list]]
                 raise Superseded(f"{name} {stored[name]} replaced {runs[0][2]} during this pass")
         which = " OR ".join(["(recognizer = ? AND list_contains(?, unit_hash))"] * len(names))
         params = [x for name, (_, runs) in results.items() for x in (name, [r[0] for r in runs])]
-        gone = con.execute(f"DELETE FROM mentions WHERE {which} RETURNING recognizer", params)
+        gone = con.execute(
+            f"DELETE FROM mentions WHERE {which} RETURNING recognizer, unit_hash", params
+        )
         removed = dict.fromkeys(names, 0)
-        for (name,) in gone.fetchall():
+        changed = set()  # the units whose mentions changed: their documents' layer rows
+        for name, unit_hash in gone.fetchall():
             removed[name] += 1
+            changed.add(unit_hash)
         con.execute(f"DELETE FROM runs WHERE {which}", params)
-        _insert(con, "mentions", [m for mentions, _ in results.values() for m in mentions])
+        found = [m for mentions, _ in results.values() for m in mentions]
+        _insert(con, "mentions", found)
         _insert(con, "runs", [r for _, runs in results.values() for r in runs])
         runs_changed(con)
-        if any(removed.values()) or any(mentions for mentions, _ in results.values()):
-            mark_dirty(con)
+        mark_units_stale(con, sorted(changed | {m[0] for m in found}))
     return removed
 
 

@@ -213,6 +213,12 @@ REGISTRY: tuple[Bench, ...] = (
         section="## One large file of names (issue 43)",
     ),
     Bench(
+        "layer_update",
+        INGEST,
+        "the entity layer after one edited file: incremental beside a whole rebuild",
+        writes=True,
+    ),
+    Bench(
         "ner_limit",
         INGEST,
         "spaCy inside kbx beside the bare nlp.pipe: words per second",

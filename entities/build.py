@@ -34,6 +34,7 @@ from kbx.entities import facet_arrays
 from kbx.entities.lookup import FILTER_GRADE
 from kbx.entities.people import link_spellings, merge_people, signed
 from kbx.entities.positions import position_table
+from kbx.entities.scope import units_within, within
 from kbx.entities.sections import section_dates
 from kbx.entities.vocabulary import code_words, words
 from kbx.gazetteer.entries import slug
@@ -42,15 +43,17 @@ from kbx.recognizers.quantity_filter import stored
 from kbx.store import journal
 from kbx.store.arrays import worth_mapping
 from kbx.store.consistency import sweep
-from kbx.store.db import ENTITIES_DIRTY, Index, is_dirty, rows_select, set_meta
+from kbx.store.db import DIRTY_ALL, ENTITIES_DIRTY, Index, rows_select, set_meta
 from kbx.store.transaction import transaction
 from kbx.timex import interval
 
 LAYER = ("entities", "aliases", "links", "authored", "passage_dates", "passage_quantities")
+BASIS = "layer_basis"  # the corpus-wide decisions the documents' rows were built with
 # What the rules building the layer from the mentions are: a store built by other rules is
 # rebuilt by the next writing command, as the postings are by ``ANALYSIS_VERSION``.
 # 2: a dated section dates its passages; an unnamed unit's dimension as written (kg/m²).
-LAYER_VERSION = "2"
+# 3: the layer keeps its basis, so a write may rebuild only its documents' rows.
+LAYER_VERSION = "3"
 LAYER_KEY = "layer"  # kbx_meta: the LAYER_VERSION that built the layer
 DATE_TYPES = ("DATE", "TIME")
 QUANTITY_TYPES = ("QUANTITY", "MONEY")
@@ -62,7 +65,7 @@ def reference_id(text: str) -> str:
     return "ref:" + hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def _matched_references(con: duckdb.DuckDBPyConnection) -> None:
+def _matched_references(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
     """A reference string that ``kbx resolve`` matched to a DOI names that DOI: the
     passages holding it link to the DOI's entity (the mentions stay as recognized)."""
     matched = con.execute(
@@ -80,7 +83,8 @@ def _matched_references(con: duckdb.DuckDBPyConnection) -> None:
            FROM mentions m JOIN ref_keys rk ON rk.x = m.value
            JOIN matched_refs r ON r.ref = rk.k
            JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
-           WHERE m.type = 'REFERENCE' AND m.key IS NULL"""
+           WHERE m.type = 'REFERENCE' AND m.key IS NULL AND """
+        + within(scoped)
     )
     con.execute(
         """INSERT INTO entities SELECT DISTINCT doi, 'DOI', substr(doi, 5), 'identifier', NULL
@@ -105,77 +109,99 @@ def _keys(
 
 
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
-    """Rebuild entities, aliases, links, passage dates and passage quantities."""
+    """Rebuild entities, aliases, links, passage dates and passage quantities, whole."""
     with transaction(con):
-        for table in LAYER:
+        for table in (*LAYER, BASIS):
             con.execute(f"DELETE FROM {table}")
-        con.execute(
-            """INSERT INTO entities SELECT entry_id, type, name, 'gazetteer', NULL FROM gazetteer
-               WHERE retracted_at IS NULL"""
+        build(con, scoped=False)
+        built(con)
+
+
+def build(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
+    """Fill the emptied layer: the entities, aliases and basis from the whole corpus; the
+    documents' rows for every document, or with ``scoped`` for those of the scope
+    (``entities/scope.py``) alone, whose old rows the caller deleted."""
+    con.execute(
+        """INSERT INTO entities SELECT entry_id, type, name, 'gazetteer', NULL FROM gazetteer
+           WHERE retracted_at IS NULL"""
+    )
+    con.execute(
+        """INSERT INTO aliases SELECT entry_id, unnest(aliases) FROM gazetteer
+           WHERE retracted_at IS NULL"""
+    )
+    _pinned(con)
+    con.execute(  # an identifier's type and label come from its key (doi:10.…)
+        f"""INSERT INTO entities
+           SELECT key,
+                  CASE WHEN split_part(key, ':', 1) IN {ID_KINDS}
+                       THEN upper(split_part(key, ':', 1)) ELSE any_value(type) END,
+                  CASE WHEN split_part(key, ':', 1) IN {ID_KINDS}
+                       THEN substr(key, strpos(key, ':') + 1)
+                       ELSE any_value(coalesce(value, text)) END,
+                  'identifier', NULL
+           FROM mentions WHERE key IS NOT NULL
+             AND key NOT IN (SELECT entity_id FROM entities)
+           GROUP BY key"""
+    )
+    _matched_references(con, scoped)
+    con.execute(
+        """INSERT INTO aliases SELECT DISTINCT key, text FROM mentions
+           WHERE key IS NOT NULL AND recognizer NOT IN ('gazetteer', 'references')"""
+    )
+    merge_people(con)
+    con.execute(f"INSERT INTO {BASIS} SELECT 'person', key, entity_id FROM person_map")
+    signed(con, scoped)
+    cited = _resolved(con)
+    if cited:
+        select, params = rows_select(
+            ["part", "k", "v"], [("cited", w, json.dumps(o)) for w, o in cited.items()]
         )
-        con.execute(
-            """INSERT INTO aliases SELECT entry_id, unnest(aliases) FROM gazetteer
-               WHERE retracted_at IS NULL"""
-        )
-        _pinned(con)
-        con.execute(  # an identifier's type and label come from its key (doi:10.…)
-            f"""INSERT INTO entities
-               SELECT key,
-                      CASE WHEN split_part(key, ':', 1) IN {ID_KINDS}
-                           THEN upper(split_part(key, ':', 1)) ELSE any_value(type) END,
-                      CASE WHEN split_part(key, ':', 1) IN {ID_KINDS}
-                           THEN substr(key, strpos(key, ':') + 1)
-                           ELSE any_value(coalesce(value, text)) END,
-                      'identifier', NULL
-               FROM mentions WHERE key IS NOT NULL
-                 AND key NOT IN (SELECT entity_id FROM entities)
-               GROUP BY key"""
-        )
-        _matched_references(con)
-        con.execute(
-            """INSERT INTO aliases SELECT DISTINCT key, text FROM mentions
-               WHERE key IS NOT NULL AND recognizer NOT IN ('gazetteer', 'references')"""
-        )
-        merge_people(con)
-        signed(con)
-        cited = _resolved(con)
-        _authors(con)
-        con.execute(
-            f"""INSERT INTO links
-               SELECT pl.doc_id, pl.unit_id, coalesce(pm.entity_id, m.key),
-                      bool_or(coalesce({FILTER_GRADE}, false))
-               FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
-               LEFT JOIN recognizer_info r ON r.name = m.recognizer
-               LEFT JOIN person_map pm ON pm.key = m.key
-               WHERE m.key IS NOT NULL
-               GROUP BY ALL"""
-        )
-        _cited_by(con, cited)
+        con.execute(f"INSERT INTO {BASIS} {select}", params)
+    _authors(con, scoped)
+    con.execute(
+        f"""INSERT INTO links
+           SELECT pl.doc_id, pl.unit_id, coalesce(pm.entity_id, m.key),
+                  bool_or(coalesce({FILTER_GRADE}, false))
+           FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+           LEFT JOIN recognizer_info r ON r.name = m.recognizer
+           LEFT JOIN person_map pm ON pm.key = m.key
+           WHERE m.key IS NOT NULL AND {within(scoped)}
+           GROUP BY ALL"""
+    )
+    _cited_by(con, cited, scoped)
+    if not scoped:  # a scoped build is refused where a model found names (incremental.py)
         _names(con)
-        _carried(con)
-        con.execute(  # one row per passage and entity, filtering if any source can
-            """CREATE OR REPLACE TEMP TABLE merged AS
-               SELECT doc_id, unit_id, entity_id, bool_or(filter) AS filter FROM links
-               GROUP BY ALL"""
-        )
-        con.execute("DELETE FROM links")
-        con.execute("INSERT INTO links SELECT * FROM merged")
-        con.execute("DROP TABLE merged; DROP TABLE person_map")
-        _dates(con)
-        _quantities(con)
-        con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
-        set_meta(con, LAYER_KEY, LAYER_VERSION)
-        facet_arrays.touched(con)
+    _carried(con, scoped)
+    con.execute(  # one row per passage and entity, filtering if any source can
+        f"""CREATE OR REPLACE TEMP TABLE merged AS
+           SELECT doc_id, unit_id, entity_id, bool_or(filter) AS filter FROM links
+           WHERE {within(scoped, "doc_id")} GROUP BY ALL"""
+    )
+    con.execute(f"DELETE FROM links WHERE {within(scoped, 'doc_id')}")
+    con.execute("INSERT INTO links SELECT * FROM merged")
+    con.execute("DROP TABLE merged; DROP TABLE person_map")
+    _dates(con, scoped)
+    _quantities(con, scoped)
+
+
+def built(con: duckdb.DuckDBPyConnection) -> None:
+    """Inside the build's transaction: the layer is current (no mark, no stale document,
+    this ``LAYER_VERSION``), and its facets' arrays of an older generation."""
+    con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
+    con.execute("DELETE FROM layer_stale")
+    set_meta(con, LAYER_KEY, LAYER_VERSION)
+    facet_arrays.touched(con)
 
 
 HANDLE = re.compile(r"[\t\n\f\r ]*\([^)]*\)[\t\n\f\r ]*\Z")  # "(@yosuke-furukawa)" at the end
 
 
-def _authors(con: duckdb.DuckDBPyConnection) -> None:
+def _authors(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
     """Documents' authors: an alias of a gazetteer entry when one matches, else a person of
     their own, linked to the whole document. "Yosuke Furukawa (@yosuke-furukawa)" is Yosuke
     Furukawa; the handle stays an alias. Read and matched here, in five statements: the
-    layer is rebuilt on every write, and in SQL this took ten."""
+    layer is rebuilt on every write, and in SQL this took ten. Each written name's entity
+    is in the basis: the documents that name it are linked by it."""
     written = {
         (doc_id, w, HANDLE.sub("", w, count=1).strip(" "))
         for doc_id, names in con.execute(
@@ -202,10 +228,20 @@ def _authors(con: duckdb.DuckDBPyConnection) -> None:
     aliases = {(e, x) for _, w, author, e in doc_authors for x in (author, w)}
     select, params = rows_select(["entity_id", "alias"], sorted(aliases))
     con.execute(f"INSERT INTO aliases {select} EXCEPT SELECT entity_id, alias FROM aliases", params)
+    basis = sorted({("author", w, e) for _, w, _, e in doc_authors})
+    select, params = rows_select(["part", "k", "v"], basis)
+    con.execute(f"INSERT INTO {BASIS} {select}", params)
     links = sorted({(doc_id, e) for doc_id, _, _, e in doc_authors})
     select, params = rows_select(["doc_id", "entity_id"], links)
-    con.execute(f"INSERT INTO links SELECT doc_id, NULL, entity_id, true FROM ({select})", params)
-    con.execute(f"INSERT INTO authored SELECT doc_id, NULL, entity_id FROM ({select})", params)
+    mine = within(scoped, "doc_id")
+    con.execute(
+        f"INSERT INTO links SELECT doc_id, NULL, entity_id, true FROM ({select}) WHERE {mine}",
+        params,
+    )
+    con.execute(
+        f"INSERT INTO authored SELECT doc_id, NULL, entity_id FROM ({select}) WHERE {mine}",
+        params,
+    )
 
 
 def _owners(con: duckdb.DuckDBPyConnection, texts: set[str]) -> dict[str, set[str]]:
@@ -293,7 +329,7 @@ def _resolved(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     return cited
 
 
-def _cited_by(con: duckdb.DuckDBPyConnection, cited: dict[str, list[str]]) -> None:
+def _cited_by(con: duckdb.DuckDBPyConnection, cited: dict[str, list[str]], scoped: bool) -> None:
     """A passage citing a resolved work names its authors and venue too."""
     pairs = [(work, other) for work, others in cited.items() for other in others]
     if not pairs:
@@ -301,7 +337,8 @@ def _cited_by(con: duckdb.DuckDBPyConnection, cited: dict[str, list[str]]) -> No
     select, params = rows_select(["work", "other"], pairs)
     con.execute(
         f"""INSERT INTO links SELECT l.doc_id, l.unit_id, p.other, l.filter
-            FROM links l JOIN ({select}) p ON p.work = l.entity_id""",
+            FROM links l JOIN ({select}) p ON p.work = l.entity_id
+            WHERE {within(scoped, "l.doc_id")}""",
         params,
     )
 
@@ -493,20 +530,27 @@ def _coded(con: duckdb.DuckDBPyConnection) -> None:
 SHORT_FORM_TYPES = ("ORG", "PERSON", "GPE", "FAC", "PRODUCT", "PROJECT", "SOFTWARE", "EVENT")
 
 
-def _carried(con: duckdb.DuckDBPyConnection) -> None:
-    """Link the short forms of a keyed name (a gazetteer entry's, an identifier's) to its
-    entity in the passages of the same document from its first full mention on (one sense
-    per discourse), unless the short form is another entity's alias. A model's names are
-    carried by the document context (``annotate/names.py``), which reads them in place."""
-    rows = con.execute(  # as precise as its own link in that document
+def long_names(con: duckdb.DuckDBPyConnection, docs: str) -> list[tuple]:
+    """``(doc_id, first ordinal, key, type, text, filter)`` of each keyed name of two words
+    or more, of a type with short forms, in the documents the SQL predicate ``docs`` (over
+    ``pl.doc_id``) admits: the names ``_carried`` carries."""
+    return con.execute(  # as precise as its own link in that document
         f"""SELECT pl.doc_id, min(pl.ordinal), m.key, e.type, m.text,
                    bool_or(coalesce({FILTER_GRADE}, false))
             FROM mentions m LEFT JOIN recognizer_info r ON r.name = m.recognizer
             JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
             JOIN entities e ON e.entity_id = m.key
-            WHERE e.type IN {SHORT_FORM_TYPES} AND contains(m.text, ' ')
+            WHERE e.type IN {SHORT_FORM_TYPES} AND contains(m.text, ' ') AND {docs}
             GROUP BY ALL"""
     ).fetchall()
+
+
+def _carried(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
+    """Link the short forms of a keyed name (a gazetteer entry's, an identifier's) to its
+    entity in the passages of the same document from its first full mention on (one sense
+    per discourse), unless the short form is another entity's alias. A model's names are
+    carried by the document context (``annotate/names.py``), which reads them in place."""
+    rows = long_names(con, within(scoped))
     if not rows:
         return  # no keyed name of two words or more
     # per document, each short form with the keys it stands for: (first ordinal, key, grade)
@@ -534,13 +578,17 @@ def _carried(con: duckdb.DuckDBPyConnection) -> None:
             for first, key, grade in wanted[doc_id][short]:
                 if ordinal >= first:
                     found.add((doc_id, unit_id, key, grade))  # as precise as its long form
-    found -= set(con.execute("SELECT doc_id, unit_id, entity_id, filter FROM links").fetchall())
+    found -= set(
+        con.execute(
+            f"SELECT doc_id, unit_id, entity_id, filter FROM links WHERE {within(scoped, 'doc_id')}"
+        ).fetchall()
+    )
     if found:
         select, params = rows_select(["doc_id", "unit_id", "entity_id", "filter"], list(found))
         con.execute(f"INSERT INTO links {select}", params)
 
 
-def _dates(con: duckdb.DuckDBPyConnection) -> None:
+def _dates(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
     """Document dates, and the calendar dates each passage mentions (a relative date as
     resolved in its document) or its section gives it (``entities/sections.py``), as day
     intervals. A document dated only by the first date
@@ -550,6 +598,7 @@ def _dates(con: duckdb.DuckDBPyConnection) -> None:
     every passage of it that year). Its top passage keeps the date as a mention."""
     rows = con.execute(
         "SELECT doc_id, NULL, doc_date FROM documents WHERE status = 'ok' AND doc_date IS NOT NULL"
+        f" AND {within(scoped, 'doc_id')}"
     ).fetchall()
     written = {
         d for (d,) in con.execute(
@@ -563,9 +612,9 @@ def _dates(con: duckdb.DuckDBPyConnection) -> None:
             LEFT JOIN doc_mentions dm ON dm.doc_id = pl.doc_id AND dm.unit_hash = m.unit_hash
                 AND dm.recognizer = m.recognizer AND dm.version = m.version
                 AND dm.start_char = m.start_char
-            WHERE m.type IN {DATE_TYPES}"""
+            WHERE m.type IN {DATE_TYPES} AND {within(scoped)}"""
     ).fetchall()
-    mentioned += section_dates(con, DATE_TYPES)
+    mentioned += section_dates(con, DATE_TYPES, within(scoped))
     spans = {v: interval(v) for v in {r[2] for r in rows + mentioned}}
     dated = Counter(d for d, u in {(d, u) for d, u, v in mentioned if spans[v]})
     rows = [r for r in rows if not (r[0] in written and dated[r[0]] >= 2)] + mentioned
@@ -575,13 +624,15 @@ def _dates(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"INSERT INTO passage_dates {select}", params)
 
 
-def _quantities(con: duckdb.DuckDBPyConnection) -> None:
+def _quantities(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
     """The quantities each passage mentions, from recognizers precise enough to filter: one
     row per distinct value, read once in Python (``stored``) and joined back by value."""
     values = con.execute(
         f"""SELECT DISTINCT m.type, m.value FROM mentions m
             JOIN recognizer_info r ON r.name = m.recognizer AND {FILTER_GRADE}
-            WHERE m.type IN {QUANTITY_TYPES} AND m.value IS NOT NULL"""
+            JOIN units u USING (unit_hash)
+            WHERE m.type IN {QUANTITY_TYPES} AND m.value IS NOT NULL
+              AND {units_within(scoped)}"""
     ).fetchall()
     rows = [(t, v, *q) for t, v in values if (q := stored(t, v))]
     if not rows:
@@ -592,7 +643,7 @@ def _quantities(con: duckdb.DuckDBPyConnection) -> None:
             SELECT DISTINCT u.unit_id, q.dimension, q.unit, q.lo, q.hi
             FROM mentions m JOIN recognizer_info r ON r.name = m.recognizer AND {FILTER_GRADE}
             JOIN ({select}) q ON q.type = m.type AND q.value = m.value
-            JOIN units u USING (unit_hash)""",
+            JOIN units u USING (unit_hash) WHERE {units_within(scoped)}""",
         params,
     )
 
@@ -617,13 +668,19 @@ def repair(con: duckdb.DuckDBPyConnection, index: Index, settle_layer: bool = Tr
 
 
 def settle(con: duckdb.DuckDBPyConnection) -> bool:
-    """Rebuild the entity layer if a write marked it stale or an older kbx built it
-    (``LAYER_VERSION``), and its facets' arrays with it where a reader will map them
-    (``worth_mapping``); returns whether it did."""
+    """Bring the entity layer level with the writes since it was built: the stale
+    documents' rows alone where the writes were documents' and the rest is unchanged
+    (``entities/incremental.py``), else whole (a write that is not a document's, an older
+    kbx's layer: ``LAYER_VERSION``); and its facets' arrays with it where a reader will map
+    them (``worth_mapping``). Returns whether it did."""
+    from kbx.entities.incremental import update  # it builds with this module's statements
+
     built = con.execute("SELECT value FROM kbx_meta WHERE key = ?", [LAYER_KEY]).fetchone()
-    if not is_dirty(con) and built == (LAYER_VERSION,):
+    dirty = con.execute("SELECT value FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY]).fetchone()
+    if dirty is None and built == (LAYER_VERSION,):
         return False
-    refresh(con)
+    if dirty == (DIRTY_ALL,) or built != (LAYER_VERSION,) or update(con) is None:
+        refresh(con)
     if worth_mapping(con):
         facet_arrays.refresh(con)
     return True

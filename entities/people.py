@@ -22,6 +22,7 @@ from collections import Counter, defaultdict
 import duckdb
 
 from kbx.entities.lookup import FILTER_GRADE
+from kbx.entities.scope import within
 from kbx.entities.vocabulary import words
 from kbx.gazetteer.entries import slug
 from kbx.store.db import rows_select
@@ -160,20 +161,21 @@ def _curated(con: duckdb.DuckDBPyConnection, surfaces: set[str]) -> dict[str, st
     }
 
 
-def signed(con: duckdb.DuckDBPyConnection) -> None:
+def signed(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
     """Who wrote which passages, from the names that sign them (AUTHOR mentions, as
     ``person_map`` folds them): one that ``closes`` wrote its document from the line after
     the signature before it (a changelog's entry, a commit), one that ``opens`` wrote its
     passage and those after it, up to the next that opens or the next closing signature
     (a byline, an article's authors, a Debian entry's ``[ Name ]`` block). Filter-grade
-    recognizers only; written to ``authored``."""
+    recognizers only; written to ``authored`` for the documents of the build
+    (``entities/scope.py``)."""
     rows = con.execute(
         rf"""SELECT pl.doc_id, pl.ordinal, coalesce(pm.entity_id, m.key), m.value,
                    regexp_full_match(substr(u.text, m.end_char + 1), '[^\n]*\s*')
             FROM mentions m JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
             JOIN recognizer_info r ON r.name = m.recognizer AND {FILTER_GRADE}
             LEFT JOIN person_map pm ON pm.key = m.key
-            WHERE m.type = 'AUTHOR' AND m.key IS NOT NULL
+            WHERE m.type = 'AUTHOR' AND m.key IS NOT NULL AND {within(scoped)}
             ORDER BY pl.doc_id, pl.ordinal, m.start_char"""
     ).fetchall()
     if not rows:

@@ -21,10 +21,11 @@ _SIGNED = re.compile(r"\S@\S")  # a trailer line is signed: it holds an e-mail a
 
 
 def section_dates(
-    con: duckdb.DuckDBPyConnection, date_types: tuple[str, ...]
+    con: duckdb.DuckDBPyConnection, date_types: tuple[str, ...], docs: str
 ) -> list[tuple[int, int, str]]:
     """``(doc_id, unit_id, value)`` for each passage under a dated section, ``value`` a
-    date as the recognizer normalized it (resolved in its document where relative)."""
+    date as the recognizer normalized it (resolved in its document where relative), in
+    the documents the SQL predicate ``docs`` (over ``pl.doc_id``) admits."""
     rows = con.execute(
         f"""WITH dated AS (
               SELECT pl.doc_id, pl.unit_id, m.start_char, m.end_char,
@@ -34,7 +35,7 @@ def section_dates(
               LEFT JOIN doc_mentions dm ON dm.doc_id = pl.doc_id AND dm.unit_hash = m.unit_hash
                   AND dm.recognizer = m.recognizer AND dm.version = m.version
                   AND dm.start_char = m.start_char
-              WHERE m.type IN {date_types} AND len(u.heading_path) > 0),
+              WHERE m.type IN {date_types} AND len(u.heading_path) > 0 AND {docs}),
             placed AS (
               SELECT pl.doc_id, pl.unit_id, pl.ordinal, u.heading_path AS path, u.text,
                      coalesce(lead(u.heading_path) OVER (

@@ -44,7 +44,7 @@ from kbx.store.db import (
     Index,
     WriterLease,
     kill_point,
-    mark_dirty,
+    mark_stale,
     runs_changed,
     set_meta,
     staged,
@@ -162,7 +162,10 @@ def _write_batch(
                     [o.error, known[o.rel]["doc_id"]],
                 )
         if docs:
-            mark_dirty(con)
+            written = con.execute(
+                "SELECT doc_id FROM documents WHERE list_contains(?, path)", [[o.rel for o in docs]]
+            ).fetchall()
+            mark_stale(con, [d for (d,) in written])
             passages_file.touched(con)
     return added, swept
 
@@ -500,8 +503,7 @@ def _index(
             forget_documents(con, gone)
             for table in ("doc_mentions", "documents"):
                 con.execute(f"DELETE FROM {table} WHERE list_contains(?, doc_id)", [gone])
-            report.units_swept += drop_orphans(con)
-            mark_dirty(con)
+            report.units_swept += drop_orphans(con)  # unplace marked them stale
         kill_point("index.removed")
     report.removed = len(gone)
     resort_postings(con)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import duckdb
 
 from kbx.store import passages_file
-from kbx.store.db import is_dirty, mark_dirty, runs_changed
+from kbx.store.db import is_dirty, mark_dirty, mark_stale, runs_changed
 from kbx.store.postings import drop_unused_terms, touched
 from kbx.store.transaction import transaction
 
@@ -27,20 +27,22 @@ def problems(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 def unplace(con: duckdb.DuckDBPyConnection, doc_ids: list[int]) -> None:
     """Delete the documents' placements, keeping the units they placed as candidates for
-    ``drop_orphans`` in the same transaction."""
+    ``drop_orphans`` in the same transaction; their rows of the entity layer are stale."""
     con.execute(
         "CREATE OR REPLACE TEMP TABLE unplaced AS "
         "SELECT DISTINCT unit_id FROM placements WHERE list_contains(?, doc_id)",
         [doc_ids],
     )
     con.execute("DELETE FROM placements WHERE list_contains(?, doc_id)", [doc_ids])
+    mark_stale(con, doc_ids)
     passages_file.touched(con)
 
 
 def drop_orphans(con: duckdb.DuckDBPyConnection, everywhere: bool = False) -> int:
     """Delete units no document places any more (those just unplaced, or with
     ``everywhere`` all of them), with their postings, the terms only they used, runs and
-    mentions, inside the caller's transaction; returns how many."""
+    mentions, inside the caller's transaction; returns how many. Units just unplaced were
+    their documents' (``unplace`` marked those stale); any others ask for a whole rebuild."""
     source = "units" if everywhere else "unplaced JOIN units USING (unit_id)"
     con.execute(
         "CREATE OR REPLACE TEMP TABLE orphans AS SELECT unit_id, unit_hash "
@@ -58,7 +60,8 @@ def drop_orphans(con: duckdb.DuckDBPyConnection, everywhere: bool = False) -> in
         drop_unused_terms(con, "SELECT term_id FROM orphan_terms")
         con.execute("DROP TABLE orphan_terms")
         con.execute("DELETE FROM units WHERE unit_id IN (SELECT unit_id FROM orphans)")
-        mark_dirty(con)
+        if everywhere:
+            mark_dirty(con)
         runs_changed(con)
         touched(con)
         passages_file.touched(con)

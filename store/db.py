@@ -39,6 +39,8 @@ INDEX_FILE = "index.duckdb"
 BUSY_WAIT = 10.0  # seconds a reader waits for a writer
 WRITER_WAIT = 60.0  # seconds a writer waits for readers and short writes
 ENTITIES_DIRTY = "entities_dirty"  # kbx_meta key: a write since the last entity rebuild
+DIRTY_ALL = "1"  # its value when the whole layer must be rebuilt
+DIRTY_DOCS = "docs"  # when only the documents listed in ``layer_stale`` changed
 SAY_WAITING = 0.5  # seconds an opener waits before it says so (a shorter wait is not news)
 
 # Waits are said on this logger, not printed: the store never prints, the command line
@@ -247,10 +249,39 @@ def set_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
 
 
 def mark_dirty(con: duckdb.DuckDBPyConnection) -> None:
-    """Note, inside the caller's transaction, that the entity layer must be rebuilt: the
-    rebuild clears the mark in its own, so a run killed between the two leaves it set."""
+    """Note, inside the caller's transaction, that the entity layer must be rebuilt whole
+    (a write that is not one document's: the gazetteer, a recognizer's version, a
+    resolver's answers): the rebuild clears the mark in its own, so a run killed between
+    the two leaves it set."""
+    set_meta(con, ENTITIES_DIRTY, DIRTY_ALL)
+
+
+def mark_stale(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[int]) -> None:
+    """Note, inside the caller's transaction, that these documents' rows of the entity
+    layer are stale (their text, placements, mentions or metadata changed, or they went):
+    the layer may then recompute them alone (``entities/incremental.py``)."""
+    if not doc_ids:
+        return
+    con.execute(
+        "INSERT INTO layer_stale SELECT unnest(?) EXCEPT SELECT doc_id FROM layer_stale",
+        [list(doc_ids)],
+    )
     if not is_dirty(con):
-        con.execute("INSERT INTO kbx_meta VALUES (?, '1')", [ENTITIES_DIRTY])
+        con.execute("INSERT INTO kbx_meta VALUES (?, ?)", [ENTITIES_DIRTY, DIRTY_DOCS])
+
+
+def mark_units_stale(con: duckdb.DuckDBPyConnection, unit_hashes: Sequence[str]) -> None:
+    """``mark_stale`` for the documents that place these units (their mentions changed)."""
+    if not unit_hashes:
+        return
+    docs = con.execute(
+        "SELECT DISTINCT pl.doc_id FROM placements pl JOIN units u USING (unit_id) "
+        "WHERE list_contains(?, u.unit_hash)",
+        [list(unit_hashes)],
+    ).fetchall()
+    mark_stale(con, [d for (d,) in docs])
+    if not is_dirty(con):  # units no document places: the next sweep drops them
+        con.execute("INSERT INTO kbx_meta VALUES (?, ?)", [ENTITIES_DIRTY, DIRTY_DOCS])
 
 
 RUNS = "runs_generation"  # kbx_meta key: bumped by every write of runs or recognizer_info

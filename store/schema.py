@@ -11,7 +11,7 @@ from kbx.errors import SchemaError
 from kbx.store.arrays import bump
 from kbx.store.transaction import transaction
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 _V1 = """
 CREATE TABLE kbx_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -355,6 +355,27 @@ def _to_v10(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("UPDATE doc_context SET data = NULL WHERE recognizer = 'names'")
 
 
+_V11 = """
+CREATE TABLE IF NOT EXISTS layer_stale (  -- documents a write touched since the layer was built
+    doc_id INTEGER NOT NULL         -- their rows are recomputed alone (entities/incremental.py)
+);
+CREATE TABLE IF NOT EXISTS layer_basis (  -- derived: the corpus-wide decisions the layer made
+    part VARCHAR NOT NULL,          -- person | author | cited (entities/incremental.py)
+    k VARCHAR NOT NULL,
+    v VARCHAR
+);
+INSERT INTO kbx_meta VALUES ('entities_dirty', '1') ON CONFLICT DO NOTHING;
+"""
+
+
+def _to_v11(con: duckdb.DuckDBPyConnection) -> None:
+    """An incremental entity layer (issue 43): which documents each write touched, and the
+    decisions a rebuild made for the whole corpus, so the next one can tell whether only
+    those documents' rows change. Empty here; the rebuild the migration asks for fills
+    the basis."""
+    con.execute(_V11)
+
+
 REEXTRACT = "reextract"  # kbx_meta key: the next `kbx index` reads files again: every one
 # ("1") or those of the formats it lists ("text,latex,pdf")
 
@@ -369,6 +390,7 @@ MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     7: _to_v8,
     8: _to_v9,
     9: _to_v10,
+    10: _to_v11,
 }
 
 
