@@ -86,7 +86,7 @@ class _Context(multiprocessing.context.ForkContext):
         self.results: list = []
 
     def Process(self, *args, **kwargs) -> multiprocessing.process.BaseProcess:  # noqa: N802
-        made = multiprocessing.context.ForkProcess(*args, **kwargs)
+        made = _Worker(*args, **kwargs)
         self.made.append(made)  # before it starts: an interrupt cannot come in between
         return made
 
@@ -94,6 +94,19 @@ class _Context(multiprocessing.context.ForkContext):
         made = super().SimpleQueue()
         self.results.append(made)
         return made
+
+
+class _Worker(multiprocessing.context.ForkProcess):
+    """A worker forked with Ctrl-C held back: one that came between the fork and the
+    worker's ``_started`` (which ignores it) printed a traceback from Python's own
+    after-fork code. The child lets it through once it ignores it; this process, at once."""
+
+    def start(self) -> None:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            super().start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 class Pool(ProcessPoolExecutor):
@@ -142,6 +155,7 @@ def _started(parent: int, budgets: bool) -> None:
     """A worker's start: it ignores Ctrl-C (see ``Pool``), dies with ``parent``, and is
     capped (with ``budgets``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held back by _Worker.start
     (_budgeted if budgets else _die_with_parent)(parent)
 
 
