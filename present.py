@@ -327,8 +327,16 @@ def status(s: dict) -> list[str]:
     if not s["vectors"]:
         out.append("vectors    none (`kbx embed` adds them: search by meaning too)")
     out += [f"inconsistent {p}" for p in s["problems"]]
-    out += [f"  ! {f['path']} ({f['status']}): {f['error']}" for f in s["failures"]]
+    out += [file_line(f) for f in s["failures"]]
     return out + unit_failures(s["unit_failures"], "tried again by `kbx reprocess` or `kbx index`")
+
+
+def file_line(f: dict) -> str:
+    """A file not read whole, or not at all: ``!`` one that failed (or was read as plain
+    text), ``-`` one skipped (empty, or over the size cap), which is no failure."""
+    mark = "-" if f["status"] == "skipped" else "!"
+    state = "" if f["status"] == "ok" else f" ({f['status']})"
+    return f"  {mark} {f['path']}{state}: {f['error']}"
 
 
 UNIT_FAILURES_SHOWN = 10  # lines; --json lists them all

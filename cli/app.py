@@ -136,8 +136,7 @@ def index(o: api.IndexOptions, *, db=None, as_json: bool = False) -> None:
             )
         if r.superseded:
             out.print(f"  {r.name} stopped: {r.superseded}", markup=False)
-    for f in report.failures:
-        out.print(f"  [yellow]![/] {escape(f['path'])}: {escape(f['error'])}")
+    _lines([api.present.file_line(f) for f in report.failures])
     _lines(api.present.unit_failures(report.unit_failures, "tried again by the next `kbx index`"))
     for name, why in report.unavailable:
         out.print(f"  recognizer {name} not run: {why}", markup=False)

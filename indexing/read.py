@@ -118,8 +118,8 @@ def _read_one(
         out.document = prepare(extract(found.rel, data, plain), analyzer, skip)
         partly = [w for w in out.document.warnings if w.startswith(PARTLY_AS_TEXT)]
         out.error = "; ".join(partly) or None  # in, and said, as a file read as text
-    except ExtractError as e:
-        out.status, out.error = "failed", str(e)
+    except ExtractError as e:  # an empty file is skipped as such: nothing in it failed
+        out.status, out.error = "skipped" if not data.strip() else "failed", str(e)
     except MemoryError:
         out.document = None
         out.status, out.error = "failed", "over the memory budget for one file"

@@ -228,6 +228,23 @@ def test_a_long_query_is_said_back_shortened(root):
     assert g.returncode == 2 and query[:100] not in g.stderr and "…" in g.stderr
 
 
+def test_an_empty_file_is_skipped_as_empty_not_failed(tmp_path):
+    """A 0-byte file was listed as failed by `kbx index` and `kbx status`."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "kbx.toml").write_text('[recognizers]\ndisable = ["spacy", "gliner", "acronyms"]\n')
+    (root / "a.md").write_text("# A\n\nSome words.\n")
+    (root / "empty.md").write_bytes(b"")
+    r = run_cli("index", str(root))
+    assert r.returncode == 0 and "0 failed, 1 skipped" in r.stdout
+    assert "  - empty.md (skipped): empty file" in r.stdout.splitlines()
+    status = run_cli("status", cwd=root).stdout.splitlines()
+    assert "documents  2 (1 ok, 1 skipped)" in status
+    assert "  - empty.md (skipped): empty file" in status
+    again = json.loads(run_cli("index", str(root), "--json").stdout)
+    assert (again["failed"], again["skipped"]) == (0, 1)
+
+
 def test_a_ctrl_c_that_duckdb_reports_as_its_own_error_is_an_interruption():
     import duckdb
 

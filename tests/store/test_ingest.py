@@ -117,7 +117,7 @@ def test_bad_files_are_recorded_and_the_run_goes_on(corpus):
     (corpus / "big.txt").write_text("x " * 5000)
     (corpus / "loop.md").symlink_to(corpus / "loop.md")
     r = _walked(corpus, max_size=8000)
-    assert r.new == 5 and r.failed == 4 and r.skipped == 1
+    assert r.new == 5 and r.failed == 3 and r.skipped == 2  # an empty file is skipped
     reasons = dict(_rows(corpus, "SELECT path, error FROM documents WHERE status != 'ok'"))
     assert "corrupt" in reasons["broken.pdf"]
     assert "binary" in reasons["blob.md"]
@@ -126,6 +126,7 @@ def test_bad_files_are_recorded_and_the_run_goes_on(corpus):
     assert "loop" in reasons["loop.md"]
     statuses = dict(_rows(corpus, "SELECT path, status FROM documents"))
     assert statuses["big.txt"] == "skipped" and statuses["broken.pdf"] == "failed"
+    assert statuses["empty.txt"] == "skipped"
 
 
 def test_a_file_that_breaks_after_indexing_loses_its_stale_units(indexed_corpus):
@@ -162,12 +163,12 @@ def test_parallel_and_serial_extraction_store_the_same(corpus, tmp_path):
 
 
 def test_a_failed_file_stays_failed_and_is_retried(corpus):
-    (corpus / "empty.md").write_bytes(b"")
+    (corpus / "blob.md").write_bytes(b"\x00\x01\x02\x03" * 100)
     assert _walked(corpus).failed == 1
     r = _walked(corpus)
     assert (r.failed, r.unchanged) == (1, 5)
-    assert _rows(corpus, "SELECT status, error FROM documents WHERE path = 'empty.md'") == [
-        ("failed", "empty file")
+    assert _rows(corpus, "SELECT status, error FROM documents WHERE path = 'blob.md'") == [
+        ("failed", "binary file (NUL bytes)")
     ]
 
 
