@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from kbx.annotate.setup import registry_for
     from kbx.api_json import json_text, to_json
     from kbx.config import FILE as CONFIG_FILE
+    from kbx.config import Config, load_config
     from kbx.entities.gazetteer import EditReport, default_actor
     from kbx.entities.gazetteer import add as gazetteer_add
     from kbx.entities.gazetteer import check as gazetteer_check
@@ -86,6 +87,7 @@ if TYPE_CHECKING:
     from kbx.indexing.ingest import VECTORS_STAGE, IndexReport, index
     from kbx.indexing.reprocess import ReprocessReport, purge, reprocess
     from kbx.library import Index, perform
+    from kbx.linking.resolvers import Settings as ResolveSettings
     from kbx.search.grep import GrepMatch, GrepResult, grep
     from kbx.search.mentions import MentionRow, RecognizerRow, mentions, recognizers
     from kbx.search.read import Excerpt, read
@@ -142,6 +144,9 @@ _WHERE = {  # name -> (module, attribute)
     "VectorReport": ("kbx.vectors.run", "VectorReport"),
     "embed": ("kbx.indexing.embedding", "embed"),
     "CONFIG_FILE": ("kbx.config", "FILE"),
+    "Config": ("kbx.config", "Config"),
+    "load_config": ("kbx.config", "load_config"),
+    "ResolveSettings": ("kbx.linking.resolvers", "Settings"),
     "json_text": ("kbx.api_json", "json_text"),
     "to_json": ("kbx.api_json", "to_json"),
 }
@@ -158,6 +163,7 @@ __all__ = [  # every public name; the plumbing above is left out
     "CLI",
     "COMMANDS",
     "CONFIG_FILE",
+    "Config",
     "Command",
     "EVERY",
     "EXPORT_FORMATS",
@@ -201,6 +207,7 @@ __all__ = [  # every public name; the plumbing above is left out
     "ReadOptions",
     "RecognizerRow",
     "ReprocessReport",
+    "ResolveSettings",
     "ResolveReport",
     "SERVED",
     "SearchOptions",
@@ -228,6 +235,7 @@ __all__ = [  # every public name; the plumbing above is left out
     "index",
     "interrupted",
     "json_text",
+    "load_config",
     "mentions",
     "options_on",
     "options_schema",

@@ -119,7 +119,10 @@ def index(o: api.IndexOptions, *, db=None, as_json: bool = False) -> None:
             recognizer_progress=tick_recognizer,
             searchable=searchable,
         )
-    resolved = api.resolve(api.Index.for_root(path, db)) if o.then_resolve else None
+    resolved = None
+    if o.then_resolve:
+        idx = api.Index.for_root(path, db)
+        resolved = api.resolve(idx, settings=_resolve_settings(idx))
     if as_json:
         emit_json(api.to_json("index", (report, resolved)))
         return
@@ -227,6 +230,12 @@ def recognizers(o: api.RecognizersOptions, *, db=None, as_json: bool = False) ->
         )
 
 
+def _resolve_settings(idx: api.Index) -> api.ResolveSettings:
+    """How politely to ask, from the index's kbx.toml and the environment: read here, at
+    the command's start (a bad value stops it before any request), and passed down."""
+    return api.ResolveSettings.load(api.load_config(idx.root).resolve)
+
+
 def _resolved_line(r) -> str:
     return (
         f"{r.found} found, {r.not_found} not found, {len(r.failures)} failed, "
@@ -253,6 +262,7 @@ def resolve(o: api.ResolveOptions, *, db=None, as_json: bool = False) -> None:
       KBX_MAILTO=you@example.org kbx resolve --json
     """
     idx = api.Index.find(db)
+    settings = _resolve_settings(idx)
     with progress_bar("[bold]resolving", as_json) as bar:
         task = bar.add_task("", total=None)
         r = api.resolve(
@@ -260,6 +270,7 @@ def resolve(o: api.ResolveOptions, *, db=None, as_json: bool = False) -> None:
             o.only or None,
             o.limit,
             o.refresh,
+            settings=settings,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     if as_json:

@@ -88,3 +88,27 @@ def test_the_file_is_checked_once_per_content(tmp_path):
     assert _load.cache_info().misses == 1 and _load.cache_info().hits == 1
     (root / "kbx.toml").write_text("[resolve]\nrate = 4\n")  # a change is read at once
     assert load_config(root).resolve.rate == 4.0
+
+
+def test_kbx_resolve_reads_its_settings_at_the_start_and_passes_them_down(tmp_path, monkeypatch):
+    """The command builds the resolve settings from kbx.toml where it starts and hands them
+    to the library, which then reads no kbx.toml of its own."""
+    from kbx import api
+    from kbx.entities import resolve
+
+    root = _toml(tmp_path / "docs", '[recognizers]\ndisable = ["spacy", "gliner"]\n')
+    (root / "a.md").write_text("# A\n\nNo identifier here.\n")
+    index(root, registry=Registry([IdentifierRecognizer()]))
+    (root / "kbx.toml").write_text('[resolve]\nmailto = "edge@example.org"\nrate = 3\n')
+    given = []
+    real = resolve.resolve
+
+    def spy(*args, **kwargs):
+        given.append(kwargs["settings"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "resolve", spy)  # what the CLI calls
+    monkeypatch.setattr(resolve, "load_config", lambda root: pytest.fail("read deep down"))
+    r = run_cli("resolve", cwd=root)
+    assert r.returncode == 0, r.stderr
+    assert [(s.mailto, s.rate) for s in given] == [("edge@example.org", 3.0)]
