@@ -300,6 +300,49 @@ def entities(rows: dict) -> list[str]:
     return out or ["no entity matches"]
 
 
+def entity(e: dict) -> list[str]:
+    """The lines of one entity (its ``--json``): its aliases, addresses, provenance, the
+    entries it could be (an alias two share), and its mentions at ``path:line #hash``."""
+    out = [f"{shown(e['entity_id'])}  {shown(e['type'])}  {shown(e['label'])}  "
+           f"(from {shown(e['source'])})"]  # fmt: skip
+    if e["aliases"]:
+        out.append(f"  aliases: {_all(e['aliases'])}")
+    if (e.get("meta") or {}).get("emails"):  # the addresses a person signs with
+        out.append(f"  e-mail: {_all(e['meta']['emails'])}")
+    for p in e["provenance"]:
+        note = f": {shown(p['note'])}" if p["note"] else ""
+        out.append(f"  {p['at']}  {shown(p['action'])} by {shown(p['by'])}{note}")
+    if e.get("candidates"):
+        label = shown(e["label"])
+        out.append(
+            f"  not linked: {label!r} is an alias of "
+            + ", ".join(
+                f"{shown(c['entity_id'])} ({c['type']} {shown(c['label'])})"
+                for c in e["candidates"]
+            )
+            + f"; pin one: kbx gazetteer add {label!r} --id ID --type T --pin"
+        )
+    for m in e["mentions"]:
+        what = shown(m["text"]) if m["as"] == "text" else f"({shown(m['as'])})"
+        at = f"{m['path']}:{m['line']}" if m["line"] else m["path"]  # an author: the document
+        out.append(f"  {shown(at)} #{m['hash'][:12]}  {m['doc_date'] or ''}  {what}")
+    return out
+
+
+def edit(r: dict, verb: str) -> list[str]:
+    """The line of a gazetteer edit (its ``--json``): ``verb`` (added, retracted) and what
+    it re-ran."""
+    return [
+        f"{verb} {shown(', '.join(r['entry_ids']))}; gazetteer {r['version']}: "
+        f"{r['units_rerun']} units re-run, {r['units_carried']} carried over, "
+        f"{r['mentions']} mentions, {r['removed']} replaced ({r['seconds']:.2f} s)"
+    ]
+
+
+def _all(values: list) -> str:
+    return " | ".join(shown(v) for v in values)
+
+
 def status(s: dict) -> list[str]:
     """The lines of ``kbx status`` (its ``--json``): the index, its documents, units,
     postings, languages, recognizers and vectors, then what failed."""

@@ -29,12 +29,8 @@ def _all(values) -> str:
 
 
 def _edit_summary(r: api.EditReport, verb: str) -> None:
-    out.print(
-        f"{verb} {shown(', '.join(r.entry_ids))}; gazetteer {r.version}: {r.units_rerun} units "
-        f"re-run, {r.units_carried} carried over, {r.mentions} mentions, "
-        f"{r.removed} replaced ({r.seconds:.2f} s)",
-        markup=False,
-    )
+    for line in api.present.edit(api.to_json("gazetteer add", r), verb):
+        out.print(line, markup=False)
 
 
 @app.command()
@@ -262,30 +258,9 @@ def entity(o: api.EntityOptions, *, db=None, as_json: bool = False) -> None:
 
       kbx entity "Ann Lee" --json
     """
-    e = api.perform(api.Index.find(db), o)
+    e = api.to_json("entity", api.perform(api.Index.find(db), o))
     if as_json:
-        emit_json(api.to_json("entity", e))
+        emit_json(e)
         return
-    out.print(
-        f"{shown(e.entity_id)}  {shown(e.type)}  {shown(e.label)}  (from {shown(e.source)})",
-        markup=False,
-    )
-    if e.aliases:
-        out.print(f"  aliases: {_all(e.aliases)}", markup=False)
-    if e.meta and e.meta.get("emails"):  # the addresses a person signs with
-        out.print(f"  e-mail: {_all(e.meta['emails'])}", markup=False)
-    for p in e.provenance:
-        note = f": {shown(p['note'])}" if p["note"] else ""
-        out.print(f"  {p['at']}  {shown(p['action'])} by {shown(p['by'])}{note}", markup=False)
-    if e.candidates:
-        out.print(
-            f"  not linked: {shown(e.label)!r} is an alias of "
-            + ", ".join(
-                f"{shown(c['entity_id'])} ({c['type']} {shown(c['label'])})" for c in e.candidates
-            )
-            + f"; pin one: kbx gazetteer add {shown(e.label)!r} --id ID --type T --pin",
-            markup=False,
-        )
-    for m in e.mentions:
-        what = shown(m["text"]) if m["as"] == "text" else f"({shown(m['as'])})"
-        out.print(f"  {shown(m['path'])}:{m['line']}  {m['doc_date'] or ''}  {what}", markup=False)
+    for line in api.present.entity(e):
+        out.print(line, markup=False)

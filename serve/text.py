@@ -37,21 +37,8 @@ def status(s: dict) -> str:
 
 
 def entity(e: dict) -> str:
-    out = [f"{e['entity_id']}  {e['type']}  {e['label']}  (from {e['source']})"]
-    if e["aliases"]:
-        out.append(f"aliases: {' | '.join(e['aliases'])}")
-    if (e.get("meta") or {}).get("emails"):  # the addresses a person signs with
-        out.append(f"e-mail: {' | '.join(e['meta']['emails'])}")
-    out += [f"{p['at']}  {p['action']} by {p['by']}" for p in e["provenance"]]
-    for m in e["mentions"]:
-        what = m["text"] if m["as"] == "text" else f"({m['as']})"
-        at = f"{m['path']}:{m['line']}" if m["line"] else m["path"]  # an author: the document
-        out.append("  ".join(p for p in (f"  {at} #{m['hash'][:12]}", m["doc_date"], what) if p))
-    return "\n".join(out)
+    return _text(present.entity(e))
 
 
 def edit(r: dict, verb: str) -> str:
-    return (
-        f"{verb} {', '.join(r['entry_ids'])}; gazetteer {r['version']}: {r['units_rerun']} units "
-        f"re-run, {r['units_carried']} carried over, {r['mentions']} mentions"
-    )
+    return _text(present.edit(r, verb))

@@ -167,6 +167,26 @@ def test_search_status_entities_and_read_read_the_same_in_the_cli_and_mcp(root):
     assert text.search(r).splitlines() == cli
 
 
+def test_an_entity_reads_the_same_in_the_cli_and_mcp(tmp_path):
+    """The MCP tool printed mentions with their hash, the CLI an author's line as
+    ``path:None``: both now print present.entity's lines."""
+    from kbx.serve import text
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("---\nauthor: Ann Lee\n---\n# A\n\nBluefin Labs ships pumps.\n")
+    index(root, registry=Registry([]))
+    added = run_cli("gazetteer", "add", "Bluefin Labs", "-t", "ORG", "--by", "t", cwd=root)
+    assert added.returncode == 0 and added.stdout.startswith("added gz:")
+    idx = api.Index.for_root(root)
+    sha = idx.read("a.md:1").hash[:12]
+    for name, mention in (("Bluefin Labs", "a.md:6 #"), ("Ann Lee", "a.md #")):
+        e = json.loads(api.json_text(api.to_json("entity", idx.entity(name))))
+        cli = run_cli("entity", name, cwd=root).stdout.splitlines()
+        assert text.entity(e).splitlines() == cli
+        assert cli[-1].startswith(f"  {mention}{sha}  ")  # an author's: the document
+
+
 def test_search_json_says_what_became_of_each_hits_file(root):
     """A hit's ``"file": "indexed"`` read as a file's name; ``since_indexed`` says it."""
     data = json.loads(run_cli("search", "valve", "--json", cwd=root).stdout)
