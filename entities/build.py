@@ -1,19 +1,23 @@
 """The entity layer: who and what the documents name, who wrote them, and when their
 passages are dated.
 
-Derived, never edited: ``refresh`` rebuilds it in one transaction from the gazetteer,
+Derived, never edited: ``refresh`` rebuilds it whole in one transaction from the gazetteer,
 the mentions (an identifier's or a gazetteer match's ``key`` is its entity), the
 documents' authors (PERSON entities that the whole document mentions), dates
 (each passage's mentioned dates, resolved per document, plus its document's date) and
 quantities (each passage's measures and amounts of money, as SI intervals).
-Search filters and facets read only these tables.
+Search filters and facets read only these tables. A build is in two parts: the corpus-wide
+rows (``corpus_rows``: entities, aliases, and the basis, the decisions the documents' rows
+are built with) and each document's rows (``document_rows``), which a write of a few
+documents recomputes for those alone (``entities/incremental.py``).
 
 Every writing command starts with ``repair`` and ends with ``settle``: a command can be
 killed between any two of its commits, so rather than trust the next run to redo the step
 that was cut, it brings the store to a consistent state from what it finds. Units no
 document places are swept, the curated gazetteer is made level with its own log, and the
-layer is rebuilt when a write since its last rebuild left the ``entities_dirty`` mark
-(which every such write sets in its own transaction).
+layer is brought level when a write since its last build left the ``entities_dirty`` mark
+(which every such write sets in its own transaction, with the documents it touched in
+``layer_stale`` where it was theirs).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from kbx.annotate.context import NAMES
 from kbx.annotate.names import Words, short_form
 from kbx.annotate.setup import pins
 from kbx.entities import facet_arrays
+from kbx.entities.inputs import digest
 from kbx.entities.lookup import FILTER_GRADE
 from kbx.entities.people import link_spellings, merge_people, signed
 from kbx.entities.positions import position_table
@@ -55,6 +60,7 @@ BASIS = "layer_basis"  # the corpus-wide decisions the documents' rows were buil
 # 3: the layer keeps its basis, so a write may rebuild only its documents' rows.
 LAYER_VERSION = "3"
 LAYER_KEY = "layer"  # kbx_meta: the LAYER_VERSION that built the layer
+INPUTS_KEY = "layer_inputs"  # kbx_meta: the digest of what its corpus-wide rows came from
 DATE_TYPES = ("DATE", "TIME")
 QUANTITY_TYPES = ("QUANTITY", "MONEY")
 ID_KINDS = ("doi", "orcid", "isbn", "issn", "arxiv", "cve", "email")
@@ -65,32 +71,44 @@ def reference_id(text: str) -> str:
     return "ref:" + hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def _matched_references(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
-    """A reference string that ``kbx resolve`` matched to a DOI names that DOI: the
-    passages holding it link to the DOI's entity (the mentions stay as recognized)."""
+def _matched(con: duckdb.DuckDBPyConnection) -> bool:
+    """TEMP TABLES ``matched_refs(ref, doi)``, the reference strings ``kbx resolve`` matched
+    to a DOI, and ``ref_keys``, each unkeyed reference's key; whether there are any."""
     matched = con.execute(
         """SELECT entity_id, json_extract_string(data, '$.doi') FROM resolutions
            WHERE service = 'crossref-bibliographic' AND status = 'ok'"""
     ).fetchall()
     if not matched:
-        return
+        return False
     select, params = rows_select(["ref", "doi"], [(r, f"doi:{d.lower()}") for r, d in matched])
     con.execute(f"CREATE OR REPLACE TEMP TABLE matched_refs AS {select}", params)
     unkeyed = "SELECT value FROM mentions WHERE type = 'REFERENCE' AND key IS NULL"
     _keys(con, "ref_keys", unkeyed, reference_id)
-    con.execute(
-        """INSERT INTO links SELECT DISTINCT pl.doc_id, pl.unit_id, r.doi, true
-           FROM mentions m JOIN ref_keys rk ON rk.x = m.value
-           JOIN matched_refs r ON r.ref = rk.k
-           JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
-           WHERE m.type = 'REFERENCE' AND m.key IS NULL AND """
-        + within(scoped)
-    )
-    con.execute(
-        """INSERT INTO entities SELECT DISTINCT doi, 'DOI', substr(doi, 5), 'identifier', NULL
-           FROM matched_refs WHERE doi NOT IN (SELECT entity_id FROM entities)"""
-    )
-    con.execute("DROP TABLE matched_refs; DROP TABLE ref_keys")
+    return True
+
+
+def _matched_entities(con: duckdb.DuckDBPyConnection) -> None:
+    """A reference string that ``kbx resolve`` matched to a DOI names that DOI: its entity."""
+    if _matched(con):
+        con.execute(
+            """INSERT INTO entities SELECT DISTINCT doi, 'DOI', substr(doi, 5), 'identifier',
+                   NULL FROM matched_refs WHERE doi NOT IN (SELECT entity_id FROM entities)"""
+        )
+        con.execute("DROP TABLE matched_refs; DROP TABLE ref_keys")
+
+
+def _matched_links(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
+    """The passages holding a reference string matched to a DOI link to the DOI's entity
+    (the mentions stay as recognized)."""
+    if _matched(con):
+        con.execute(
+            f"""INSERT INTO links SELECT DISTINCT pl.doc_id, pl.unit_id, r.doi, true
+               FROM mentions m JOIN ref_keys rk ON rk.x = m.value
+               JOIN matched_refs r ON r.ref = rk.k
+               JOIN units u USING (unit_hash) JOIN placements pl USING (unit_id)
+               WHERE m.type = 'REFERENCE' AND m.key IS NULL AND {within(scoped)}"""
+        )
+        con.execute("DROP TABLE matched_refs; DROP TABLE ref_keys")
 
 
 def _keys(
@@ -113,14 +131,14 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
     with transaction(con):
         for table in (*LAYER, BASIS):
             con.execute(f"DELETE FROM {table}")
-        build(con, scoped=False)
-        built(con)
+        document_rows(con, False, corpus_rows(con))
+        built(con, digest(con))
 
 
-def build(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
-    """Fill the emptied layer: the entities, aliases and basis from the whole corpus; the
-    documents' rows for every document, or with ``scoped`` for those of the scope
-    (``entities/scope.py``) alone, whose old rows the caller deleted."""
+def corpus_rows(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Fill the emptied entities, aliases and basis from the whole corpus, and leave TEMP
+    TABLE ``person_map`` (``merge_people``); returns, per resolved work, the entities its
+    citing passages also name."""
     con.execute(
         """INSERT INTO entities SELECT entry_id, type, name, 'gazetteer', NULL FROM gazetteer
            WHERE retracted_at IS NULL"""
@@ -143,21 +161,40 @@ def build(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
              AND key NOT IN (SELECT entity_id FROM entities)
            GROUP BY key"""
     )
-    _matched_references(con, scoped)
+    _matched_entities(con)
     con.execute(
         """INSERT INTO aliases SELECT DISTINCT key, text FROM mentions
            WHERE key IS NOT NULL AND recognizer NOT IN ('gazetteer', 'references')"""
     )
     merge_people(con)
     con.execute(f"INSERT INTO {BASIS} SELECT 'person', key, entity_id FROM person_map")
-    signed(con, scoped)
     cited = _resolved(con)
     if cited:
         select, params = rows_select(
             ["part", "k", "v"], [("cited", w, json.dumps(o)) for w, o in cited.items()]
         )
         con.execute(f"INSERT INTO {BASIS} {select}", params)
-    _authors(con, scoped)
+    _authors(con)
+    return cited
+
+
+def document_rows(con: duckdb.DuckDBPyConnection, scoped: bool, cited: dict) -> None:
+    """Fill the links, authorship, passage dates and quantities of every document, or with
+    ``scoped`` of the scope's alone (``entities/scope.py``: the caller deleted their old
+    rows), from the corpus-wide rows, the basis, ``cited`` and TEMP TABLE ``person_map``
+    (dropped here)."""
+    _matched_links(con, scoped)
+    signed(con, scoped)
+    con.execute(  # each document's written authors, as the basis says who they are
+        f"""CREATE OR REPLACE TEMP TABLE doc_authors AS
+           SELECT DISTINCT d.doc_id, b.v AS entity_id
+           FROM (SELECT doc_id, unnest(authors) AS w FROM documents WHERE status = 'ok') d
+           JOIN {BASIS} b ON b.part = 'author' AND b.k = d.w
+           WHERE {within(scoped, "d.doc_id")}"""
+    )
+    con.execute("INSERT INTO links SELECT doc_id, NULL, entity_id, true FROM doc_authors")
+    con.execute("INSERT INTO authored SELECT doc_id, NULL, entity_id FROM doc_authors")
+    con.execute("DROP TABLE doc_authors")
     con.execute(
         f"""INSERT INTO links
            SELECT pl.doc_id, pl.unit_id, coalesce(pm.entity_id, m.key),
@@ -184,40 +221,41 @@ def build(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
     _quantities(con, scoped)
 
 
-def built(con: duckdb.DuckDBPyConnection) -> None:
+def built(con: duckdb.DuckDBPyConnection, inputs: str) -> None:
     """Inside the build's transaction: the layer is current (no mark, no stale document,
-    this ``LAYER_VERSION``), and its facets' arrays of an older generation."""
+    this ``LAYER_VERSION``, corpus-wide rows from ``inputs``: ``digest``), and its facets'
+    arrays of an older generation."""
     con.execute("DELETE FROM kbx_meta WHERE key = ?", [ENTITIES_DIRTY])
     con.execute("DELETE FROM layer_stale")
     set_meta(con, LAYER_KEY, LAYER_VERSION)
+    set_meta(con, INPUTS_KEY, inputs)
     facet_arrays.touched(con)
 
 
 HANDLE = re.compile(r"[\t\n\f\r ]*\([^)]*\)[\t\n\f\r ]*\Z")  # "(@yosuke-furukawa)" at the end
 
 
-def _authors(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
+def _authors(con: duckdb.DuckDBPyConnection) -> None:
     """Documents' authors: an alias of a gazetteer entry when one matches, else a person of
-    their own, linked to the whole document. "Yosuke Furukawa (@yosuke-furukawa)" is Yosuke
-    Furukawa; the handle stays an alias. Read and matched here, in five statements: the
-    layer is rebuilt on every write, and in SQL this took ten. Each written name's entity
-    is in the basis: the documents that name it are linked by it."""
+    their own. "Yosuke Furukawa (@yosuke-furukawa)" is Yosuke Furukawa; the handle stays
+    an alias. Each name as written and its entity go to the basis, by which
+    ``document_rows`` links the documents that name it. Read and matched here: the layer
+    is rebuilt on every write, and in SQL this took ten statements."""
     written = {
-        (doc_id, w, HANDLE.sub("", w, count=1).strip(" "))
-        for doc_id, names in con.execute(
-            "SELECT doc_id, authors FROM documents WHERE status = 'ok' AND len(authors) > 0"
+        (w, HANDLE.sub("", w, count=1).strip(" "))
+        for (w,) in con.execute(
+            "SELECT DISTINCT unnest(authors) FROM documents WHERE status = 'ok'"
         ).fetchall()
-        for w in names
         if w.strip(" ")
     }
     if not written:
         return  # no document names its authors
-    owners = _owners(con, {x for _, w, a in written for x in (w, a)})
-    doc_authors, labels = [], {}  # labels: each new person by the least of its names
-    for doc_id, w, author in written:
+    owners = _owners(con, {x for pair in written for x in pair})
+    decided, labels = [], {}  # labels: each new person by the least of its names
+    for w, author in written:
         found = owners.get(author, set()) | owners.get(w, set())
         entity_id = min(found) if len(found) == 1 else f"person:{slug(author)}"
-        doc_authors.append((doc_id, w, author, entity_id))
+        decided.append((w, author, entity_id))
         labels[entity_id] = min(labels.get(entity_id, author), author)
     select, params = rows_select(["entity_id", "label"], list(labels.items()))
     con.execute(
@@ -225,23 +263,11 @@ def _authors(con: duckdb.DuckDBPyConnection, scoped: bool) -> None:
            FROM ({select}) WHERE entity_id NOT IN (SELECT entity_id FROM entities)""",
         params,
     )
-    aliases = {(e, x) for _, w, author, e in doc_authors for x in (author, w)}
+    aliases = {(e, x) for w, author, e in decided for x in (author, w)}
     select, params = rows_select(["entity_id", "alias"], sorted(aliases))
     con.execute(f"INSERT INTO aliases {select} EXCEPT SELECT entity_id, alias FROM aliases", params)
-    basis = sorted({("author", w, e) for _, w, _, e in doc_authors})
-    select, params = rows_select(["part", "k", "v"], basis)
+    select, params = rows_select(["part", "k", "v"], [("author", w, e) for w, _, e in decided])
     con.execute(f"INSERT INTO {BASIS} {select}", params)
-    links = sorted({(doc_id, e) for doc_id, _, _, e in doc_authors})
-    select, params = rows_select(["doc_id", "entity_id"], links)
-    mine = within(scoped, "doc_id")
-    con.execute(
-        f"INSERT INTO links SELECT doc_id, NULL, entity_id, true FROM ({select}) WHERE {mine}",
-        params,
-    )
-    con.execute(
-        f"INSERT INTO authored SELECT doc_id, NULL, entity_id FROM ({select}) WHERE {mine}",
-        params,
-    )
 
 
 def _owners(con: duckdb.DuckDBPyConnection, texts: set[str]) -> dict[str, set[str]]:

@@ -2,31 +2,43 @@
 
 Each per-document write lists the documents it touched in ``layer_stale`` (``mark_stale``
 in its own transaction). The layer's rows split in two: the corpus-wide ones (entities,
-aliases) and those of one document (links, authored, passage dates) or one unit (passage
-quantities). An update rebuilds the corpus-wide rows whole, as a full rebuild does (SQL
-and small Python passes), and recomputes only the stale documents' rows and their units'
-quantities, by the very statements of ``build`` restricted to them (``entities/scope.py``).
+aliases, and the basis: the decisions the documents' rows are built with) and those of
+one document (links, authored, passage dates) or one unit (passage quantities). An update
+recomputes the stale documents' rows and their units' quantities by the very statements
+of a whole rebuild, restricted to them (``build.document_rows``, ``entities/scope.py``).
 
-That equals a full rebuild when every corpus-wide decision another document's rows were
-built with is unchanged. Those decisions are stored beside the layer (``layer_basis``):
-which entity each person key is merged into, which entity each written author name is,
-what each resolved work's citing passages also name; and the entities' types and the
-aliases' owners, which ``_carried`` reads, are the stored entities and aliases. The
-update compares the new decisions with the old; where one that a document outside the
-write reads has changed (a key it mentions, an author it names, a work it cites, a short
-form of its names), the update is rolled back and the layer rebuilt whole. So is it where
-a model found names (their votes and evidence span the corpus: ``_names``), where most
-documents are stale (the whole rebuild is then as cheap), and for every write that is not
-one document's (``mark_dirty``: the gazetteer, a recognizer's version, a resolver).
+Where the inputs of the corpus-wide rows are as they were (``entities/inputs.py``: the
+keyed mentions, the signers, the authors), so are those rows, and the documents' rows are
+built from them as stored. Otherwise the corpus-wide rows are rebuilt whole and the
+decisions compared with the stored ones: which entity each person key is merged into,
+which entity each written author is, what each resolved work's citing passages also name,
+and each entity's type and each alias's owner (read by ``_carried``). Where one that a
+document outside the write reads has changed (a key it mentions, an author it names, a
+work it cites, a short form of its names), the update is rolled back and the layer
+rebuilt whole. So is it where a model found names (their votes and evidence span the
+corpus: ``_names``), where most documents are stale (the whole rebuild is then as cheap),
+and for every write that is not one document's (``mark_dirty``: the gazetteer, a
+recognizer's version, a resolver's answers).
 """
 
 from __future__ import annotations
+
+import json
+from dataclasses import dataclass
 
 import duckdb
 
 from kbx.annotate.names import short_form
 from kbx.entities import scope
-from kbx.entities.build import BASIS, build, built, long_names
+from kbx.entities.build import (
+    BASIS,
+    INPUTS_KEY,
+    built,
+    corpus_rows,
+    document_rows,
+    long_names,
+)
+from kbx.entities.inputs import digest
 from kbx.store.transaction import transaction
 
 MOST = 0.5  # past this share of the documents stale, a whole rebuild is as cheap
@@ -44,9 +56,18 @@ class _Wider(Exception):
     """A corpus-wide decision that other documents read changed: rebuild whole."""
 
 
-def update(con: duckdb.DuckDBPyConnection) -> list[int] | None:
-    """Recompute the stale documents' rows of the layer in one transaction; returns those
-    documents, or None where the layer must be rebuilt whole (nothing written then)."""
+@dataclass(frozen=True)
+class Updated:
+    """What an update recomputed: these documents' rows, and the corpus-wide rows too
+    where their inputs changed (``entities/inputs.py``)."""
+
+    docs: list[int]
+    corpus: bool
+
+
+def update(con: duckdb.DuckDBPyConnection) -> Updated | None:
+    """Recompute the stale documents' rows of the layer in one transaction; returns what
+    it did, or None where the layer must be rebuilt whole (nothing written then)."""
     if con.execute("SELECT 1 FROM recognizer_info WHERE names LIMIT 1").fetchone():
         return None  # a model's names: votes and evidence across the corpus
     stale = [
@@ -58,27 +79,43 @@ def update(con: duckdb.DuckDBPyConnection) -> list[int] | None:
     try:
         with transaction(con):
             scope.enter(con, stale)
-            for name, query in _KEPT.items():
-                con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {query}")
-            for table in ("entities", "aliases", BASIS):
-                con.execute(f"DELETE FROM {table}")
+            inputs = digest(con)
+            kept = con.execute("SELECT value FROM kbx_meta WHERE key = ?", [INPUTS_KEY]).fetchone()
+            corpus = kept != (inputs,)
+            if corpus:  # rebuilt, and compared with what other documents read of them
+                for name, query in _KEPT.items():
+                    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {query}")
+                for table in ("entities", "aliases", BASIS):
+                    con.execute(f"DELETE FROM {table}")
             for table in ("links", "authored", "passage_dates"):
                 con.execute(f"DELETE FROM {table} WHERE {scope.within(True, 'doc_id')}")
             con.execute(
                 "DELETE FROM passage_quantities WHERE unit_id NOT IN (SELECT unit_id FROM units) "
                 f"OR {scope.units_within(True, 'unit_id')}"
             )
-            build(con, scoped=True)
-            if _others_read_a_change(con):
+            document_rows(con, True, corpus_rows(con) if corpus else _as_built(con))
+            if corpus and _others_read_a_change(con):
                 raise _Wider
-            built(con)
+            built(con, inputs)
     except _Wider:
         return None
     finally:
         scope.leave(con)
         for name in _KEPT:
             con.execute(f"DROP TABLE IF EXISTS {name}")
-    return stale
+    return Updated(stale, corpus)
+
+
+def _as_built(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """The corpus-wide decisions as the basis keeps them: TEMP TABLE ``person_map`` made
+    from it, and the works' cited entities returned (``corpus_rows`` does both when it
+    builds them)."""
+    con.execute(
+        f"""CREATE OR REPLACE TEMP TABLE person_map AS
+            SELECT k AS key, v AS entity_id FROM {BASIS} WHERE part = 'person'"""
+    )
+    rows = con.execute(f"SELECT k, v FROM {BASIS} WHERE part = 'cited'").fetchall()
+    return {work: json.loads(others) for work, others in rows}
 
 
 def _others_read_a_change(con: duckdb.DuckDBPyConnection) -> bool:

@@ -33,20 +33,26 @@ _BESIDE = """e.start_char BETWEEN p.end_char AND p.end_char + 3
              OR p.start_char BETWEEN e.end_char AND e.end_char + 3"""
 
 
-def merge_people(con: duckdb.DuckDBPyConnection) -> None:
-    """Fold the ``person:`` entities of one person into one and leave the TEMP TABLE
-    ``person_map(key, entity_id)``: each person key the layer links by its group's entity
-    (empty when no name signs)."""
-    con.execute("CREATE OR REPLACE TEMP TABLE person_map (key VARCHAR, entity_id VARCHAR)")
-    rows = con.execute(
-        f"""SELECT p.key, p.value, list(DISTINCT e.key) FILTER (WHERE e.key IS NOT NULL),
+def signing(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, list[str] | None, int]]:
+    """``(key, surface, addresses beside it, mentions)`` of each signing name as written,
+    in a stable order: all that ``merge_people`` decides by."""
+    return con.execute(
+        f"""SELECT p.key, p.value, list_sort(list(DISTINCT e.key) FILTER (WHERE e.key IS NOT NULL)),
                    count(*)
             FROM mentions p LEFT JOIN mentions e ON e.unit_hash = p.unit_hash
                 AND e.recognizer = p.recognizer AND starts_with(e.key, 'email:')
                 AND ({_BESIDE})
             WHERE p.type = 'PERSON' AND starts_with(p.key, 'person:')
-            GROUP BY p.key, p.value"""
+            GROUP BY p.key, p.value ORDER BY p.key, p.value"""
     ).fetchall()
+
+
+def merge_people(con: duckdb.DuckDBPyConnection) -> None:
+    """Fold the ``person:`` entities of one person into one and leave the TEMP TABLE
+    ``person_map(key, entity_id)``: each person key the layer links by its group's entity
+    (empty when no name signs)."""
+    con.execute("CREATE OR REPLACE TEMP TABLE person_map (key VARCHAR, entity_id VARCHAR)")
+    rows = signing(con)
     if not rows:
         return
     parent: dict[str, str] = {}

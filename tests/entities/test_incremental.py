@@ -16,13 +16,14 @@ from hypothesis import strategies as st
 from kbx.annotate.setup import registry_for
 from kbx.entities import build, incremental
 from kbx.entities import gazetteer as gz
+from kbx.entities.build import repair
 from kbx.indexing.ingest import index
 from kbx.recognizers.bylines import BylineRecognizer
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.quantities import QuantityRecognizer
 from kbx.recognizers.registry import Registry
-from kbx.store.db import Index
+from kbx.store.db import Index, mark_stale, set_meta
 
 # Lines that give every kind of row: dates (in a heading too), quantities, people who sign
 # with one address under two spellings or two addresses under one, authors, identifiers,
@@ -46,7 +47,7 @@ ENTRIES = (
     ("Ann Lee", "PERSON", ["Ann Lee"]),
     ("Jane Roe", "PERSON", ["Jane Roe", "J. Roe"]),
 )
-NAMES = ("a.md", "b.md", "c.md", "d.md", "e.md")
+NAMES = ("a.md", "b.md", "c.md", "d.md", "e.md", "f.md")
 
 documents = st.builds(
     lambda author, sections: (
@@ -60,9 +61,10 @@ documents = st.builds(
         max_size=3,
     ),
 )
+KEYLESS = (LINES[0], LINES[6], "## 3.0 (2026-01-01)\n\nMore notes.")  # the common edit
 steps = st.one_of(
     st.tuples(st.just("write"), st.sampled_from(NAMES), documents),
-    st.tuples(st.just("write"), st.sampled_from(NAMES), documents),
+    st.tuples(st.just("append"), st.sampled_from(NAMES), st.sampled_from(KEYLESS)),
     st.tuples(st.just("delete"), st.sampled_from(NAMES), st.none()),
     st.tuples(st.just("move"), st.sampled_from(NAMES), st.sampled_from(NAMES)),
     st.tuples(st.just("add"), st.integers(0, len(ENTRIES) - 1), st.none()),
@@ -93,7 +95,7 @@ def _rebuilt(idx: Index) -> dict[str, list[str]]:
 
 
 class Paths:
-    """Which way each settle built the layer: the documents an update recomputed, or
+    """Which way each settle built the layer: what an update did (``Updated``), or
     ``"whole"``."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,7 +126,7 @@ def _folder(root: Path, files: dict[str, str]) -> Index:
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(first=st.lists(documents, min_size=3, max_size=4), edits=st.lists(steps, max_size=5))
+@given(first=st.lists(documents, min_size=4, max_size=5), edits=st.lists(steps, max_size=6))
 def test_after_any_edits_the_layer_equals_a_whole_rebuild(first, edits):
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "docs"
@@ -133,6 +135,8 @@ def test_after_any_edits_the_layer_equals_a_whole_rebuild(first, edits):
         for n, (op, x, y) in enumerate(edits):
             if op == "write":
                 (root / x).write_text(y)
+            elif op == "append" and (root / x).exists():
+                (root / x).write_text((root / x).read_text() + f"\n\n{y}\n")
             elif op == "delete" and (root / x).exists():
                 (root / x).unlink()
             elif op == "move" and (root / x).exists() and not (root / y).exists():
@@ -148,7 +152,7 @@ def test_after_any_edits_the_layer_equals_a_whole_rebuild(first, edits):
 
 
 PLAIN = {  # files that share no person, author or short form
-    name: f"# {name}\n\n{LINES[i]}\n" for name, i in zip(NAMES, (0, 1, 5, 7, 9), strict=True)
+    name: f"# {name}\n\n{LINES[i]}\n" for name, i in zip(NAMES, (0, 1, 5, 7, 9), strict=False)
 }
 
 
@@ -160,7 +164,18 @@ def test_an_edit_of_one_file_recomputes_that_file_alone(tmp_path, monkeypatch):
     with attached(idx.db) as con:
         (b,) = con.execute("SELECT doc_id FROM documents WHERE path = 'b.md'").fetchone()
         assert con.execute("SELECT count(*) FROM layer_stale").fetchone() == (0,)
-    assert paths.taken == [[b]]
+    assert paths.taken == [incremental.Updated([b], corpus=True)]  # a new person and address
+    assert _layer(idx) == _rebuilt(idx)
+
+
+def test_an_edit_that_names_no_new_key_rebuilds_no_corpus_wide_row(tmp_path, monkeypatch):
+    idx = _folder(tmp_path / "docs", PLAIN)
+    paths = Paths(monkeypatch)
+    (tmp_path / "docs" / "c.md").write_text("# c\n\nSee doi:10.1000/xyz123 on 2025-03-04.\n")
+    index(tmp_path / "docs", registry=_registry(idx), workers=1)
+    with attached(idx.db) as con:
+        (c,) = con.execute("SELECT doc_id FROM documents WHERE path = 'c.md'").fetchone()
+    assert paths.taken == [incremental.Updated([c], corpus=False)]
     assert _layer(idx) == _rebuilt(idx)
 
 
@@ -195,3 +210,29 @@ def test_a_new_merge_that_another_file_reads_rebuilds_the_whole_layer(tmp_path, 
         ).fetchall()
     assert linked == [("person:jane-q-roe",)]
     assert _layer(idx) == _rebuilt(idx)
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        ("layer", "2"),  # built by an older kbx's rules: LAYER_VERSION
+        ("entities_dirty", "1"),  # a write that is not one document's, beside this one
+    ],
+)
+def test_repair_rebuilds_whole_when_the_store_says_so(tmp_path, monkeypatch, meta):
+    idx = _folder(tmp_path / "docs", PLAIN)
+    with attached(idx.db, read_only=False) as con:
+        (b,) = con.execute("SELECT doc_id FROM documents WHERE path = 'b.md'").fetchone()
+        con.execute("BEGIN")
+        mark_stale(con, [b])
+        set_meta(con, *meta)
+        con.execute("COMMIT")
+    paths = Paths(monkeypatch)
+    with idx.writer() as con:
+        repair(con, idx)
+    assert paths.taken == ["whole"]
+    with attached(idx.db) as con:
+        assert con.execute("SELECT count(*) FROM layer_stale").fetchone() == (0,)
+        assert con.execute("SELECT value FROM kbx_meta WHERE key = 'layer'").fetchone() == (
+            build.LAYER_VERSION,
+        )
