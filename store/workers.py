@@ -142,13 +142,14 @@ class Pool(ProcessPoolExecutor):
         for worker in self._context.made:
             if worker.pid is not None:
                 worker.join(timeout=KILL_SECONDS)
-        self.shutdown(wait=False, cancel_futures=True)
         # the executor's thread may be reading a result a killed worker left half written;
         # closing the queue (as ``shutdown(wait=True)`` does once that thread is done)
         # leaves no writer: the read ends, the thread takes the pool as broken and exits,
-        # and Python's exit, which joins it, does not wait forever
+        # and Python's exit, which joins it, does not wait forever. Closed before the
+        # shutdown, whose wake-up would send a waiting thread round to read it once more.
         for results in self._context.results:
             results.close()
+        self.shutdown(wait=False, cancel_futures=True)
 
 
 def _started(parent: int, budgets: bool) -> None:
