@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
             f"store; 1-minute load average {min(loads):.1f}-{max(loads):.1f} on "
             f"{os.cpu_count()} cores (shared).",
             "",
-            table(headers, rows),
+            table(headers, rows, right=4),
             "",
             "An edit that leaves the corpus-wide inputs as they were (the keyed mentions, the "
             "signers, the authors: `entities/inputs.py`) recomputes the file's links, "
