@@ -82,6 +82,12 @@ REGISTRY: tuple[Bench, ...] = (
         section="## Dense retrieval: the fusion (issue 17)",
     ),
     Bench(
+        "hybrid_floor",
+        SEARCH,
+        "the fusion's BM25 weight that keeps hybrid at or above words alone (tune halves)",
+        section="## Hybrid at or above words alone (issue 41)",
+    ),
+    Bench(
         "agent_cost",
         SEARCH,
         "bytes an agent reads to answer the Node.js questions, kbx beside ripgrep",
