@@ -125,7 +125,7 @@ def _folder(root: Path, files: dict[str, str]) -> Index:
     return idx
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(first=st.lists(documents, min_size=4, max_size=5), edits=st.lists(steps, max_size=6))
 def test_after_any_edits_the_layer_equals_a_whole_rebuild(first, edits):
     with tempfile.TemporaryDirectory() as tmp:
