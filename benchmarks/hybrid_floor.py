@@ -96,14 +96,14 @@ def main() -> None:
     dense = Dense(VECTORS, 10**6, [])
     work = Path(tempfile.mkdtemp(prefix="kbx-hybrid-floor-"))
     sets = {}
-    for name, root, qfile, k in (
-        ("RFC dev", ev / RFCS_DEV, RFC_QUESTIONS, 8),
-        ("Node.js", ev / NODEJS, QUESTIONS, 5),
+    for name, label, root, qfile, k in (
+        ("RFC dev", "rfcs", ev / RFCS_DEV, RFC_QUESTIONS, 8),
+        ("Node.js", "nodejs", ev / NODEJS, QUESTIONS, 5),
     ):
-        db = work / f"{name.split()[0].lower()}.duckdb"
+        db = work / f"{label}.duckdb"
         build_kbx(root, db, "snowball")
         idx = Index.for_root(root, db)
-        with_vectors(idx, name.split()[0].lower().replace("rfc", "rfcs"), dense)
+        with_vectors(idx, label, dense)  # the cache search_quality.py --hybrid keeps
         qs = load_questions(ev, qfile)
         if name == "RFC dev":
             tunes = {q.id for q in qs if int(q.id[2:]) % 2 == 1}
