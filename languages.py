@@ -31,13 +31,13 @@ FUNCTION_WORDS = {
     "de": "der die das und ist nicht ein eine mit den dem des auf für sich wird werden auch "
           "oder zu von bei nach wenn kann",
     "fr": "le la les des est une et du dans pour pas qui que sur avec au aux ce cette sont "
-          "par être ou il ne",
+          "par être ou il ne de en un à",
     "es": "el la los las del que es una por con para no se su al lo como más pero sus este "
-          "esta está son",
+          "esta está son de en un y",
     "it": "il di che la le gli della del per non una un sono con è nel alla questo come "
           "anche dei delle essere",
     "pt": "o os da do das dos que não uma um em para com por se é são na no ao como mais "
-          "pelo pela",
+          "pelo pela de",
     "nl": "de het een en van is niet dat die op te met voor zijn worden wordt aan ook bij "
           "naar kan als deze",
     "sv": "och att det som en är av för med till den inte på om har kan ett eller de vid från",

@@ -189,6 +189,11 @@ def test_detect_tells_languages_and_leaves_english_alone():
     assert detect("| a | b |\n| 1 | 2 |") is None  # too little to tell: as English
     assert detect("Die Datei wird nicht gelesen, wenn sie mit dem Zeichen beginnt.") == "de"
     assert detect("Le fichier est lu par le programme et la sortie est une liste.") == "fr"
+    # their commonest words, which Dutch and Danish write too (de, en, et), tell them apart
+    fr = "Si un fichier vaut -, l'entrée standard est lue. Le code de retour vaut 0 en cas "
+    assert detect(fr + "de succès, 1 en cas de conflit, et 2 en cas de problème.") == "fr"
+    es = "Si un fichero es -, se lee la entrada estándar. El código de salida es 0 en caso "
+    assert detect(es + "de éxito, 1 en caso de conflicto y 2 en caso de problemas.") == "es"
     assert detect("ls -l --all показывает все файлы каталога") == "ru"
     assert detect("ls -l は、ファイルの一覧を表示します。") == "ja"
     assert detect("显示目录中的文件列表。") == "zh"
