@@ -331,11 +331,15 @@ def index(
     progress: Callable[[int, int, str], None] | None = None,
     recognizer_progress: Callable[[str, int, int], None] | None = None,
     searchable: Callable[[IndexReport, list[str]], None] | None = None,
+    walked: tuple[bool, list[Found]] | None = None,
 ) -> IndexReport:
     """Bring the index of ``root`` up to date with its files; returns what changed.
     ``max_size`` and ``hidden`` left out are as the index last took them (see
     ``walk_settings``). ``searchable`` is called once every file is in and searchable,
-    with the slow recognizers that run next (none, often)."""
+    with the slow recognizers that run next (none, often). ``walked``: whether hidden files
+    were walked, and the root's files as the caller has just walked them (the server's
+    watcher, which walks to see whether a change matters): taken in place of a second
+    walk of a large folder when the run walks as that walk did."""
     started, began = time.monotonic(), datetime.now()
     idx = Index.for_root(root, db)
     if not idx.root.is_dir():
@@ -346,7 +350,7 @@ def index(
     with idx.writing("index", wait=WRITER_WAIT), WriterLease(idx) as lease:
         (last_unit,) = lease.con().execute("SELECT coalesce(max(unit_id), 0) FROM units").fetchone()
         registry = _index(
-            idx, lease, report, max_size, workers, hidden, stemmer, registry, progress
+            idx, lease, report, max_size, workers, hidden, stemmer, registry, progress, walked
         )
         slow = _pending(lease.con(), registry)
         embedding = _unembedded(lease.con(), last_unit)
@@ -435,6 +439,7 @@ def _index(
     stemmer: str | None,
     registry: Registry | None,
     progress: Callable[[int, int, str], None] | None,
+    walked: tuple[bool, list[Found]] | None = None,
 ) -> Registry:
     """Everything up to searchable: files, postings and the rule-based recognizers (the
     entity layer is the caller's to settle); returns the recognizers of this index."""
@@ -464,7 +469,10 @@ def _index(
                 k["sha256"] = k["size"] = None
     report.unavailable = list(registry.broken)
     record_info(con, list(registry))  # search can say which have not run everywhere yet
-    found = list(walk(idx.root, hidden=hidden))
+    if walked is not None and walked[0] == hidden:  # the caller's walk, just made
+        found = walked[1]
+    else:
+        found = list(walk(idx.root, hidden=hidden))
     seen = {f.rel for f in found}
     todo = []
     for f in found:
