@@ -110,6 +110,7 @@ CONTENT = {  # every table, free of ids and times: what two builds of the same f
     "JOIN documents d USING (doc_id) LEFT JOIN units u USING (unit_id)",
     "passage_quantities": "SELECT u.unit_hash, x.* EXCLUDE (unit_id) FROM passage_quantities x "
     "JOIN units u USING (unit_id)",
+    "layer_basis": "SELECT * FROM layer_basis",
     "gazetteer": "SELECT * EXCLUDE (added_at, retracted_at) FROM gazetteer",
     "gazetteer_log": "SELECT * EXCLUDE (logged_at) FROM gazetteer_log",
 }
