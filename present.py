@@ -5,9 +5,10 @@ it knows the results only by their JSON fields.
 
 A search is lean, for an agent's context: every byte printed is a byte it pays for (the
 score, the terms covered and the whole texts are in ``--json``). Per file its path and
-hash, per passage its lines, the part of its heading path the passage before did not
-already show, and a short snippet around the densest matches. benchmarks/agent_cost.py
-measured the defaults (docs/BENCHMARKS.md, "Agent cost").
+hash, per passage its focus (the lines of its densest matches: what to read) and its whole
+lines, the part of its heading path the passage before did not already show, and a short
+snippet around the focus. benchmarks/agent_cost.py measured the defaults
+(docs/BENCHMARKS.md, "Agent cost").
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ import re
 K_TEXT = 5  # passages shown (8 with --json)
 SNIPPET_TEXT = 160  # characters of each snippet (240 in --json, with the whole text)
 EXACT_TEXT = 1  # exact phrase matches shown (3 in --json)
-LEGEND = "# FILE HASH, then each passage's LINES, heading, snippet; kbx read FILE:LINES --hash HASH"
+LEGEND = (
+    "# FILE HASH; each passage's best LINES (all its lines), heading, snippet; "
+    "kbx read FILE:LINES --hash HASH"
+)
 MARK = re.compile(r"\*\*(.+?)\*\*")
 ECHOED = 80  # characters of a query or pattern said back: a pasted page is not repeated
 EXCLUDED = " without its filters; "  # in the note on a result the filters emptied
@@ -87,9 +91,7 @@ def search(
             n = len(h["also_in"])
             also = f"also in {n} more file{'s' if n > 1 else ''}" if n else ""
             notes = ", ".join(x for x in (ranks, also) if x)
-            lines.append(
-                f"  {h['start_line']}-{h['end_line']} {head}" + (f" ({notes})" if notes else "")
-            )
+            lines.append(f"  {cited(h)} {head}" + (f" ({notes})" if notes else ""))
             before = h["heading_path"]
             body = h["text"] if full else shorten(h["snippet"], snippet) if snippet else ""
             if body:
@@ -135,6 +137,15 @@ def _file_state(state: str) -> str:
     return "" if state == "unchanged" else f" ({state} since indexed)"
 
 
+def cited(h: dict) -> str:
+    """A hit's lines as its text cites them: its focus (the lines of its densest matches,
+    what to read first), then the passage's whole lines where they are more: ``53
+    (49-53)``."""
+    a, b = h["start_line"], h["end_line"]
+    fa, fb = h.get("focus_lines") or (a, b)
+    return f"{a}-{b}" if (fa, fb) == (a, b) else f"{lines_of(fa, fb)} ({a}-{b})"
+
+
 def _left_out(r: dict) -> list[str]:
     n = r["left_out"]
     if not n:
@@ -160,18 +171,19 @@ def shorten(marked: str, size: int) -> str:
     ``**like this**``, holding the most matches; ellipses where it is cut."""
     cut_before, cut_after = marked.startswith("…"), marked.endswith("…")
     body = marked[1 if cut_before else 0 : len(marked) - 1 if cut_after else len(marked)]
-    plain, spans, pos = [], [], 0
+    plain, spans, words, pos = [], [], [], 0
     for m in MARK.finditer(body):
         plain.append(body[pos : m.start()])
         at = sum(map(len, plain))
         spans.append((at, at + len(m.group(1))))
+        words.append(m.group(1).casefold())
         plain.append(m.group(1))
         pos = m.end()
     plain.append(body[pos:])
     text = "".join(plain)
     if len(text) <= size:
         return marked
-    start = _densest(spans, size)
+    start = _densest(spans, words, size)
     end = min(len(text), start + size)
     start = max(0, end - size)
     if start > 0:  # at word boundaries
@@ -190,17 +202,36 @@ def shorten(marked: str, size: int) -> str:
     return lead + "".join(out).strip() + ("…" if end < len(text) or cut_after else "")
 
 
-def _densest(spans: list[tuple[int, int]], size: int) -> int:
-    """Where a window of ``size`` characters holding the most spans starts (a little before
-    its first span, so the match has some words before it)."""
-    best, start, j = -1, 0, 0
+def _densest(spans: list[tuple[int, int]], words: list[str], size: int) -> int:
+    """Where a window of ``size`` characters around the densest matches starts: a little
+    before the shortest run of matches holding as many distinct words as any ``size``
+    characters hold, so the match has some words before it. The library's rule for a
+    hit's focus (search/passages.py, ``tightest``), the words told apart by their text."""
+    most, j, seen = 1, 0, {}
     for i, (s, _) in enumerate(spans):
         j = max(j, i)
         while j < len(spans) and spans[j][1] <= s + size:
+            seen[words[j]] = seen.get(words[j], 0) + 1
             j += 1
-        if j - i > best:
-            best, start = j - i, max(0, s - size // 6)
-    return start
+        most = max(most, len(seen))
+        if j > i:
+            _drop(seen, words[i])
+    best, i = None, 0
+    seen.clear()
+    for j, (_, e) in enumerate(spans):
+        seen[words[j]] = seen.get(words[j], 0) + 1
+        while seen[words[i]] > 1 or len(seen) > most:
+            _drop(seen, words[i])
+            i += 1
+        if len(seen) == most and (best is None or e - spans[i][0] < best[1] - best[0]):
+            best = (spans[i][0], e)
+    return max(0, best[0] - size // 6) if best else 0
+
+
+def _drop(seen: dict[str, int], w: str) -> None:
+    seen[w] -= 1
+    if not seen[w]:
+        del seen[w]
 
 
 # -- facets and grep ------------------------------------------------------------------

@@ -8,6 +8,7 @@ from kbx.analysis import TOKEN, Analyzer, has_cjk, token_cache
 from kbx.extract.textmap import Segment, locate
 
 SNIPPET_CHARS = 240
+FOCUS_CHARS = 160  # the window a hit's focus (its best lines) is chosen in
 
 
 SPAN_TOKENS = 200_000  # distinct raw tokens whose terms are remembered per analyzer and kind
@@ -20,9 +21,11 @@ def each(select: str, keys: list[tuple[int, ...]]) -> str:
     return " UNION ALL ".join(select.format(*(int(k) for k in key)) for key in keys)
 
 
-def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[tuple[int, int]]:
+def matches(
+    text: str, forms: set[str], analyzer: Analyzer, code: bool, matched: list[str] | None = None
+) -> list[tuple[int, int]]:
     """Spans of ``text`` whose terms are among the query's forms (a whole identifier
-    wins over its parts)."""
+    wins over its parts); each span's term appended to ``matched`` when given."""
     spans: list[tuple[int, int]] = []
     # the terms of each raw token seen, spans relative to it: words recur across passages,
     # and analyzing each once is most of the cost of marking ten hits (the cache found once
@@ -52,6 +55,8 @@ def matches(text: str, forms: set[str], analyzer: Analyzer, code: bool) -> list[
                     spans[-1] = (spans[-1][0], max(spans[-1][1], at + e))
                 continue
             spans.append((at + s, at + e))
+            if matched is not None:
+                matched.append(term)
     return spans
 
 
@@ -68,19 +73,19 @@ def _cjk_pair(term: str) -> bool:
     return not term.isascii() and has_cjk(term)
 
 
-def snippet_window(text: str, spans: list[tuple[int, int]], size: int = SNIPPET_CHARS):
-    """The ``[start, end)`` of a window of about ``size`` characters holding the most matches."""
+def snippet_window(
+    text: str,
+    spans: list[tuple[int, int]],
+    size: int = SNIPPET_CHARS,
+    words: list[int] | None = None,
+) -> tuple[int, int]:
+    """The ``[start, end)`` of a window of about ``size`` characters around the densest
+    matches (``densest``; ``words``: the query word each span matches): a little before
+    the hit's focus, so that it holds the focus whole."""
     if len(text) <= size:
         return 0, len(text)
-    if not spans:
-        start = 0
-    else:
-        best, start, j = -1, 0, 0
-        for i, (s, _) in enumerate(spans):
-            while j < len(spans) and spans[j][1] <= s + size:
-                j += 1
-            if j - i > best:
-                best, start = j - i, max(0, s - size // 6)
+    at = densest(spans, min(size, FOCUS_CHARS), words) if spans else 0
+    start = max(0, spans[at][0] - size // 6) if spans else 0
     end = min(len(text), start + size)
     start = max(0, min(start, end - size))
     if start > 0:  # snap to word boundaries
@@ -90,6 +95,63 @@ def snippet_window(text: str, spans: list[tuple[int, int]], size: int = SNIPPET_
         sp = text.rfind(" ", start, end)
         end = sp if sp > start + size // 2 else end
     return cluster_start(text, start), cluster_start(text, end)
+
+
+def densest(spans: list[tuple[int, int]], size: int, words: list[int] | None = None) -> int:
+    """The index of the first span of ``tightest``'s run: where the densest matches start."""
+    return tightest(spans, size, words)[0]
+
+
+def tightest(
+    spans: list[tuple[int, int]], size: int, words: list[int] | None = None
+) -> tuple[int, int]:
+    """The first and last index of the shortest run of spans holding as many distinct query
+    words as any ``size`` characters hold (``words[i]``: the word span ``i`` matches;
+    without them each span is a word of its own); the first such run."""
+    if not spans:
+        return 0, 0
+    word = words if words is not None else range(len(spans))
+    most, j = 1, 0
+    seen: dict[int, int] = {}  # word -> its spans in the run [i, j)
+    for i, (s, _) in enumerate(spans):  # the most distinct words in size characters
+        j = max(j, i)
+        while j < len(spans) and spans[j][1] <= s + size:
+            seen[word[j]] = seen.get(word[j], 0) + 1
+            j += 1
+        most = max(most, len(seen))
+        if j > i:
+            _drop(seen, word[i])
+    best: tuple[int, int] | None = None
+    i = 0
+    seen.clear()
+    for j, (_, e) in enumerate(spans):  # the shortest run holding that many
+        seen[word[j]] = seen.get(word[j], 0) + 1
+        while seen[word[i]] > 1 or len(seen) > most:  # its first span is not needed
+            _drop(seen, word[i])
+            i += 1
+        if len(seen) == most and (
+            best is None or e - spans[i][0] < spans[best[1]][1] - spans[best[0]][0]
+        ):
+            best = (i, j)
+    return best or (0, 0)
+
+
+def focus(
+    spans: list[tuple[int, int]], words: list[int], size: int = FOCUS_CHARS
+) -> tuple[int, int] | None:
+    """The ``[start, end)`` of the densest matches (``tightest`` in ``size`` characters):
+    the shortest text holding the most of the query's words close together, whose lines a
+    hit cites as its focus. None without a match."""
+    if not spans:
+        return None
+    i, j = tightest(spans, size, words)
+    return spans[i][0], max(e for _, e in spans[i : j + 1])
+
+
+def _drop(seen: dict[int, int], w: int) -> None:
+    seen[w] -= 1
+    if not seen[w]:
+        del seen[w]
 
 
 def cluster_start(text: str, i: int) -> int:

@@ -23,7 +23,7 @@ from kbx.search.bm25 import DEFAULT_PARAMS, BM25Params, coverage, mapped, rank, 
 from kbx.search.facets import Facets, facet_counts
 from kbx.search.filters import DocFilter, Filters, compile_filters
 from kbx.search.grep import grep, phrase_terms
-from kbx.search.passages import each, line_span, mark, matches, snippet_window
+from kbx.search.passages import each, focus, line_span, mark, matches, snippet_window
 from kbx.search.state import NAMES, facet_layer, index_state, mapped_passages
 from kbx.store import arrays
 from kbx.store.db import ENTITIES_DIRTY, RUNS, VECTORS, Index
@@ -50,6 +50,7 @@ class Hit:
     heading_path: list[str]
     snippet: str
     snippet_lines: tuple[int, int]
+    focus_lines: tuple[int, int]  # the passage's best lines: its densest matches (``focus``)
     covered: int
     query_terms: int
     text: str
@@ -112,15 +113,18 @@ def _hits(
         first, paths, stats, rows = _sql_rows(con, ranked, f, pairs)
     if not first:  # nothing placed: only a unit no document holds any more could be here
         return [], stats
-    forms = {f for g in groups for f in g}
-    hits = []
+    word = {f: i for i, g in reversed(list(enumerate(groups))) for f in g}  # form -> word
+    forms, hits = set(word), []
     for unit_id, score, matched, *ranks in ranked:
         if unit_id not in first:  # never cite a passage without a place in a file
             continue
         _, _, path, sha, start, end, page, blob, _, _ = first[unit_id]
         text, heading, unit_hash, kind = rows[unit_id]
-        spans = matches(text, forms, an, kind == "code")
-        a, b = snippet_window(text, spans)
+        terms: list[str] = []
+        spans = matches(text, forms, an, kind == "code", terms)
+        words = [word[t] for t in terms]
+        a, b = snippet_window(text, spans, words=words)
+        segments, best = unpack(blob), focus(spans, words)
         hits.append(
             Hit(
                 path=path,
@@ -130,7 +134,8 @@ def _hits(
                 score=round(score, 4),
                 heading_path=list(heading or []),
                 snippet=mark(text, spans, a, b),
-                snippet_lines=line_span(unpack(blob), text, a, b),
+                snippet_lines=line_span(segments, text, a, b),
+                focus_lines=line_span(segments, text, *best) if best else (start, end),
                 covered=matched,
                 query_terms=len(groups),
                 text=text,

@@ -13,6 +13,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from kbx import api
+from kbx.present import cited
 
 TOOLS = {
     *("search", "grep", "read", "entities", "entity"),
@@ -53,7 +54,7 @@ async def _converse(agent: Client, docs) -> None:
     first = hits[0]
     said_lines = said.splitlines()  # as `kbx search` prints it (kbx.present.search)
     assert f"{first['path']} {first['hash'][:12]}" in said_lines
-    lines_at = f"  {first['start_line']}-{first['end_line']}"
+    lines_at = f"  {cited(first)} "  # its focus, then its whole lines where they are more
     assert any(line.startswith(lines_at) for line in said_lines)
     assert "exact matches of 'supplier approval'" in said
 
