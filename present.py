@@ -95,7 +95,7 @@ def search(
             before = h["heading_path"]
             body = h["text"] if full else shorten(h["snippet"], snippet) if snippet else ""
             if body:
-                lines.append(f"    {' '.join(body.split())}")
+                lines.append(f"    {' '.join(body.split()).replace('** **', ' ')}")  # **a b**
     lines += _left_out(r)
     if exact and r["exact"]:
         lines.append(
@@ -167,8 +167,10 @@ def _new_part(before: list[str], heading: list[str]) -> list[str]:
 
 
 def shorten(marked: str, size: int) -> str:
-    """A window of about ``size`` characters of a snippet whose matches are marked
-    ``**like this**``, holding the most matches; ellipses where it is cut."""
+    """A window of at most about ``size`` characters of a snippet whose matches are marked
+    ``**like this**``, around its densest matches (``_densest``): from the start of their
+    sentence and to its end where the window holds them, else at spaces; ellipses where it
+    is cut."""
     cut_before, cut_after = marked.startswith("…"), marked.endswith("…")
     body = marked[1 if cut_before else 0 : len(marked) - 1 if cut_after else len(marked)]
     plain, spans, words, pos = [], [], [], 0
@@ -183,15 +185,20 @@ def shorten(marked: str, size: int) -> str:
     text = "".join(plain)
     if len(text) <= size:
         return marked
-    start = _densest(spans, words, size)
+    first, last = _densest(spans, words, size)
+    start = max(0, first - size // 6)
     end = min(len(text), start + size)
     start = max(0, end - size)
-    if start > 0:  # at word boundaries
+    breaks = [m.end() for m in _SENTENCE.finditer(text, start, first)]
+    if breaks:  # the densest matches' sentences whole, where the window holds their ends
+        start = breaks[-1]
+    elif start > 0:  # else at word boundaries
         sp = text.find(" ", start, start + 20)
         start = sp + 1 if sp >= 0 else start
     if end < len(text):
+        stop = _SENTENCE.search(text, max(last, start), end)
         sp = text.rfind(" ", start + size // 2, end)
-        end = sp if sp >= 0 else end
+        end = stop.start() + 1 if stop else sp if sp >= 0 else end
     out, pos = [], start
     for s, e in spans:
         if s >= start and e <= end:
@@ -202,11 +209,14 @@ def shorten(marked: str, size: int) -> str:
     return lead + "".join(out).strip() + ("…" if end < len(text) or cut_after else "")
 
 
-def _densest(spans: list[tuple[int, int]], words: list[str], size: int) -> int:
-    """Where a window of ``size`` characters around the densest matches starts: a little
-    before the shortest run of matches holding as many distinct words as any ``size``
-    characters hold, so the match has some words before it. The library's rule for a
-    hit's focus (search/passages.py, ``tightest``), the words told apart by their text."""
+_SENTENCE = re.compile(r"[.!?](?=\s)\s*")  # where a sentence ends, and the next starts
+
+
+def _densest(spans: list[tuple[int, int]], words: list[str], size: int) -> tuple[int, int]:
+    """The start and end of the densest matches: the shortest run of matches holding as
+    many distinct words as any ``size`` characters hold ((0, 0) without a match). The
+    library's rule for a hit's focus (search/passages.py, ``tightest``), the words told
+    apart by their text."""
     most, j, seen = 1, 0, {}
     for i, (s, _) in enumerate(spans):
         j = max(j, i)
@@ -216,16 +226,16 @@ def _densest(spans: list[tuple[int, int]], words: list[str], size: int) -> int:
         most = max(most, len(seen))
         if j > i:
             _drop(seen, words[i])
-    best, i = None, 0
+    best, i = (0, 0), 0
     seen.clear()
     for j, (_, e) in enumerate(spans):
         seen[words[j]] = seen.get(words[j], 0) + 1
         while seen[words[i]] > 1 or len(seen) > most:
             _drop(seen, words[i])
             i += 1
-        if len(seen) == most and (best is None or e - spans[i][0] < best[1] - best[0]):
+        if len(seen) == most and (best == (0, 0) or e - spans[i][0] < best[1] - best[0]):
             best = (spans[i][0], e)
-    return max(0, best[0] - size // 6) if best else 0
+    return best
 
 
 def _drop(seen: dict[str, int], w: str) -> None:

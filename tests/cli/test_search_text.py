@@ -91,7 +91,7 @@ def test_a_hit_cites_first_the_lines_where_the_words_asked_for_meet(pumps):
     assert h["focus_lines"] == [11, 11] and (h["start_line"], h["end_line"]) == (1, 19)
     assert "**bleed** **valve**" in h["snippet"]
     text = run_cli("search", "bleed valve tank", "--snippet", "40", cwd=pumps).stdout
-    assert "**bleed** **valve**" in text  # the focus's words, not the passage's start
+    assert "**bleed valve**" in text  # the focus's words, not the passage's start; one mark
 
 
 def test_a_heading_is_shown_once_per_file_and_a_sibling_by_its_own_name(pumps):
@@ -142,3 +142,17 @@ def test_shorten_keeps_the_densest_matches_whole():
     assert shorten("short **pump** text", 40) == "short **pump** text"
     no_marks = shorten("one two three four five six seven eight nine ten", 20)
     assert no_marks.startswith("one two") and no_marks.endswith("…")
+
+
+def test_shorten_keeps_the_sentence_of_the_matches_and_no_more():
+    text = "Filler words come first here. The **pump** needs a **valve** now. " + "More. " * 20
+    assert shorten(text, 70) == "…The **pump** needs a **valve** now.…"  # a sentence whole
+    run_on = "…come first and the **pump** needs a **valve** now and " + "more " * 30 + "…"
+    cut = shorten(run_on, 70)  # no sentence ends in the window: cut at spaces
+    assert cut.startswith("…") and "**pump** needs a **valve**" in cut
+    assert len(MARK.sub(r"\1", cut)) <= 72
+
+
+def test_neighbouring_matches_share_one_mark(pumps):
+    out = run_cli("search", "bleed valve", "--snippet", "200", cwd=pumps).stdout
+    assert "**bleed valve**" in out and "** **" not in out
