@@ -84,7 +84,7 @@ REGISTRY: tuple[Bench, ...] = (
     Bench(
         "hybrid_floor",
         SEARCH,
-        "the fusion's BM25 weight that keeps hybrid at or above words alone (tune halves)",
+        "hybrid's BM25 weight, chosen to stay at or above words alone on tune halves",
         section="## Hybrid at or above words alone (issue 41)",
     ),
     Bench(
