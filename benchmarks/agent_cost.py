@@ -29,6 +29,10 @@ checked to print exactly the default's text). The questions are sentences, which
 occur verbatim, so the exact-phrase block is measured on the filter probes' keyword
 queries too.
 
+The RFC dev questions (``corpora/rfcs_dev``: long plain text, where the focus is a few
+wrapped lines) are run through route A too, the read of the best hit's focus beside that of
+its whole passage (route A before hits cited a focus), to show no answer is lost there.
+
 Bytes are UTF-8 bytes of what the commands print (and of the files opened). The tables give
 the median and interquartile range per question, the ratio of medians and how often each
 route read the answer. A script, not a test.
@@ -58,6 +62,8 @@ from common import (
     KBX_BIN,
     NODEJS,
     QUESTIONS,
+    RFC_QUESTIONS,
+    RFCS_DEV,
     Question,
     build_kbx,
     eval_arg,
@@ -175,6 +181,55 @@ def route_kbx(q: Question, s: Searched, v: Variant, answer: str = "") -> Route:
     return Route(len(out), s.bytes_read, s.found_read or found_hits, where)
 
 
+def passage_read(q: Question, s: Searched, root: Path) -> tuple[int, bool]:
+    """Bytes of ``kbx read`` of the best hit's whole passage widened by 10 lines on each
+    side (route A before hits cited a focus), and whether it reaches the answer lines."""
+    best = s.result.hits[0]
+    start, end = max(1, best.start_line - CONTEXT_LINES), best.end_line + CONTEXT_LINES
+    read = run([str(KBX_BIN), "read", f"{best.path}:{start}-{end}"], root)
+    n_read = len(read.decode().split("\n")) - 1
+    return len(read), q.is_hit(best.path, start, start + n_read - 1)
+
+
+def rfc_table(eval_dir: Path, base: Path) -> str:
+    """Route A on the RFC dev questions (long plain-text documents, lines wrapped at 72
+    characters): the read of the best hit's focus against that of its whole passage."""
+    questions = load_questions(eval_dir, RFC_QUESTIONS)
+    root = base / "rfcs_dev"
+    shutil.copytree(eval_dir / RFCS_DEV, root, dirs_exist_ok=True)
+    print(f"kbx index rfcs {build_kbx(root, root / '.kbx' / 'index.duckdb', 'snowball'):.1f} s",
+          file=sys.stderr)  # fmt: skip
+    idx = Index.for_root(root)
+    runs = [search_once(q, idx, root) for q in questions]
+    whole = [passage_read(q, s, root) for q, s in zip(questions, runs, strict=True)]
+    rows = []
+    for kind in ("lexical", "paraphrase", None):
+        sel = [i for i, q in enumerate(questions) if kind in (None, q.kind)]
+        out = [len(printed(runs[i], DEFAULT)) for i in sel]
+        hits = [
+            any(questions[i].is_hit(h.path, h.start_line, h.end_line) for h in
+                runs[i].result.hits[: DEFAULT.k])
+            for i in sel
+        ]  # fmt: skip
+        for name, reads in (
+            ("focus ±10 (now)", [(runs[i].bytes_read, runs[i].found_read) for i in sel]),
+            ("whole passage ±10 (before)", [whole[i] for i in sel]),
+        ):
+            total = [o + n for o, (n, _) in zip(out, reads, strict=True)]
+            rows.append(
+                [
+                    kind or "all",
+                    name,
+                    f"{statistics.median(total) / 1024:.2f}",
+                    f"{statistics.median(n for n, _ in reads) / 1024:.2f}",
+                    f"{sum(f for _, f in reads)}/{len(sel)}",
+                    f"{sum(f or h for (_, f), h in zip(reads, hits, strict=True))}/{len(sel)}",
+                ]
+            )
+    heads = ["questions", "route A reads", "median KB", "read KB", "by the read", "found"]
+    return table(heads, rows)
+
+
 def check_cli(text: str, s: Searched, root: Path) -> None:
     """The real ``kbx search TEXT`` prints exactly the default variant's text."""
     if run([str(KBX_BIN), "search", text], root) != printed(s, DEFAULT):
@@ -280,6 +335,7 @@ def report(
     c: list[Route],
     keyword_runs: list[Searched],
     older: tuple[str, list[Route]] | None = None,
+    rfcs: str = "",
 ) -> str:
     pairs = list(zip(questions, runs, strict=True))
     a = [route_kbx(q, s, DEFAULT) for q, s in pairs]
@@ -348,6 +404,17 @@ def report(
             "occurs verbatim, so there it never shows):\n",
             exact_table(keyword_runs),
             "",
+            *(
+                [
+                    "The RFC dev questions (50, over 160 RFCs: plain text wrapped at 72 "
+                    "characters), where a hit's focus is a few short lines; found: by the read "
+                    f"or by one of the {DEFAULT.k} hits' passages:\n",
+                    rfcs,
+                    "",
+                ]
+                if rfcs
+                else []
+            ),
             "Per question, the defaults (A found: where kbx reached the answer lines, - if not):\n",
             table(
                 ["id", "kind", "A KB", "A found", "A2 KB", "B KB", "B found", "B' KB", "B' found"]
@@ -438,7 +505,8 @@ def main() -> None:
             older = (args.compare.name, [route_older(q, s, root, args.compare) for q, s in pairs])
         b = [route_rg(q, root) for q in questions]
         c = [route_rg_keywords(q, root) for q in questions]
-    print(report(questions, said, runs, b, c, keyword_runs, older))
+        rfcs = rfc_table(eval_dir, args.work or Path(tmp))
+    print(report(questions, said, runs, b, c, keyword_runs, older, rfcs))
     print(f"\nTotal run time: {time.perf_counter() - started:.0f} s")
 
 
