@@ -91,7 +91,8 @@ def search(
             n = len(h["also_in"])
             also = f"also in {n} more file{'s' if n > 1 else ''}" if n else ""
             notes = ", ".join(x for x in (ranks, also) if x)
-            lines.append(f"  {cited(h)} {head}" + (f" ({notes})" if notes else ""))
+            said = " ".join(x for x in (cited(h), head, f"({notes})" if notes else "") if x)
+            lines.append(f"  {said}")
             before = h["heading_path"]
             body = h["text"] if full else shorten(h["snippet"], snippet) if snippet else ""
             if body:
