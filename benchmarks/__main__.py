@@ -225,6 +225,12 @@ REGISTRY: tuple[Bench, ...] = (
         writes=True,
     ),
     Bench(
+        "save_searchable",
+        INGEST,
+        "the watcher: one saved file to a search that finds it, 2k to 200k units",
+        writes=True,
+    ),
+    Bench(
         "ner_limit",
         INGEST,
         "spaCy inside kbx beside the bare nlp.pipe: words per second",
