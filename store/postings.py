@@ -156,10 +156,12 @@ def analyzer_from(
     With ``current`` (a search), an index whose postings another version of the chain
     made is refused: its terms and the query's would not meet."""
     if current and "stemmer" in meta and meta.get(ANALYSIS) != ANALYSIS_VERSION:
+        made = meta.get(ANALYSIS) or "1"
         raise SchemaError(
-            "this index's postings were made by an older analysis chain (before words with "
-            "combining marks and Chinese, Japanese and Korean were indexed as they are now); "
-            "run `kbx index` to analyze them again (the files are not read again)"
+            f"this index's postings were made by another version of the analysis chain "
+            f"({made}; this kbx analyzes as {ANALYSIS_VERSION}: see ANALYSIS_VERSION in "
+            "analysis.py for what changed); run `kbx index` to analyze them again (the "
+            "files are not read again)"
         )
     protected = frozenset(json.loads(meta.get("protected", "[]")))
     stemmed = [lang for lang in json.loads(meta.get(LANGUAGES, "{}")) if SNOWBALL.get(lang)]
