@@ -151,6 +151,7 @@ class Steps:
 
 STEPS = (  # (column, module path, function), in the order a run meets them
     ("watcher's walk", "kbx.serve.watch:Watcher", "_walk"),
+    ("watcher's walk", "kbx.serve.watch:Watcher", "_restat"),  # its stat of the saved file
     ("repair check", "kbx.indexing.ingest", "repair"),
     ("walk", "kbx.indexing.ingest", "walk"),
     ("extraction", "kbx.indexing.ingest", "read_all"),
@@ -176,6 +177,8 @@ def _owner(spec: str) -> object:
 def instrument() -> Steps:
     steps = Steps()
     for step, spec, name in STEPS:
+        if not hasattr(_owner(spec), name):  # another checkout (--kbx) may lack it
+            continue
         if name == "read_all":
             steps.wrap_generator(_owner(spec), name, step)
         else:

@@ -6,7 +6,10 @@ editor's save in three steps, a ``git checkout``) into one set: it yields once n
 came for ``step`` ms, or after ``debounce`` ms at most. Each set is checked against the
 folder as the walk of ``kbx index`` sees it (``api._walk``: the formats kbx reads,
 ``.kbxignore``, hidden names), so a change the walk would not pick up (an ignored file,
-an editor's swap file, the index's own files) costs one walk and no write.
+an editor's swap file, the index's own files) costs one walk and no write. A set that
+only modifies, in place, files the last walk listed is checked by a stat of those files
+(and of the entries that share their old stat: links to them) instead of a walk, since
+nothing else a walk sees can have changed (``Watcher._restat``).
 
 Otherwise the whole folder is re-indexed with ``api.index``, given that walk (``walked``)
 so the folder is walked once per change, not twice: a run over unchanged files only
@@ -24,6 +27,7 @@ on a folder edited since its last ``kbx index`` catches up.
 
 from __future__ import annotations
 
+import stat
 import sys
 import threading
 import time
@@ -67,6 +71,7 @@ class Watcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._files: Snapshot | None = None
+        self._hidden: bool | None = None  # what the snapshot's walk took
         self._retry = False  # the last run found the index busy
         self._failing: dict[str, str] = {}  # path -> error, as the last run failed them
         self._config = index.root / api.CONFIG_FILE
@@ -131,15 +136,50 @@ class Watcher:
         _, hidden = api._walk_of(self.index)
         return hidden, list(api._walk(self.root, hidden=hidden))
 
+    def _restat(self, changes: set[tuple[watchfiles.Change, str]]) -> Snapshot | None:
+        """The snapshot with the changed files stat'ed again, where every change is a file
+        the last walk listed, modified in place and still a regular file: then no other
+        entry of a walk could differ but a link to one of them (or a hard link), whose
+        stat is the file's, so the entries of its old size and mtime are stat'ed again
+        too. None where a walk must decide (a file added, deleted or renamed, a folder,
+        an ignore file, the setup, a hidden setting changed): a stat per changed file
+        instead of one per file of the folder (42,500 files: 0.7 s)."""
+        old = self._files
+        if old is None or api._walk_of(self.index)[1] != self._hidden:
+            return None
+        files = dict(old)
+        for change, path in changes:
+            try:
+                rel = Path(path).relative_to(self.root).as_posix()
+            except ValueError:
+                return None
+            if change != watchfiles.Change.modified or rel not in old or old[rel][2]:
+                return None
+            size, mtime_ns, _ = old[rel]
+            for other in [r for r, v in old.items() if v[:2] == (size, mtime_ns)]:
+                try:
+                    st = (self.root / other).stat()
+                except OSError:
+                    return None
+                if not stat.S_ISREG(st.st_mode):
+                    return None
+                files[other] = (st.st_size, st.st_mtime_ns, None)
+        return files
+
     def _sync(self, changes: set[tuple[watchfiles.Change, str]], first: bool = False) -> None:
         """Re-index if the walk sees a change (or the setup changed, or a run is due)."""
-        hidden, found = self._walk()
-        files = {f.rel: (f.size, f.mtime_ns, f.error) for f in found}
         setup = any(Path(p) == self._config for _, p in changes)
+        files = None if first or self._retry or setup else self._restat(changes)
+        if files is not None:
+            hidden = bool(self._hidden)
+            found = [api._Found(rel, *v) for rel, v in files.items()]
+        else:
+            hidden, found = self._walk()
+            files = {f.rel: (f.size, f.mtime_ns, f.error) for f in found}
         if not (first or self._retry or setup or files != self._files):
             self.skipped += 1
             return
-        self._files = files
+        self._files, self._hidden = files, hidden
         started = time.monotonic()
         try:
             report = self.index.write(

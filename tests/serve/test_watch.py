@@ -170,6 +170,43 @@ def test_a_re_index_walks_the_folder_once_and_indexes_as_its_own_walk_would(
         assert after.fetchall() == before
 
 
+def placed(live: Served, q: str) -> list[str]:
+    """The files holding the hits' passages (a passage in two files is one hit)."""
+    return sorted({p for h in hits(live, q) for p in (h["path"], *h["also_in"])})
+
+
+def test_a_file_saved_in_place_is_stat_ed_alone_and_a_link_to_it_follows(tmp_path, monkeypatch):
+    """A save of a file the walk listed costs a stat of it (and of what may link to it),
+    not a walk of the folder; what the run stores is what a walk would have given."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "kbx.toml").write_text(RULES_ONLY)
+    target = root / "target.md"
+    target.write_text("# Target\n\nA first plovermoss note.\n")
+    (root / "link.md").symlink_to("target.md")
+    (root / "other.md").write_text("# Other\n\nUnrelated.\n")
+    api.index(root)
+    with watched(root) as served:
+        walks: list[int] = []
+        real = api._walk
+        monkeypatch.setattr(api, "_walk", lambda *a, **k: walks.append(1) or real(*a, **k))
+        runs = served.watcher.runs
+        with open(target, "a") as f:  # in place, as an editor that does not rename
+            f.write("\nA second egretfern note.\n")
+        until(lambda: placed(served, "egretfern") == ["link.md", "target.md"], "both re-read")
+        until(lambda: served.watcher.runs > runs, "the run over")
+        assert walks == []
+        (root / "new.md").write_text("# New\n\nA fresh ternbrook note.\n")  # added: a walk
+        until(lambda: paths(served, "ternbrook") == ["new.md"], "the new file searchable")
+        assert walks
+    with api.Index.for_root(root).reader() as con:
+        stored = con.execute("SELECT path, size, mtime_ns FROM documents ORDER BY path")
+        stored = stored.fetchall()
+    assert stored == [
+        (f.rel, f.size, f.mtime_ns) for f in sorted(api._walk(root), key=lambda f: f.rel)
+    ]
+
+
 def test_a_folder_indexed_with_hidden_files_keeps_them_under_the_watcher(tmp_path):
     root = tmp_path / "docs"
     (root / ".notes").mkdir(parents=True)
