@@ -384,7 +384,8 @@ def report(results: list[tuple[str, dict, list[dict], tuple[float, float]]], arg
             "the names context, the entity layer, and each mapped file's export, which "
             "rewrites the file whole (issue 43, item 3). A save made meanwhile waits for the "
             "run's end, and searches until then take the SQL path. `walk` is 0 where the run "
-            "takes the watcher's walk instead of walking again (0b155db).",
+            "takes the watcher's walk instead of walking again (0b155db); the watcher's walk "
+            "is a stat of the saved file where a file is modified in place (e0816be).",
             "",
         ]
     )
