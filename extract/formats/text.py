@@ -53,10 +53,14 @@ _KNOWN = {
 _TOC_LINE = re.compile(r".*(?:\.{3,}|(?:\. ){3,}|\s{2,})\s*(?:\d+|[ivxlc]+)\s*$")
 _FURNITURE = re.compile(r".*\[Page [0-9ivxlc]+\]\s*$|(?:RFC[: ]+\d+|Internet-Draft)\s{2,}\S")
 # A changelog entry's first line opens its section: Debian's ``pkg (1.2-1) unstable;
-# urgency=medium`` and GNU's ``2021-03-04  Ann Lee  <ann@example.org>``.
+# urgency=medium`` and GNU's ``2021-03-04  Ann Lee  <ann@example.org>``; so does a release
+# line of a NEWS file, GNU's ``* Noteworthy changes in release 3.8 (2021-08-01) [stable]``
+# or ``* Version 3.7.9 (released 2023-02-09)``, dated in its parentheses.
 _ENTRY = re.compile(
     r"[a-z0-9][a-z0-9.+-]* \([^()\s]+\)(?: [\w.+/-]+)+; *urgency=\w+.*"
     r"|\d{4}-\d\d-\d\d[ \t]{1,2}\S[^\n<>]*<[^\s<>@]+@[^\s<>]+>"
+    r"|(?:\* )?(?:Noteworthy changes in release|[Vv]ersion|[Rr]elease) v?\d[\w.+~-]*"
+    r" \((?:released )?[^()\n]*\d{4}[^()\n]*\)(?: \[[\w -]+\])?"
 )
 _WORDS = re.compile(r"[\w '&()/,.-]*[\w)]")  # a title-like line: no sentence end
 _WIDTH = 72  # an RFC's line width, to tell a centered heading (RFC 791) from an indented one

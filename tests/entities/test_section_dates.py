@@ -80,6 +80,31 @@ def test_sections_date_every_passage_below_them(tmp_path):
     assert log[-1] == {date(2018, 1, 2)}
 
 
+GNU_NEWS = f"""GNU frob NEWS                                    -*- outline -*-
+
+* Noteworthy changes in release 1.12 (2022-04-07) [stable]
+
+{ITEMS}
+
+* Version 1.11 (released 2021-09-03)
+
+** Bug fixes
+
+  frob no longer crashes on an empty file.
+"""
+
+
+def test_a_news_files_release_lines_date_their_sections(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "NEWS").write_text(GNU_NEWS)
+    index(root, registry=Registry([DateRecognizer()]))
+    news = [d for k, d in sorted(_dates(root).items())]
+    assert news[0] == set()  # the file's title line, above every release
+    assert len(news) >= 4 and all(d == {date(2022, 4, 7)} for d in news[1:-1])
+    assert news[-1] == {date(2021, 9, 3)}
+
+
 def test_a_layer_an_older_kbx_built_is_rebuilt_by_the_next_index(tmp_path):
     root = tmp_path / "docs"
     root.mkdir()
