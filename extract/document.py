@@ -27,6 +27,15 @@ FORMATS = {
     ".bib": "text",  # BibTeX: read as text; the references recognizer reads its records
 }
 
+# What each format's extractor is, as the index records it (kbx_meta 'extraction'): the
+# next `kbx index` of an index another version's extractor read reads that format's files
+# again, as a changed ANALYSIS_VERSION analyzes the postings again (a file's units are only
+# made anew when it is read). An index that records none was read by versions "1".
+# text 2: man pages' sections and U+2010 joins; page furniture of form-feed pages; NEWS
+#   release lines open sections. latex 2: % inside \url, \author{A and B}. pdf 2: running
+#   heads and footers left out.
+EXTRACTION_VERSIONS = {"markdown": "1", "html": "1", "pdf": "2", "latex": "2", "text": "2"}
+
 
 # Plain-text documents by name alone, as source trees and Debian's docs ship them: a
 # folder's README or ChangeLog holds what a user searches for first.
@@ -37,13 +46,26 @@ NAMED_TEXT = frozenset(
 )  # fmt: skip
 
 
+# What a named file's suffix may say and still be that text: Debian's ``README.Debian``,
+# ``changelog.Debian``, ``NEWS.Debian``, ``README.source``, an upstream's ``README.old``;
+# not a program (``install.sh``, ``history.py``) nor compressed (``changelog.Debian.gz``).
+NAMED_VARIANTS = frozenset(
+    {".debian", ".source", ".upstream", ".old", ".orig", ".gnu", ".linux", ".unix", ".win32",
+     ".developers", ".maintainers", ".legal"}
+)  # fmt: skip
+
+
 def format_of(path: str) -> str | None:
-    """The format kbx reads a file as, from its extension (or, with none, its name: README,
-    ChangeLog); None if kbx does not index it."""
+    """The format kbx reads a file as, from its extension; else, by its name, plain text
+    for a README or ChangeLog with no extension or one naming its variant (``NAMED_TEXT``,
+    ``NAMED_VARIANTS``); None if kbx does not index it."""
     base, ext = posixpath.splitext(posixpath.basename(path))
-    if not ext and base.lower() in NAMED_TEXT:
+    ext = ext.lower()
+    if ext in FORMATS:
+        return FORMATS[ext]
+    if base.lower() in NAMED_TEXT and (not ext or ext in NAMED_VARIANTS):
         return "text"
-    return FORMATS.get(ext.lower())
+    return None
 
 
 def source_text(path: str, data: bytes) -> tuple[str, str]:
