@@ -10,6 +10,7 @@ same resumable pass as ``kbx reprocess``.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from kbx.config import load_config
 from kbx.entities import facet_arrays
 from kbx.entities.build import repair, settle
 from kbx.errors import BadArgument, EngineUnavailable, KbxError
+from kbx.extract.document import EXTRACTION_VERSIONS
 from kbx.indexing.prepare import PLACEMENT_COLUMNS, UNIT_COLUMNS, run_with
 from kbx.indexing.read import AS_TEXT, Outcome, read_all
 from kbx.recognizers.base import Recognizer
@@ -58,6 +60,8 @@ from kbx.store.postings import (
 )
 from kbx.store.schema import REEXTRACT
 from kbx.store.transaction import transaction
+
+EXTRACTION = "extraction"  # kbx_meta key: the EXTRACTION_VERSIONS that read the files
 
 if TYPE_CHECKING:
     from kbx.vectors.run import VectorReport
@@ -462,11 +466,10 @@ def _index(
             "SELECT path, doc_id, sha256, size, mtime_ns, status, format FROM documents"
         ).fetchall()
     }
-    if again := con.execute("SELECT value FROM kbx_meta WHERE key = ?", [REEXTRACT]).fetchone():
-        formats = None if again[0] == "1" else set(again[0].split(","))
-        for k in known.values():  # a migration asked for these files to be read again
-            if formats is None or k["format"] in formats:
-                k["sha256"] = k["size"] = None
+    again = _read_again(con)
+    for k in known.values():
+        if k["format"] in again or "*" in again:
+            k["sha256"] = k["size"] = None
     report.unavailable = list(registry.broken)
     record_info(con, list(registry))  # search can say which have not run everywhere yet
     if walked is not None and walked[0] == hidden:  # the caller's walk, just made
@@ -518,6 +521,7 @@ def _index(
     record_languages(con)
     set_meta(con, "indexed_at", datetime.now().isoformat())
     con.execute("DELETE FROM kbx_meta WHERE key = ?", [REEXTRACT])
+    set_meta(con, EXTRACTION, json.dumps(EXTRACTION_VERSIONS, sort_keys=True))
     # what the readers did not run (a unit stored before, a file past its budget)
     fast = [r for r in registry if not (r.info.slow or not r.info.fork_safe)]
     if fast:
@@ -636,6 +640,21 @@ def _flush(lease: WriterLease, batch: list[Outcome], known: dict, report: IndexR
         kill_point("recognize.batch")  # recognizer runs were committed, as in a pass's batch
     if lease.expired:
         lease.release()
+
+
+def _read_again(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The formats whose files this run reads again though their bytes did not change:
+    those a migration named (``REEXTRACT``; ``*``: every one), and those whose extractor
+    changed since the index last read them (``EXTRACTION_VERSIONS``)."""
+    meta = dict(
+        con.execute(
+            "SELECT key, value FROM kbx_meta WHERE key IN (?, ?)", [REEXTRACT, EXTRACTION]
+        ).fetchall()
+    )
+    asked = meta.get(REEXTRACT)
+    out = set() if asked is None else {"*"} if asked == "1" else set(asked.split(","))
+    read = json.loads(meta.get(EXTRACTION) or "{}")
+    return out | {f for f, v in EXTRACTION_VERSIONS.items() if read.get(f, "1") != v}
 
 
 def _write_alone(
