@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from kbx.densest import tightest
+
 K_TEXT = 5  # passages shown (8 with --json)
 SNIPPET_TEXT = 160  # characters of each snippet (240 in --json, with the whole text)
 EXACT_TEXT = 1  # exact phrase matches shown (3 in --json)
@@ -214,35 +216,12 @@ _SENTENCE = re.compile(r"[.!?](?=\s)\s*")  # where a sentence ends, and the next
 
 
 def _densest(spans: list[tuple[int, int]], words: list[str], size: int) -> tuple[int, int]:
-    """The start and end of the densest matches: the shortest run of matches holding as
-    many distinct words as any ``size`` characters hold ((0, 0) without a match). The
-    library's rule for a hit's focus (search/passages.py, ``tightest``), the words told
-    apart by their text."""
-    most, j, seen = 1, 0, {}
-    for i, (s, _) in enumerate(spans):
-        j = max(j, i)
-        while j < len(spans) and spans[j][1] <= s + size:
-            seen[words[j]] = seen.get(words[j], 0) + 1
-            j += 1
-        most = max(most, len(seen))
-        if j > i:
-            _drop(seen, words[i])
-    best, i = (0, 0), 0
-    seen.clear()
-    for j, (_, e) in enumerate(spans):
-        seen[words[j]] = seen.get(words[j], 0) + 1
-        while seen[words[i]] > 1 or len(seen) > most:
-            _drop(seen, words[i])
-            i += 1
-        if len(seen) == most and (best == (0, 0) or e - spans[i][0] < best[1] - best[0]):
-            best = (spans[i][0], e)
-    return best
-
-
-def _drop(seen: dict[str, int], w: str) -> None:
-    seen[w] -= 1
-    if not seen[w]:
-        del seen[w]
+    """The start and end of the densest matches, the run a hit's focus cites too
+    (``densest.tightest``); (0, 0) without a match."""
+    if not spans:
+        return 0, 0
+    i, j = tightest(spans, size, words)
+    return spans[i][0], max(e for _, e in spans[i : j + 1])
 
 
 # -- facets and grep ------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from kbx.analysis import TOKEN, Analyzer, has_cjk, token_cache
+from kbx.densest import tightest
 from kbx.extract.textmap import Segment, locate
 
 SNIPPET_CHARS = 240
@@ -102,40 +103,6 @@ def densest(spans: list[tuple[int, int]], size: int, words: list[int] | None = N
     return tightest(spans, size, words)[0]
 
 
-def tightest(
-    spans: list[tuple[int, int]], size: int, words: list[int] | None = None
-) -> tuple[int, int]:
-    """The first and last index of the shortest run of spans holding as many distinct query
-    words as any ``size`` characters hold (``words[i]``: the word span ``i`` matches;
-    without them each span is a word of its own); the first such run."""
-    if not spans:
-        return 0, 0
-    word = words if words is not None else range(len(spans))
-    most, j = 1, 0
-    seen: dict[int, int] = {}  # word -> its spans in the run [i, j)
-    for i, (s, _) in enumerate(spans):  # the most distinct words in size characters
-        j = max(j, i)
-        while j < len(spans) and spans[j][1] <= s + size:
-            seen[word[j]] = seen.get(word[j], 0) + 1
-            j += 1
-        most = max(most, len(seen))
-        if j > i:
-            _drop(seen, word[i])
-    best: tuple[int, int] | None = None
-    i = 0
-    seen.clear()
-    for j, (_, e) in enumerate(spans):  # the shortest run holding that many
-        seen[word[j]] = seen.get(word[j], 0) + 1
-        while seen[word[i]] > 1 or len(seen) > most:  # its first span is not needed
-            _drop(seen, word[i])
-            i += 1
-        if len(seen) == most and (
-            best is None or e - spans[i][0] < spans[best[1]][1] - spans[best[0]][0]
-        ):
-            best = (i, j)
-    return best or (0, 0)
-
-
 def focus(
     spans: list[tuple[int, int]], words: list[int], size: int = FOCUS_CHARS
 ) -> tuple[int, int] | None:
@@ -146,12 +113,6 @@ def focus(
         return None
     i, j = tightest(spans, size, words)
     return spans[i][0], max(e for _, e in spans[i : j + 1])
-
-
-def _drop(seen: dict[int, int], w: int) -> None:
-    seen[w] -= 1
-    if not seen[w]:
-        del seen[w]
 
 
 def cluster_start(text: str, i: int) -> int:

@@ -51,6 +51,7 @@ LEAVES = (
     "kbx.api_json",
     "kbx.languages",
     "kbx.wordchars",
+    "kbx.densest",
     "kbx.options",
     "kbx.faces",
     "kbx.present",

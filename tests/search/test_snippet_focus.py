@@ -6,7 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kbx.search.passages import focus, snippet_window, tightest
+from kbx.densest import tightest
+from kbx.search.passages import focus, snippet_window
 
 
 def brute(spans: list[tuple[int, int]], size: int, words: list[int]) -> tuple[int, int]:
