@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import duckdb
@@ -411,6 +411,27 @@ def ctrl_c_reaches() -> None:
     foreground process has it, even when the suite itself runs as a background job (which
     the shell starts with SIGINT ignored, and a child would inherit that)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextmanager
+def own_group(args: list[str], **popen):
+    """A child in a process group of its own that a test sends Ctrl-C as a terminal would
+    (``os.killpg``; ``ctrl_c_reaches``), its stderr piped as text; the group killed and
+    the child reaped on leaving, whatever the test found."""
+    child = subprocess.Popen(
+        args,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=ctrl_c_reaches,
+        **popen,
+    )
+    try:
+        yield child
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
 
 
 def indexed_files(folder: Path, files: dict[str, str]) -> Index:

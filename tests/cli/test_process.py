@@ -4,7 +4,6 @@ through the same ``main()``."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -12,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from helpers import Loopback, ctrl_c_reaches, run_kbx, write_corpus
+from helpers import Loopback, ctrl_c_reaches, own_group, run_kbx, write_corpus
 
 from kbx.indexing.ingest import index
 from kbx.recognizers.identifiers import IdentifierRecognizer
@@ -123,16 +122,8 @@ def test_ctrl_c_while_kbx_index_reads_exits_130_and_the_next_run_works(tmp_path)
     for i in range(6):  # outcomes of hundreds of KB: past a pipe's buffer, written slowly
         (root / f"log{i}.txt").write_text("".join(line.format(n=n) for n in range(6000)))
     for after in (0.0, 0.3, 1.0):  # seconds after the first reader appears
-        child = subprocess.Popen(
-            [sys.executable, "-m", "kbx", "index", ".", "--workers", "1"],
-            cwd=root,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-            preexec_fn=ctrl_c_reaches,
-        )
-        try:
+        args = [sys.executable, "-m", "kbx", "index", ".", "--workers", "1"]
+        with own_group(args, cwd=root, stdout=subprocess.DEVNULL) as child:
             deadline = time.monotonic() + 60
             while not _children(child.pid) and child.poll() is None:
                 assert time.monotonic() < deadline, "kbx index started no reader"
@@ -140,10 +131,6 @@ def test_ctrl_c_while_kbx_index_reads_exits_130_and_the_next_run_works(tmp_path)
             time.sleep(after)
             os.killpg(child.pid, signal.SIGINT)
             _, err = child.communicate(timeout=30)
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
         assert child.returncode == 130, err
         assert "Traceback" not in err
     done = run_kbx("index", ".", cwd=root)

@@ -3,7 +3,6 @@ file, the run goes on; workers die with their parent; what is opened is checked.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -13,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import own_group
 
 from kbx.indexing import read
 from kbx.indexing.ingest import index
@@ -257,19 +257,9 @@ def test_ctrl_c_to_the_process_group_never_leaves_a_pool_hanging(delay):
     process waited on that thread at exit (a hang in about half of the tries): workers
     ignore Ctrl-C, and an interrupted pool is killed rather than waited on. At 0 s the
     interrupt lands while the pool starts (forks)."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", _INTERRUPTED_POOL],
-        start_new_session=True,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with own_group([sys.executable, "-c", _INTERRUPTED_POOL]) as child:
         time.sleep(0.5 + delay)  # the interpreter's start, then the pool's
         os.killpg(child.pid, signal.SIGINT)
         _, err = child.communicate(timeout=15)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
     assert child.returncode == 130, err
     assert "Traceback" not in err
