@@ -54,11 +54,7 @@ Setting = tuple[float, float]  # (ALPHA, COVERAGE_POWER)
 
 def _set(setting: Setting | None) -> None:
     """Search with ``setting`` (None: the shipped one) from now on."""
-    alpha, power = setting or (SHIPPED[0], SHIPPED[1])
-    defaults = list(hybrid.fuse.__defaults__ or ())
-    defaults[1] = alpha  # fuse(..., cut, alpha, limit, covered)
-    hybrid.fuse.__defaults__ = tuple(defaults)
-    hybrid.COVERAGE_POWER = power
+    hybrid.ALPHA, hybrid.COVERAGE_POWER = setting or SHIPPED
 
 
 SHIPPED: Setting = (hybrid.ALPHA, hybrid.COVERAGE_POWER)

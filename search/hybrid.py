@@ -159,19 +159,20 @@ def fuse(
     bm25_rows: Sequence[tuple[int, float, int]],
     dense_rows: Sequence[tuple[int, float]],
     cut: tuple[bool, bool] = (False, False),
-    alpha: float = ALPHA,
+    alpha: float | None = None,
     limit: int | None = None,
     covered: float = 0.0,
 ) -> list[tuple[int, float, int, dict[str, int | None]]]:
     """BM25's ``(unit_id, score, matched)`` rows and the dense ``(unit_id, cosine)`` rows,
     each the top of its ranking (``cut``: whether each list left some out), fused by
-    ``convex`` (BM25 weighing ``weight_of_words(alpha, covered)``: more, the more of the
+    ``convex`` (BM25 weighing ``weight_of_words(alpha, covered)``, ``alpha`` by default the
+    module's ``ALPHA`` as it is at the call: more, the more of the
     query BM25's best row holds): ``(unit_id, fused score, matched, ranks)`` best first,
     where ``ranks`` names each list's rank of the unit (None: not in it) and ``matched``
     is the query terms BM25 found in it (0 for a unit only the dense list holds). The
     first three fields are what ``hits_for`` takes."""
     matched = {r[0]: r[2] for r in bm25_rows}
-    a = weight_of_words(alpha, covered)
+    a = weight_of_words(ALPHA if alpha is None else alpha, covered)
     fused = convex([[r[:2] for r in bm25_rows], dense_rows], [a, 1 - a], cut)
     return [
         (f.key, f.score, matched.get(f.key, 0), dict(zip(LISTS, f.ranks, strict=True)))

@@ -59,7 +59,22 @@ def furniture(pages: list[str]) -> list[list[tuple[int, int]]]:
     ]
 
 
-def kept(start: int, end: int, cuts: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+def paragraphs(
+    text: str, start: int, end: int, cuts: list[tuple[int, int]], gap: re.Pattern
+) -> Iterator[tuple[int, str]]:
+    """``(offset, paragraph)`` of ``text[start:end]`` parted by ``gap``, the sorted ``cuts``
+    (``furniture``'s, as offsets into ``text``) left out."""
+    for a, b in _kept(start, end, cuts):
+        pos = a
+        for m in gap.finditer(text, a, b):
+            if m.start() > pos:
+                yield pos, text[pos : m.start()]
+            pos = m.end()
+        if b > pos:
+            yield pos, text[pos:b]
+
+
+def _kept(start: int, end: int, cuts: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
     """The ``[a, b)`` stretches of ``[start, end)`` outside the sorted ``cuts``."""
     at = start
     for a, b in cuts:

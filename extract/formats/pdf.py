@@ -23,7 +23,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from kbx.errors import ExtractError
-from kbx.extract.formats.pages import furniture, kept
+from kbx.extract.formats.pages import furniture, paragraphs
 from kbx.extract.model import PROSE, Block, Metadata
 from kbx.extract.textmap import LineTable, TextBuilder
 
@@ -247,18 +247,6 @@ def hyphen_joins(text: str) -> set[int]:
     return joins
 
 
-def _pieces(page: str, start: int, end: int, cuts: list[tuple[int, int]]):
-    """``(offset, text)`` of the paragraphs of ``page[start:end]``, furniture cut out."""
-    for a, b in kept(start, end, cuts):
-        pos = a
-        for gap in _PARAGRAPH_GAP.finditer(page, a, b):
-            if gap.start() > pos:
-                yield pos, page[pos : gap.start()]
-            pos = gap.end()
-        if b > pos:
-            yield pos, page[pos:b]
-
-
 def _pdf_date(raw: str | None) -> str | None:
     m = re.match(r"D?:?(\d{4})(\d{2})?(\d{2})?", raw or "")
     if not m:
@@ -315,7 +303,7 @@ def parse(data: bytes) -> tuple[list[Block], Metadata, list[str], str]:
         spans = [(0, path)] + [(m.offset, m.path) for m in marks if m.page == number - 1]
         for k, (start, section) in enumerate(spans):
             end = spans[k + 1][0] if k + 1 < len(spans) else len(page)
-            for at, piece in _pieces(page, start, end, cuts[number - 1]):
+            for at, piece in paragraphs(page, start, end, cuts[number - 1], _PARAGRAPH_GAP):
                 b = TextBuilder(table)
                 _flowing(b, piece, offset + at, joins, 2 * (number - 1))
                 if b.text().strip():

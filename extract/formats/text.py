@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kbx.extract.formats.pages import furniture, kept
+from kbx.extract.formats.pages import furniture, paragraphs
 from kbx.extract.model import PROSE, Block, Metadata
 from kbx.extract.textmap import LineTable, TextBuilder
 
@@ -213,15 +213,7 @@ def _page_cuts(text: str) -> list[tuple[int, int]]:
 def _paragraphs(text: str) -> list[tuple[int, str]]:
     """``(offset, text)`` of each paragraph, page furniture left out: lines a paginated
     file repeats at its pages' edges, and paragraphs of RFC headers and footers alone."""
-    pieces: list[tuple[int, str]] = []
-    for a, b in kept(0, len(text), _page_cuts(text)):
-        pos = a
-        for gap in _PARAGRAPH.finditer(text, a, b):
-            if gap.start() > pos:
-                pieces.append((pos, text[pos : gap.start()]))
-            pos = gap.end()
-        if b > pos:
-            pieces.append((pos, text[pos:b]))
+    pieces = paragraphs(text, 0, len(text), _page_cuts(text), _PARAGRAPH)
     return [(at, p) for at, p in pieces if p.strip() and not _is_furniture(p)]
 
 
