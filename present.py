@@ -386,7 +386,9 @@ def status(s: dict) -> list[str]:
             f"recognizer {r['name']} {r['version']}: {r['current']}/{r['units']} current"
             + (f" ({behind}; run `kbx reprocess`)" if behind else "")
         )
-    out += [f"vectors    {v['model']} {v['version']}: {v['units']}/{s['units']} units"
+    out += [f"vectors    {v['model']} {v['version']}: {v['units']}/{s['units']} units, "
+            f"{v['windows']} windows" + (f"; {v['pending']} later windows of {v['pending_units']}"
+                                         " units to come (`kbx embed`)" if v["pending"] else "")
             for v in s["vectors"]]  # fmt: skip
     if not s["vectors"]:
         out.append("vectors    none (`kbx embed` adds them: search by meaning too)")

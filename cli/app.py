@@ -296,7 +296,9 @@ def embed(o: api.EmbedOptions, *, db=None, as_json: bool = False) -> None:
     or the model folder that kbx.toml names) over the passages that lack a
     vector of it, in batches that commit as they go: interrupted, the next
     run goes on from there. A few passages a second on a laptop's CPU, so a
-    large folder takes a while; search by words works meanwhile. Once it has
+    large folder takes a while; search by words works meanwhile. Every passage's
+    first 254 tokens come first, so search ranks every passage by meaning well
+    before the pass ends; the rest of a long passage follows. Once it has
     run, `kbx search` is hybrid by default (`--mode bm25` for words alone) and
     `kbx index` embeds the passages it adds.
 
@@ -320,8 +322,11 @@ def embed(o: api.EmbedOptions, *, db=None, as_json: bool = False) -> None:
         err.print(f"kbx embed: {r.off}", markup=False)
     else:
         out.print(
-            f"{r.units} passages embedded with {r.model} in {r.seconds:.1f} s"
-            + (f"; {r.removed} old vectors removed" if r.removed else ""),
+            f"{r.units} passages embedded with {r.model} ({r.windows} windows) in "
+            f"{r.seconds:.1f} s"
+            + (f", all searchable by meaning after {r.first_seconds:.1f} s" if r.units else "")
+            + (f"; {r.removed} old vectors removed" if r.removed else "")
+            + (f"; {r.pending} later windows to come: run it again" if r.pending else ""),
             markup=False,
         )
 

@@ -37,7 +37,9 @@ class Status:
     unit_failures: list[dict] = field(default_factory=list)
     recognizers: list[dict] = field(default_factory=list)  # see reprocess.PlanRow
     problems: list[str] = field(default_factory=list)  # what the next writing command repairs
-    vectors: list[dict] = field(default_factory=list)  # model, version, units: kbx embed's
+    # model, version, units; windows embedded, and later windows still to come (pending,
+    # of pending_units): kbx embed's, which gives every unit its first window first
+    vectors: list[dict] = field(default_factory=list)
 
 
 def status(index: Index, registry: Registry | None = None) -> Status:
@@ -60,10 +62,12 @@ def status(index: Index, registry: Registry | None = None) -> Status:
         meta = dict(con.execute("SELECT key, value FROM kbx_meta").fetchall())
         found = problems(con)
         vectors = [
-            {"model": m, "version": v, "units": n}
-            for m, v, n in con.execute(
-                """SELECT model, version, count(DISTINCT unit_hash) FROM vectors
-                   WHERE unit_hash IN (SELECT unit_hash FROM units)
+            {"model": m, "version": v, "units": n, "windows": w, "pending": p, "pending_units": pu}
+            for m, v, n, w, p, pu in con.execute(
+                """SELECT model, version, count(DISTINCT unit_hash),
+                          count(*) FILTER (len(vector) > 0), count(*) FILTER (len(vector) = 0),
+                          count(DISTINCT unit_hash) FILTER (len(vector) = 0)
+                   FROM vectors WHERE unit_hash IN (SELECT unit_hash FROM units)
                    GROUP BY ALL ORDER BY 3 DESC, 1, 2"""
             ).fetchall()
         ]

@@ -6,10 +6,14 @@ no time and reads only the pages it needs.
 The table stays the truth: every write of vectors bumps a generation number in
 ``kbx_meta`` in its own transaction, and the matrix records the generation it was
 exported at. A reader uses the matrix only when the two agree, else the SQL scan, so a
-stale or missing file (a killed pass, a copied index) is slower, never wrong. A unit has a
-row per window of the model; the rows' unit ids are the map back to units. A unit
-removed since (kbx index does not touch vectors) may still have a row: the ranking
-drops rows whose unit is gone.
+stale or missing file (a killed pass, a copied index) is slower, never wrong. One write
+is apart: the later windows of units that have their first (run.py's second stage) bump
+a generation of their own (``LATER``), so the matrix of the first stage stays in use
+while they come, each of its units ranking by the windows it held at the export, and the
+pass exports it again as they come and at its end (``holds_all``). A unit has a row per
+window of the model; the rows' unit ids are the map back to units. A unit removed since
+(kbx index does not touch vectors) may still have a row: the ranking drops rows whose
+unit is gone.
 """
 
 from __future__ import annotations
@@ -23,10 +27,18 @@ import numpy as np
 from kbx.store import arrays
 from kbx.store.db import VECTORS as GENERATION
 
+LATER = "vectors_later_generation"  # kbx_meta key: bumped by adding later windows alone
+
 
 def bump(con: duckdb.DuckDBPyConnection) -> None:
     """Inside the caller's transaction: the vectors changed."""
     arrays.bump(con, GENERATION)
+
+
+def bump_later(con: duckdb.DuckDBPyConnection) -> None:
+    """Inside the caller's transaction: units that had their first window got later ones,
+    and nothing else changed, so the matrix is still one a search may use."""
+    arrays.bump(con, LATER)
 
 
 def generation(con: duckdb.DuckDBPyConnection) -> int:
@@ -70,10 +82,10 @@ def best_per_unit(ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.n
 def export(con: duckdb.DuckDBPyConnection, db: Path, model: str, version: str) -> Path:
     """Write the matrix of this model's vectors at the current generation (a temporary
     file renamed into place, so a reader never maps half a file); older ones go."""
-    gen = generation(con)
+    gen, later = generation(con), arrays.generation(con, LATER)
     rows = con.execute(
         """SELECT u.unit_id, v.vector FROM vectors v JOIN units u USING (unit_hash)
-           WHERE v.model = ? AND v.version = ? ORDER BY u.unit_id""",
+           WHERE v.model = ? AND v.version = ? AND len(v.vector) > 0 ORDER BY u.unit_id""",
         [model, version],
     ).fetchnumpy()
     ids = np.asarray(rows["unit_id"], dtype=np.int64)
@@ -83,7 +95,7 @@ def export(con: duckdb.DuckDBPyConnection, db: Path, model: str, version: str) -
         else np.zeros((0, 0), dtype=np.float32)
     )
     path = _path(db, model, version)
-    arrays.save(path, gen, [ids, vecs])
+    arrays.save(path, gen, [ids, vecs, np.array([later], dtype=np.int64)])
     for old in db.parent.glob(f"{db.name}.vectors-*.npy"):
         if old != path:
             old.unlink(missing_ok=True)
@@ -94,3 +106,11 @@ def load(con: duckdb.DuckDBPyConnection, db: Path, model: str, version: str) -> 
     """The matrix, memory-mapped, if it is of the table's current generation; else None."""
     found = arrays.load(_path(db, model, version), generation(con))
     return Matrix(np.asarray(found[0]), found[1]) if found else None
+
+
+def holds_all(con: duckdb.DuckDBPyConnection, db: Path, model: str, version: str) -> bool:
+    """Whether the matrix is current and holds every window embedded, the later ones too."""
+    found = arrays.load(_path(db, model, version), generation(con))
+    return (
+        found is not None and len(found) == 3 and int(found[2][0]) == arrays.generation(con, LATER)
+    )

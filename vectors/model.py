@@ -128,17 +128,21 @@ def _digest(*sha256s: str) -> str:
 
 @dataclass(frozen=True)
 class Windows:
-    """The vectors of every window of some texts, text by text and in reading order:
-    row ``i`` is a window of text ``owner[i]``, and ``number[i]`` says which (from 0)."""
+    """The vectors of some windows of some texts, text by text and in reading order: row
+    ``i`` is a window of text ``owner[i]``, and ``number[i]`` says which (from 0; the rows
+    of a text start at window ``start``). ``total[t]``: the windows text ``t`` has in all,
+    up to the recipe's ``max_windows``, embedded here or not."""
 
     vectors: np.ndarray
     owner: np.ndarray
+    total: np.ndarray | None = None
+    start: int = 0
 
     @property
     def number(self) -> np.ndarray:
         """Each row's window number within its text (rows of a text are consecutive)."""
         first = np.searchsorted(self.owner, self.owner)
-        return np.arange(len(self.owner)) - first
+        return np.arange(len(self.owner)) - first + self.start
 
     def first(self) -> np.ndarray:
         """One row per text: its first window, the whole text when it fits the model."""
@@ -410,13 +414,17 @@ class Encoder:
         v = v.astype(np.float32)
         return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
 
-    def _embed(self, texts: list[str], windows: bool) -> Windows:
-        """Rows text by text; computed in length-sorted batches to pad little."""
+    def _embed(self, texts: list[str], start: int = 0, stop: int | None = None) -> Windows:
+        """Windows ``start`` to ``stop`` (None: the last the recipe allows) of each text,
+        text by text; computed in length-sorted batches to pad little."""
         w = self._weights()
         encs = []
         owner = []
+        total = []
         for i, e in enumerate(w.tok.encode_batch(texts)):
-            parts = [e, *e.overflowing][: self.recipe.max_windows] if windows and w.stride else [e]
+            every = [e, *e.overflowing][: self.recipe.max_windows] if w.stride else [e]
+            parts = every[start:stop]
+            total.append(len(every))
             encs.extend(parts)
             owner.extend([i] * len(parts))
         out = np.zeros((len(encs), self.dim), dtype=np.float32)
@@ -424,14 +432,15 @@ class Encoder:
         for s in range(0, len(order), BATCH):
             chunk = order[s : s + BATCH]
             out[chunk] = self._run([encs[i] for i in chunk])
-        return Windows(out, np.array(owner, dtype=np.int64))
+        return Windows(out, np.array(owner, dtype=np.int64), np.array(total), start)
 
-    def passages(self, texts: list[str]) -> Windows:
-        """Every window of each text (one when it fits the model)."""
-        return self._embed([self.recipe.passage_prefix + t for t in texts], windows=True)
+    def passages(self, texts: list[str], start: int = 0, stop: int | None = None) -> Windows:
+        """Every window of each text (one when it fits the model), or those from ``start``
+        to ``stop``: the vectors pass embeds every unit's first window before any other."""
+        return self._embed([self.recipe.passage_prefix + t for t in texts], start, stop)
 
     def query(self, text: str) -> np.ndarray:
-        return self._embed([self.recipe.query_prefix + text], windows=False).vectors[0]
+        return self._embed([self.recipe.query_prefix + text], 0, 1).vectors[0]
 
 
 def passage_text(heading_path: list[str] | tuple[str, ...] | None, text: str) -> str:

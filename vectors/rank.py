@@ -33,7 +33,8 @@ def dense_rank(
     by their best window, best first, ties by unit id. ``allowed`` is SQL of the units to
     rank from (one column, ``unit_id``, with ``params``: what ``DocFilter.units()``
     gives); None ranks them all.
-    Only vectors of ``enc``'s model and version count: a unit without one is not ranked.
+    Only vectors of ``enc``'s model and version count: a unit without one is not ranked,
+    and a window still to be embedded (vectors/run.py) counts for nothing.
     With ``db`` (the index file), the matrix exported beside it is scanned when it is
     current (matrix.py); the SQL scan otherwise. Both give the same ranking. ``units``:
     the ids ``allowed`` selects, sorted, where the caller has them already (a search's
@@ -49,7 +50,7 @@ def dense_rank(
         for u, s in con.execute(
             f"""SELECT u.unit_id, max(list_inner_product(v.vector, ?::FLOAT[])) AS s
                 FROM vectors v JOIN units u USING (unit_hash)
-                WHERE v.model = ? AND v.version = ? {where}
+                WHERE v.model = ? AND v.version = ? AND len(v.vector) > 0 {where}
                 GROUP BY u.unit_id ORDER BY s DESC, u.unit_id LIMIT {int(limit)}""",
             [q.tolist(), enc.name, enc.version, *params],
         ).fetchall()
