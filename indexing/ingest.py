@@ -170,7 +170,7 @@ def _write_batch(
                 "SELECT doc_id FROM documents WHERE list_contains(?, path)", [[o.rel for o in docs]]
             ).fetchall()
             mark_stale(con, [d for (d,) in written])
-            passages_file.touched(con)
+            passages_file.touched(con, [d for (d,) in written])
     return added, swept
 
 
@@ -683,7 +683,7 @@ def _touch(con: duckdb.DuckDBPyConnection, same: list[Outcome], known: dict) -> 
             FROM touched t WHERE documents.doc_id = t.doc_id""",
             [AS_TEXT],  # readable again clears "could not be read"; bytes as before, not this
         )
-        passages_file.touched(con)
+        passages_file.touched(con, [r[0] for r in rows])
 
 
 def _count(report: IndexReport, o: Outcome, known: dict, undo: bool = False) -> None:

@@ -132,6 +132,17 @@ def publish(tmp: Path, path: Path, maps: list) -> None:
     os.replace(tmp, path)
 
 
+def file_generation(path: Path) -> int | None:
+    """The generation ``path`` was written at (its header alone), None where there is none."""
+    import numpy as np
+
+    try:
+        with open(path, "rb") as f:
+            return int(np.load(f)[0])
+    except (OSError, EOFError, ValueError, IndexError):
+        return None
+
+
 def load(path: Path, gen: int) -> list[np.ndarray] | None:
     """The arrays of ``path``, mapped rather than read, if it is of generation ``gen``."""
     import numpy as np
@@ -206,9 +217,12 @@ class Strings:
 
     @staticmethod
     def pack(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        return Strings.pack_bytes([v.encode() for v in values])
+
+    @staticmethod
+    def pack_bytes(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
 
-        encoded = [v.encode() for v in values]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=offsets[1:])
         return offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8)

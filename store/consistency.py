@@ -35,7 +35,7 @@ def unplace(con: duckdb.DuckDBPyConnection, doc_ids: list[int]) -> None:
     )
     con.execute("DELETE FROM placements WHERE list_contains(?, doc_id)", [doc_ids])
     mark_stale(con, doc_ids)
-    passages_file.touched(con)
+    passages_file.touched(con, doc_ids)
 
 
 def drop_orphans(con: duckdb.DuckDBPyConnection, everywhere: bool = False) -> int:
@@ -64,7 +64,7 @@ def drop_orphans(con: duckdb.DuckDBPyConnection, everywhere: bool = False) -> in
             mark_dirty(con)
         runs_changed(con)
         touched(con)
-        passages_file.touched(con)
+        passages_file.touched(con, [])  # units alone: the delta finds them gone
     con.execute("DROP TABLE orphans")
     if not everywhere:
         con.execute("DROP TABLE unplaced")

@@ -15,6 +15,7 @@ search reads it only when the generations agree; else the SQL.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
@@ -30,15 +31,33 @@ if TYPE_CHECKING:  # numpy loads with the first file written or mapped
 
 GENERATION = "passages_generation"  # kbx_meta key: bumped by every write of what it holds
 CHUNK_UNITS = 20_000  # units (and their placements) read at a time by ``export``
+LOG = "passages_log"  # kbx_meta key: the documents each write changed, for the delta
+LOG_CHARS = 8_000  # a longer log (hundreds of documents changed) gives way to a new base
+BASE = "passages_base"  # kbx_meta key: the generation of the base file this index exported
 
 
 def mapped_path(db: Path) -> Path:
     return db.with_name(f"{db.name}.passages.npy")
 
 
-def touched(con: duckdb.DuckDBPyConnection) -> None:
-    """Inside the caller's transaction: documents, units or placements changed."""
+def touched(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[int] | None = None) -> None:
+    """Inside the caller's transaction: documents, units or placements changed, those of
+    ``doc_ids`` (units that went with no document: none), or of documents not said (None),
+    which the next export writes whole. Logged for the delta (``LOG``) as the step from
+    the old generation to the new, so a chain of steps from the base's generation to the
+    table's says every document changed since; a bump with no step breaks the chain."""
+    old = arrays.generation(con, GENERATION)
     arrays.bump(con, GENERATION)
+    new = arrays.generation(con, GENERATION)
+    said = "*" if doc_ids is None else ",".join(map(str, sorted(set(doc_ids))))
+    step = f"{old}>{new}:{said};"
+    (n,) = con.execute(  # past LOG_CHARS the log starts again: broken, so a new base
+        "UPDATE kbx_meta SET value = CASE WHEN strlen(value) > ? THEN '' ELSE value END || ? "
+        "WHERE key = ?",
+        [LOG_CHARS, step, LOG],
+    ).fetchone()
+    if not n:
+        con.execute("INSERT INTO kbx_meta VALUES (?, ?)", [LOG, step])
 
 
 @dataclass(frozen=True)
@@ -243,8 +262,19 @@ def _put(into: np.ndarray, at: int, data: bytes) -> None:
 
 
 def load(db: Path, gen: int) -> PassagesFile | None:
-    """The file, mapped, if it is of generation ``gen`` (and of this layout); else None."""
-    return arrays.load_as(PassagesFile, mapped_path(db), gen)
+    """The passages of generation ``gen``: the base file when it is of ``gen`` (and of this
+    layout), else the base and its delta read as one (store/passages_delta.py) when the
+    delta is of ``gen``; else None."""
+    base = arrays.load_as(PassagesFile, mapped_path(db), gen)
+    if base is not None or arrays.file_generation(delta_path(db)) != gen:
+        return base
+    from kbx.store import passages_delta
+
+    return passages_delta.load(db, gen)
+
+
+def delta_path(db: Path) -> Path:
+    return db.with_name(f"{db.name}.passages.delta.npy")
 
 
 MAPS = arrays.Maps(load)
@@ -256,5 +286,26 @@ def cached(db: Path, gen: int) -> PassagesFile | None:
 
 
 def refresh(con: duckdb.DuckDBPyConnection, db: Path) -> bool:
-    """Export the file if it is not of the tables' generation; whether it did."""
-    return arrays.refresh(con, db, GENERATION, load, export)
+    """Make the passages of the tables' generation mappable unless they are: a delta over
+    the base where the log says what changed (store/passages_delta.py), else a new base,
+    after which the log starts again; whether it wrote a file."""
+    from kbx.store import passages_delta
+
+    gen = arrays.generation(con, GENERATION)
+    if cached(db, gen) is not None:  # mapped here: a server's searches find it so
+        return False
+    if passages_delta.export_delta(con, db) is None:
+        compact(con, db)
+    if arrays.WARM:
+        cached(db, gen)
+    return True
+
+
+def compact(con: duckdb.DuckDBPyConnection, db: Path) -> None:
+    """Write the base file whole, of the tables' generation, drop the delta, and start the
+    log again (a writer's: no write comes between the export and this)."""
+    made = arrays.file_generation(export(con, db))
+    with transaction(con):
+        con.execute("DELETE FROM kbx_meta WHERE key IN (?, ?)", [BASE, LOG])
+        con.execute("INSERT INTO kbx_meta VALUES (?, ?)", [BASE, str(made)])
+    delta_path(db).unlink(missing_ok=True)

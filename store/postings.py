@@ -22,6 +22,7 @@ from kbx.store.transaction import transaction
 
 RESORT_FRACTION = 0.1
 GENERATION = "postings_generation"  # kbx_meta key: bumped by every write of postings
+REWRITTEN = "postings_rewritten"  # kbx_meta key: the generation units were last analyzed again
 
 
 def mapped_path(db: Path) -> Path:
@@ -29,10 +30,15 @@ def mapped_path(db: Path) -> Path:
     return db.with_name(f"{db.name}.postings.npy")
 
 
-def touched(con: duckdb.DuckDBPyConnection) -> None:
+def touched(con: duckdb.DuckDBPyConnection, rewritten: bool = False) -> None:
     """Inside the caller's transaction: units or their postings changed, so the mapped
-    postings of the old generation (store/postings_file.py) are no longer used."""
+    postings of the old generation (store/postings_file.py) are no longer used.
+    ``rewritten``: stored units' postings were replaced in place, which a delta over the
+    mapped base (units added and deleted since) cannot say: the next export is whole."""
     bump(con, GENERATION)
+    if rewritten:
+        (gen,) = con.execute("SELECT value FROM kbx_meta WHERE key = ?", [GENERATION]).fetchone()
+        set_meta(con, REWRITTEN, gen)
 
 
 def term_rows(source: str, key: str) -> str:
@@ -99,7 +105,7 @@ def rebuild_postings(
         if unit_ids is not None:
             drop_unused_terms(con, "SELECT term_id FROM old_terms")
             con.execute("DROP TABLE old_terms")
-        touched(con)
+        touched(con, rewritten=True)
         if unit_ids is None:
             _mark_sorted(con)
     if unit_ids is not None:

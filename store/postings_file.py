@@ -20,7 +20,8 @@ import duckdb
 import numpy as np
 
 from kbx.store import arrays
-from kbx.store.postings import GENERATION, mapped_path
+from kbx.store.db import set_meta
+from kbx.store.postings import GENERATION, REWRITTEN, mapped_path
 from kbx.store.transaction import transaction
 
 
@@ -42,21 +43,7 @@ class PostingsFile:
 
     def ids(self, forms: list[str]) -> dict[str, int]:
         """The ids of those ``forms`` the index holds, as ``term_ids`` reads them."""
-        import numpy as np
-
-        forms = list(dict.fromkeys(forms))
-        if not forms:
-            return {}
-        keys = prefixes(*arrays.Strings.pack(forms))
-        lo = np.searchsorted(self.term_prefix, keys, side="left")
-        hi = np.searchsorted(self.term_prefix, keys, side="right")
-        terms = arrays.Strings(self.term_off, self.term_blob)
-        out = {}
-        for form, a, b in zip(forms, lo.tolist(), hi.tolist(), strict=True):
-            i = terms.find(form, a, b) if a < b else None
-            if i is not None:
-                out[form] = int(self.term_id[i])
-        return out
+        return lookup(self.term_prefix, self.term_off, self.term_blob, self.term_id, forms)
 
     def of(self, term_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(units, tf, htf)`` of one term (empty for a term the file does not know)."""
@@ -64,6 +51,25 @@ class PostingsFile:
             return self.unit[:0], self.tf[:0], self.htf[:0]
         a, b = int(self.start[term_id]), int(self.start[term_id + 1])
         return self.unit[a:b], self.tf[a:b], self.htf[a:b]
+
+
+def lookup(
+    prefix: np.ndarray, off: np.ndarray, blob: np.ndarray, term_id: np.ndarray, forms: list[str]
+) -> dict[str, int]:
+    """The ids of those ``forms`` a dictionary of terms in byte order holds."""
+    forms = list(dict.fromkeys(forms))
+    if not forms or not len(term_id):
+        return {}
+    keys = prefixes(*arrays.Strings.pack(forms))
+    lo = np.searchsorted(prefix, keys, side="left")
+    hi = np.searchsorted(prefix, keys, side="right")
+    terms = arrays.Strings(off, blob)
+    out = {}
+    for form, a, b in zip(forms, lo.tolist(), hi.tolist(), strict=True):
+        i = terms.find(form, a, b) if a < b else None
+        if i is not None:
+            out[form] = int(term_id[i])
+    return out
 
 
 def export(con: duckdb.DuckDBPyConnection, db: Path) -> Path:
@@ -146,22 +152,205 @@ def prefixes(offsets: np.ndarray, blob: np.ndarray) -> np.ndarray:
     return head.view(">u8").ravel().astype(np.uint64)
 
 
-def load(db: Path, gen: int) -> PostingsFile | None:
-    """The file, mapped, if it is of generation ``gen``; else None."""
+def load_base(db: Path, gen: int) -> PostingsFile | None:
+    """The base file alone, mapped, if it is of generation ``gen``; else None."""
     found = arrays.load_as(PostingsFile, mapped_path(db), gen)  # another layout: None
     if found is None:
         return None
     return replace(found, n=int(found.n[0]), avglen=float(found.avglen[0]))
 
 
+def load(db: Path, gen: int) -> PostingsFile | Merged | None:
+    """The postings of generation ``gen``: the base file when it is of ``gen``, else the
+    base and the delta when the delta is of ``gen`` and extends that base; else None."""
+    base = load_base(db, gen)
+    if base is not None:
+        return base
+    delta = arrays.load_as(PostingsDelta, delta_path(db), gen)
+    if delta is None:
+        return None
+    base = load_base(db, int(delta.base_gen[0]))
+    return None if base is None else Merged(base, delta)
+
+
 MAPS = arrays.Maps(load)
 
 
-def cached(db: Path, gen: int) -> PostingsFile | None:
+def cached(db: Path, gen: int) -> PostingsFile | Merged | None:
     """``load``, kept for the process while the generation holds: a server maps once."""
     return MAPS.get(db, gen)
 
 
 def refresh(con: duckdb.DuckDBPyConnection, db: Path) -> bool:
-    """Export the file if it is not of the table's generation; whether it did."""
-    return arrays.refresh(con, db, GENERATION, load, export)
+    """Make the postings of the table's generation mappable unless they are: a delta over
+    the base where one covers what changed (``export_delta``), else a new base; whether
+    it wrote a file."""
+    gen = arrays.generation(con, GENERATION)
+    if cached(db, gen) is not None:  # mapped here: a server's searches find it so
+        return False
+    if export_delta(con, db) is None:
+        compact(con, db)
+    if arrays.WARM:
+        cached(db, gen)
+    return True
+
+
+def compact(con: duckdb.DuckDBPyConnection, db: Path) -> None:
+    """Write the base file whole, of the table's generation, and drop the delta."""
+    set_meta(con, BASE, str(arrays.file_generation(export(con, db))))
+    delta_path(db).unlink(missing_ok=True)
+
+
+# --- the delta -------------------------------------------------------------------------------
+#
+# What changed since the base, written after each write in place of the whole file: the
+# postings of the units added since (their ids past every id the base knew, since unit ids
+# come from a sequence), the base's units deleted since (tombstones), the terms added since
+# (ids past the base's), and the statistics over the table now. A unit's postings change
+# in place only when ``rebuild_postings`` analyzes it again: that records its generation
+# (``REWRITTEN``), and a delta never spans one. The index notes the base it exported
+# (``BASE``), so a delta never extends a file its predecessor left beside it. A reader
+# takes base and delta only when the delta is of the table's generation and names the
+# base's; else SQL, as for a stale base.
+
+DELTA_SHARE = 0.05  # a delta past this share of the base's postings or units: a new base
+BASE = "postings_base"  # kbx_meta key: the generation of the base file this index exported
+
+
+def delta_path(db: Path) -> Path:
+    return db.with_name(f"{db.name}.postings.delta.npy")
+
+
+@dataclass(frozen=True)
+class PostingsDelta:
+    """The postings changed since a base, in the order the delta file holds them."""
+
+    base_gen: np.ndarray  # (1,) the base's generation
+    n: np.ndarray  # (1,) over the units table now
+    avglen: np.ndarray  # (1,)
+    length: np.ndarray  # per unit id from len(base.length): the units added since
+    dead: np.ndarray  # the base's units deleted since, sorted
+    terms: np.ndarray  # the term ids holding postings of added units, sorted
+    start: np.ndarray  # per one of ``terms``: its rows of unit, tf and htf
+    unit: np.ndarray
+    tf: np.ndarray
+    htf: np.ndarray
+    term_prefix: np.ndarray  # the terms added since, in byte order, as the base holds its own
+    term_off: np.ndarray
+    term_blob: np.ndarray
+    term_id: np.ndarray
+
+
+class Merged:
+    """A base and its delta read as one ``PostingsFile``: ``n``, ``avglen``, ``length``,
+    ``ids`` and ``of`` as the table holds them now. A term's postings are the base's, less
+    the deleted units, then the delta's: each sorted by unit, the delta's ids past the
+    base's, so the two together are sorted too."""
+
+    def __init__(self, base: PostingsFile, delta: PostingsDelta):
+        self.base, self.delta = base, delta
+        self.n, self.avglen = int(delta.n[0]), float(delta.avglen[0])
+        self.length = np.concatenate([base.length, delta.length])
+        self.alive = None
+        if len(delta.dead):
+            self.alive = np.ones(len(base.length), dtype=bool)
+            self.alive[delta.dead] = False
+
+    def ids(self, forms: list[str]) -> dict[str, int]:
+        """The ids of those ``forms`` the table holds now: a term added since the base is
+        the delta's (one deleted and added again has a new id), and a base's term whose
+        postings all went is not held (the table deleted it)."""
+        d = self.delta
+        out = lookup(d.term_prefix, d.term_off, d.term_blob, d.term_id, forms)
+        rest = [f for f in forms if f not in out]
+        for form, t in self.base.ids(rest).items():
+            if self.alive is None or len(self.of(t)[0]):
+                out[form] = t
+        return out
+
+    def of(self, term_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(units, tf, htf)`` of one term as the table holds them now."""
+        units, tf, htf = self.base.of(term_id)
+        if self.alive is not None and len(units):
+            keep = self.alive[units]
+            units, tf, htf = units[keep], tf[keep], htf[keep]
+        d = self.delta
+        i = int(np.searchsorted(d.terms, term_id))
+        if i < len(d.terms) and int(d.terms[i]) == term_id:
+            a, b = int(d.start[i]), int(d.start[i + 1])
+            if not len(units):
+                return d.unit[a:b], d.tf[a:b], d.htf[a:b]
+            units = np.concatenate([units, d.unit[a:b]])
+            tf = np.concatenate([tf, d.tf[a:b]])
+            htf = np.concatenate([htf, d.htf[a:b]])
+        return units, tf, htf
+
+
+def export_delta(con: duckdb.DuckDBPyConnection, db: Path) -> Path | None:
+    """Write the delta of the table's generation over the base file, from one snapshot;
+    None, writing nothing, where there is no base to extend, postings were rewritten in
+    place since it, or the delta would pass ``DELTA_SHARE`` of it (then a new base)."""
+    bgen = arrays.file_generation(mapped_path(db))
+    base = None if bgen is None else load_base(db, bgen)
+    if base is None:
+        return None
+    first = len(base.length)  # the ids the base knew: [0, first)
+    with transaction(con):
+        gen = arrays.generation(con, GENERATION)
+        if arrays.generation(con, BASE) != bgen or arrays.generation(con, REWRITTEN) > bgen:
+            return None
+        n, avglen, top_tf, top_htf, added = con.execute(
+            """SELECT (SELECT count(*) FROM units),
+                      (SELECT coalesce(avg(n_terms), 0)::DOUBLE FROM units),
+                      (SELECT coalesce(max(tf), 0) FROM postings WHERE unit_id >= $1),
+                      (SELECT coalesce(max(htf), 0) FROM postings WHERE unit_id >= $1),
+                      (SELECT count(*) FROM postings WHERE unit_id >= $1)""",
+            [first],
+        ).fetchone()
+        if added > DELTA_SHARE * max(len(base.unit), 1):
+            return None
+        ids = con.execute("SELECT unit_id, n_terms FROM units").fetchnumpy()
+        uid = np.asarray(ids["unit_id"], dtype=np.int64)
+        now = np.zeros(first, dtype=bool)
+        now[uid[uid < first]] = True
+        dead = np.flatnonzero((base.length > 0) & ~now).astype(np.int32)
+        if len(dead) > DELTA_SHARE * max(n, 1):
+            return None
+        new = uid >= first
+        length = np.zeros(int(uid[new].max()) + 1 - first if new.any() else 0, dtype=np.int32)
+        length[uid[new] - first] = np.asarray(ids["n_terms"])[new]
+        rows = con.execute(
+            "SELECT term_id, unit_id, tf, htf FROM postings WHERE unit_id >= ? "
+            "ORDER BY term_id, unit_id",
+            [first],
+        ).fetchnumpy()
+        terms = con.execute(
+            "SELECT term, term_id FROM terms WHERE term_id > ? ORDER BY term",
+            [len(base.start) - 2],  # the base's last term id
+        ).fetchnumpy()
+    term_ids = np.asarray(rows["term_id"], dtype=np.int64)
+    held, counts = np.unique(term_ids, return_counts=True)
+    start = np.zeros(len(held) + 1, dtype=np.int64)
+    np.cumsum(counts, out=start[1:])
+    off, blob = arrays.Strings.pack(list(terms["term"]))
+    arrays.save(
+        delta_path(db),
+        gen,
+        [
+            np.array([bgen], dtype=np.int64),
+            np.array([n], dtype=np.int64),
+            np.array([avglen], dtype=np.float64),
+            length,
+            dead,
+            held,
+            start,
+            np.asarray(rows["unit_id"], dtype=np.int32),
+            np.asarray(rows["tf"], dtype=np.min_scalar_type(int(top_tf))),
+            np.asarray(rows["htf"], dtype=np.min_scalar_type(int(top_htf))),
+            prefixes(off, blob),
+            off,
+            blob,
+            np.asarray(terms["term_id"], dtype=np.int64),
+        ],
+    )
+    return delta_path(db)
