@@ -88,6 +88,12 @@ REGISTRY: tuple[Bench, ...] = (
         section="## Hybrid at or above words alone (issue 41)",
     ),
     Bench(
+        "time_to_hybrid",
+        SEARCH,
+        "hybrid quality by the windows a unit is embedded by, and their time",
+        section="## Time to hybrid (issue 43)",
+    ),
+    Bench(
         "agent_cost",
         SEARCH,
         "bytes an agent reads to answer the Node.js questions, kbx beside ripgrep",

@@ -1,0 +1,249 @@
+"""Time to hybrid: search quality against the windows a unit is embedded by, and their cost.
+
+``kbx embed`` gives a unit one vector per 254-token window of the model, at most
+``Recipe.max_windows`` (4), and the dense list ranks a unit by its best window. Most of a
+pass's time is windows past the first (Node.js: 6,610 units, 17,500 windows), so the pass
+embeds every unit's first window before any later one (vectors/run.py): the folder is
+hybrid-searchable by every unit once the first stage ends. What each budget buys:
+
+* quality: for a budget of 1 to 4 windows a unit, every question is searched as the CLI
+  does (``search(k, exact=0)``, by words and hybrid) on the halves ``hybrid_floor`` uses:
+  RFC dev (k 8; tune = odd question numbers), Node.js (k 5; tune = even positions) and
+  BEIR SciFact train (nDCG@10; tune = odd query ids). The vectors are the packaged model's,
+  from the cache ``search_quality.py --hybrid`` keeps. The budget is chosen on the tune
+  halves (the fewest windows at or above the full budget in every cell), reported held;
+* cost: the real pass (``vectors.run.embed``) on every ``--every``-th Node.js file, timed
+  to the end of its first stage and to its end; its windows/s price each corpus's windows.
+
+    python -m benchmarks time_to_hybrid [--eval DIR] [--budgets 1,2,3,4] [--every 8] [--write]
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import NODEJS, QUESTIONS, build_kbx, eval_arg, load_questions, table
+from hybrid_floor import by_half, question_ranks
+from search_quality import (
+    RFC_QUESTIONS,
+    RFCS_DEV,
+    VECTORS,
+    Dense,
+    load_scifact,
+    scores,
+    with_vectors,
+)
+
+from kbx.search.search import search
+from kbx.store.db import Index
+
+KINDS = ("lexical", "paraphrase")
+
+
+def _corpora(ev: Path, work: Path) -> tuple[dict, tuple]:
+    """The question sets (name: index, label, questions, k, tune rule) and SciFact's index
+    with its data."""
+    sets = {}
+    for name, label, root, qfile, k in (
+        ("RFC dev", "rfcs", ev / RFCS_DEV, RFC_QUESTIONS, 8),
+        ("Node.js", "nodejs", ev / NODEJS, QUESTIONS, 5),
+    ):
+        db = work / f"{label}.duckdb"
+        build_kbx(root, db, "snowball")
+        qs = load_questions(ev, qfile)
+        if name == "RFC dev":
+            tunes = {q.id for q in qs if int(q.id[2:]) % 2 == 1}
+        else:
+            tunes = {q.id for i, q in enumerate(qs) if i % 2 == 0}
+        sets[name] = (
+            Index.for_root(root, db),
+            label,
+            qs,
+            k,
+            lambda q, t=frozenset(tunes): q.id in t,
+        )
+    data = load_scifact(ev / "beir_scifact")
+    sroot = work / "scifact"
+    sroot.mkdir()
+    for did, (title, text) in data.corpus.items():
+        (sroot / f"{did}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    build_kbx(sroot, work / "scifact.duckdb", "snowball")
+    return sets, (Index.for_root(sroot, work / "scifact.duckdb"), data)
+
+
+def _scifact(idx: Index, data, mode: str) -> dict[str, float]:
+    """nDCG@10 of the files hit, per half (tune = odd query ids)."""
+    run = {}
+    for qid, text in data.queries.items():
+        hits = search(idx, text, k=10, exact=0, mode=mode).hits
+        run[qid] = list(dict.fromkeys(h.path.rsplit(".", 1)[0] for h in hits))
+    out = {}
+    for part, odd in (("tune", 1), ("held", 0)):
+        qr = {q: v for q, v in data.qrels.items() if int(q) % 2 == odd}
+        out[part] = scores({q: v for q, v in run.items() if q in qr}, qr)[0]
+    return out
+
+
+def _windows(idx: Index) -> int:
+    with idx.reader() as con:
+        return con.execute("SELECT count(*) FROM vectors WHERE len(vector) > 0").fetchone()[0]
+
+
+def quality(ev: Path, budgets: list[int], work: Path) -> tuple[dict, dict, dict]:
+    """Per budget (0: words alone): the question sets' (hit@1, hit@5, MRR) by (kind, half),
+    SciFact's nDCG@10 by half; and each corpus's windows per budget."""
+    sets, (sidx, data) = _corpora(ev, work)
+    got: dict[int, dict] = {}
+    sf: dict[int, dict] = {}
+    windows: dict[str, dict[int, int]] = {}
+    got[0] = {n: by_half(qs, question_ranks(idx, qs, k, "bm25"), t)
+              for n, (idx, _, qs, k, t) in sets.items()}  # fmt: skip
+    sf[0] = _scifact(sidx, data, "bm25")
+    for b in budgets:
+        dense = Dense(VECTORS, b, [])
+        for n, (idx, label, *_rest) in sets.items():
+            with_vectors(idx, label, dense)
+            windows.setdefault(n, {})[b] = _windows(idx)
+        with_vectors(sidx, "scifact", dense)
+        windows.setdefault("SciFact", {})[b] = _windows(sidx)
+        got[b] = {n: by_half(qs, question_ranks(idx, qs, k, "hybrid"), t)
+                  for n, (idx, _, qs, k, t) in sets.items()}  # fmt: skip
+        sf[b] = _scifact(sidx, data, "hybrid")
+        print(f"budget {b}: SciFact tune {sf[b]['tune']:.3f}", file=sys.stderr, flush=True)
+    return got, sf, windows
+
+
+def choose(got: dict, sf: dict, budgets: list[int]) -> int:
+    """The fewest windows a unit whose tune cells (hit@1 and hit@5 of each kind and set,
+    SciFact nDCG@10) are all at or above the largest budget's."""
+    full = max(budgets)
+
+    def cells(b: int) -> list[float]:
+        return [got[b][n][kind, "tune"][i] for n in got[b] for kind in KINDS for i in (0, 1)] + [
+            round(sf[b]["tune"], 3)
+        ]
+
+    return next(b for b in sorted(budgets) if all(
+        x >= y for x, y in zip(cells(b), cells(full), strict=True)))  # fmt: skip
+
+
+def cost(ev: Path, every: int, work: Path) -> dict:
+    """The staged pass on every ``every``-th Node.js file: seconds to its first stage's end
+    and to its end, windows of each stage."""
+    from kbx.vectors.model import packaged
+    from kbx.vectors.run import embed
+
+    src = ev / NODEJS
+    root = work / f"nodejs-every-{every}"
+    files = sorted(p for p in src.rglob("*") if p.is_file() and p.suffix in (".md", ".mdx"))
+    for p in files[::every]:
+        dest = root / p.relative_to(src)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p, dest)
+    db = work / "sample.duckdb"
+    build_kbx(root, db, "snowball")
+    idx = Index.for_root(root, db)
+    enc = packaged()
+    load = [os.getloadavg()[0]]
+    r = embed(idx, enc)
+    load.append(os.getloadavg()[0])
+    return {
+        "files": len(files[::every]),
+        "units": r.units,
+        "first_windows": r.first_windows,
+        "windows": r.windows,
+        "first_seconds": r.first_seconds,
+        "seconds": r.seconds,
+        "load": load,
+    }
+
+
+def _cells(r: dict, part: str) -> list[str]:
+    return [f"{r[n][kind, part][0]:.2f} / {r[n][kind, part][1]:.2f}" for n in r for kind in KINDS]
+
+
+def report(got: dict, sf: dict, windows: dict, budgets: list[int], c: dict | None) -> str:
+    names = list(got[0])
+    heads = ["windows a unit"] + [f"{n} {k[:4]}. hit@1 / hit@5" for n in names for k in KINDS]
+    heads += ["SciFact nDCG@10", *[f"{n} windows" for n in windows]]
+    out = []
+    for part in ("tune", "held"):
+        lines = [["words alone (BM25)", *_cells(got[0], part), f"{sf[0][part]:.3f}",
+                  *["–"] * len(windows)]]  # fmt: skip
+        lines += [
+            [
+                f"hybrid, {b}",
+                *_cells(got[b], part),
+                f"{sf[b][part]:.3f}",
+                *[f"{windows[n][b]:,}" for n in windows],
+            ]  # fmt: skip
+            for b in budgets
+        ]
+        out += [f"{part.capitalize()} halves:\n", table(heads, lines), ""]
+    pick = choose(got, sf, budgets)
+    out.append(
+        f"Chosen on the tune halves (the fewest windows a unit at or above {max(budgets)} in "
+        f"every cell): {pick}."
+    )
+    if c is not None:
+        out += ["", *_cost_lines(c, windows)]
+    return "\n".join(out)
+
+
+def _cost_lines(c: dict, windows: dict[str, dict[int, int]]) -> list[str]:
+    """The timed pass, and each corpus's windows priced at its rates."""
+    rest = c["windows"] - c["first_windows"]
+    first_rate = c["first_windows"] / c["first_seconds"]
+    rest_rate = rest / (c["seconds"] - c["first_seconds"]) if rest else first_rate
+    rows = []
+    for n, w in windows.items():
+        first, every = w[1] / first_rate, w[1] / first_rate + (w[max(w)] - w[1]) / rest_rate
+        rows.append([n, f"{w[1]:,}", f"{first:.0f}", f"{w[max(w)]:,}", f"{every:.0f}",
+                     f"{first / every:.0%}"])  # fmt: skip
+    heads = ["corpus", "first windows (units)", "s to hybrid by every unit", "windows in all",
+             "s to every window (before: to hybrid)", "first stage's share"]  # fmt: skip
+    return [
+        f"The staged pass (`vectors.run.embed`, as `kbx embed` runs it) on every "
+        f"{c['every']}th Node.js file ({c['files']} files, {c['units']:,} units; load "
+        f"{c['load'][0]:.1f} at its start, {c['load'][1]:.1f} at its end): the first window of "
+        f"every unit, {c['first_windows']:,}, in {c['first_seconds']:.0f} s ({first_rate:.1f} "
+        f"windows/s); the {rest:,} later ones in {c['seconds'] - c['first_seconds']:.0f} s more "
+        f"({rest_rate:.1f} windows/s); {c['seconds']:.0f} s in all.",
+        "",
+        "Each corpus's windows at those rates (the whole pass embeds the largest budget; "
+        "before the two stages, a unit got all its windows at once, so the folder was hybrid "
+        "by every unit only at the end):",
+        "",
+        table(heads, rows),
+    ]
+
+
+def main() -> None:
+    p = eval_arg((__doc__ or "").split("\n\n")[0])
+    p.add_argument("--budgets", default="1,2,3,4", help="windows a unit, comma-separated")
+    p.add_argument("--every", type=int, default=8, help="Node.js files timed (0: none)")
+    p.add_argument("--write", action="store_true", help="(python -m benchmarks records it)")
+    args = p.parse_args()
+    budgets = sorted(int(b) for b in args.budgets.split(","))
+    work = Path(tempfile.mkdtemp(prefix="kbx-time-to-hybrid-"))
+    try:
+        started = time.perf_counter()
+        got, sf, windows = quality(args.eval, budgets, work)
+        c = cost(args.eval, args.every, work) if args.every else None
+        if c is not None:
+            c["every"] = args.every
+        print(report(got, sf, windows, budgets, c))
+        print(f"\nRun time {time.perf_counter() - started:.0f} s; load "
+              f"{statistics.mean(os.getloadavg()):.1f}.")  # fmt: skip
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
