@@ -6,6 +6,7 @@ import hashlib
 import posixpath
 
 from kbx.errors import ExtractError
+from kbx.extract.compressed import expanded, inner_name
 from kbx.extract.decode import declared_html_encoding, decode
 from kbx.extract.formats import html, latex, markdown, pdf, text
 from kbx.extract.model import Block, Document, Metadata
@@ -48,28 +49,42 @@ NAMED_TEXT = frozenset(
 
 # What a named file's suffix may say and still be that text: Debian's ``README.Debian``,
 # ``changelog.Debian``, ``NEWS.Debian``, ``README.source``, an upstream's ``README.old``;
-# not a program (``install.sh``, ``history.py``) nor compressed (``changelog.Debian.gz``).
+# not a program (``install.sh``, ``history.py``). A gzipped file is read as the file inside
+# (extract/compressed.py).
 NAMED_VARIANTS = frozenset(
     {".debian", ".source", ".upstream", ".old", ".orig", ".gnu", ".linux", ".unix", ".win32",
      ".developers", ".maintainers", ".legal"}
 )  # fmt: skip
 
 
+# A binNMU's changelog names the architecture it was rebuilt for: changelog.Debian.amd64.
+ARCHITECTURES = frozenset(
+    {".amd64", ".arm64", ".armel", ".armhf", ".i386", ".mips64el", ".ppc64el", ".riscv64",
+     ".s390x", ".loong64"}
+)  # fmt: skip
+
+
 def format_of(path: str) -> str | None:
     """The format kbx reads a file as, from its extension; else, by its name, plain text
     for a README or ChangeLog with no extension or one naming its variant (``NAMED_TEXT``,
-    ``NAMED_VARIANTS``); None if kbx does not index it."""
-    base, ext = posixpath.splitext(posixpath.basename(path))
-    ext = ext.lower()
+    ``NAMED_VARIANTS``), a gzipped file by the name inside it; None if kbx does not index
+    it."""
+    inner = inner_name(path)
+    if inner is not None:
+        return format_of(inner)
+    ext = posixpath.splitext(path)[1].lower()
     if ext in FORMATS:
         return FORMATS[ext]
-    if base.lower() in NAMED_TEXT and (not ext or ext in NAMED_VARIANTS):
+    name, *variants = posixpath.basename(path).lower().split(".")
+    if name in NAMED_TEXT and all(f".{v}" in NAMED_VARIANTS | ARCHITECTURES for v in variants):
         return "text"
     return None
 
 
 def source_text(path: str, data: bytes) -> tuple[str, str]:
-    """The text that line numbers refer to, and its encoding (for PDF, the extracted text)."""
+    """The text that line numbers refer to, and its encoding (for PDF, the extracted text;
+    for a gzipped file, the text inside)."""
+    path, data = expanded(path, data)
     fmt = format_of(path)
     if fmt == "pdf":
         return pdf.virtual_text(pdf.page_texts(data)[0]), "utf-8"
@@ -94,10 +109,11 @@ def _title_as_root(blocks: list[Block], meta: Metadata) -> None:
         meta.title = first[0][:200] or None
 
 
-def extract(path: str, data: bytes, plain: bool = False) -> Document:
+def extract(path: str, data: bytes, plain: bool = False, limit: int | None = None) -> Document:
     """Extract one file; raises ExtractError with a reason a user can act on. ``plain``:
     read a Markdown, HTML or LaTeX file as plain text (its markup kept as written), what
-    the ingest falls back to when the format's parser fails on it."""
+    the ingest falls back to when the format's parser fails on it. A gzipped file is read
+    as the text inside, at most ``limit`` bytes of it; its hash and size stay its own."""
     fmt = format_of(path)
     if fmt is None:
         raise ExtractError(f"unsupported file type: {posixpath.splitext(path)[1] or 'none'}")
@@ -105,7 +121,8 @@ def extract(path: str, data: bytes, plain: bool = False) -> Document:
         if fmt == "pdf":
             raise ExtractError("a PDF cannot be read as plain text")
         fmt = "text"
-    sha = hashlib.sha256(data).hexdigest()
+    sha, size = hashlib.sha256(data).hexdigest(), len(data)
+    name, data = expanded(path, data, *([limit] if limit is not None else []))
     if not data.strip():
         raise ExtractError("empty file")
     if fmt == "pdf":
@@ -117,7 +134,7 @@ def extract(path: str, data: bytes, plain: bool = False) -> Document:
         clean = _normalize(original)
         if fmt == "markdown":
             blocks, meta, warnings = markdown.parse(
-                clean, original, encoding, path.endswith(".mdx")
+                clean, original, encoding, name.endswith(".mdx")
             )
         elif fmt == "html":
             blocks, meta, warnings = html.parse(clean, original, encoding)
@@ -129,4 +146,4 @@ def extract(path: str, data: bytes, plain: bool = False) -> Document:
     units = pack(blocks, encoding)
     if not units:
         warnings = [*warnings, "no text found"]
-    return Document(path, sha, len(data), fmt, encoding, meta, units, warnings)
+    return Document(path, sha, size, fmt, encoding, meta, units, warnings)

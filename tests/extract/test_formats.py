@@ -284,10 +284,17 @@ def test_pdf_of_two_pages_keeps_every_line(tmp_path):
 def test_well_known_names_without_an_extension_are_text():
     assert format_of("README") == format_of("pkg/ChangeLog") == format_of("NEWS") == "text"
     assert format_of("pkg/truebin") is None and format_of("pkg/README.bin") is None
-    # Debian's variants are the same texts; programs and compressed copies are not
-    debian = ("README.Debian", "changelog.Debian", "NEWS.Debian", "README.source")
+    # Debian's variants are the same texts, gzipped copies too; programs are not
+    debian = (
+        "README.Debian",
+        "changelog.Debian",
+        "NEWS.Debian",
+        "README.source",
+        "NEWS.gz",
+        "changelog.Debian.amd64.gz",
+    )
     assert {format_of(f"usr/share/doc/pkg/{n}") for n in debian} == {"text"}
-    assert not {format_of(n) for n in ("changelog.Debian.gz", "install.sh", "history.py")} - {None}
+    assert not {format_of(n) for n in ("ls.1.gz", "x.gz", "install.sh", "history.py")} - {None}
     doc = extract("docs/AUTHORS", b"Ann Lee <ann@example.org>\n")
     assert doc.units[0].text == "Ann Lee <ann@example.org>"
 
