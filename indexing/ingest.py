@@ -522,6 +522,9 @@ def _index(
     set_meta(con, "indexed_at", datetime.now().isoformat())
     con.execute("DELETE FROM kbx_meta WHERE key = ?", [REEXTRACT])
     set_meta(con, EXTRACTION, json.dumps(EXTRACTION_VERSIONS, sort_keys=True))
+    if worth_mapping(con):  # now, not after the recognizers: a search ranks mapped again
+        postings_file.refresh(con, idx.db)  # a delta, where only a few files changed
+        passages_file.refresh(con, idx.db)
     # what the readers did not run (a unit stored before, a file past its budget)
     fast = [r for r in registry if not (r.info.slow or not r.info.fork_safe)]
     if fast:

@@ -293,6 +293,8 @@ def refresh(con: duckdb.DuckDBPyConnection, db: Path) -> bool:
 
     gen = arrays.generation(con, GENERATION)
     if cached(db, gen) is not None:  # mapped here: a server's searches find it so
+        if arrays.file_generation(mapped_path(db)) == gen != arrays.generation(con, BASE):
+            _based(con, gen)  # the base of this generation is this index's
         return False
     if passages_delta.export_delta(con, db) is None:
         compact(con, db)
@@ -302,10 +304,14 @@ def refresh(con: duckdb.DuckDBPyConnection, db: Path) -> bool:
 
 
 def compact(con: duckdb.DuckDBPyConnection, db: Path) -> None:
-    """Write the base file whole, of the tables' generation, drop the delta, and start the
-    log again (a writer's: no write comes between the export and this)."""
-    made = arrays.file_generation(export(con, db))
+    """Write the base file whole, of the tables' generation, and drop the delta."""
+    _based(con, arrays.file_generation(export(con, db)))
+    delta_path(db).unlink(missing_ok=True)
+
+
+def _based(con: duckdb.DuckDBPyConnection, gen: int | None) -> None:
+    """Note the base of ``gen`` as this index's and start the log again (a writer's: no
+    write comes between the base's export and this)."""
     with transaction(con):
         con.execute("DELETE FROM kbx_meta WHERE key IN (?, ?)", [BASE, LOG])
-        con.execute("INSERT INTO kbx_meta VALUES (?, ?)", [BASE, str(made)])
-    delta_path(db).unlink(missing_ok=True)
+        con.execute("INSERT INTO kbx_meta VALUES (?, ?)", [BASE, str(gen)])

@@ -187,6 +187,8 @@ def refresh(con: duckdb.DuckDBPyConnection, db: Path) -> bool:
     it wrote a file."""
     gen = arrays.generation(con, GENERATION)
     if cached(db, gen) is not None:  # mapped here: a server's searches find it so
+        if arrays.file_generation(mapped_path(db)) == gen != arrays.generation(con, BASE):
+            set_meta(con, BASE, str(gen))  # the base of this generation is this index's
         return False
     if export_delta(con, db) is None:
         compact(con, db)
