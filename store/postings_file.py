@@ -288,6 +288,11 @@ class Merged:
         return units, tf, htf
 
 
+def _narrow(column: np.ndarray) -> np.ndarray:
+    """A column of counts in the smallest type that holds it, as ``export`` stores them."""
+    return np.asarray(column, dtype=np.min_scalar_type(int(column.max()) if len(column) else 0))
+
+
 def export_delta(con: duckdb.DuckDBPyConnection, db: Path) -> Path | None:
     """Write the delta of the table's generation over the base file, from one snapshot;
     None, writing nothing, where there is no base to extend, postings were rewritten in
@@ -301,31 +306,26 @@ def export_delta(con: duckdb.DuckDBPyConnection, db: Path) -> Path | None:
         gen = arrays.generation(con, GENERATION)
         if arrays.generation(con, BASE) != bgen or arrays.generation(con, REWRITTEN) > bgen:
             return None
-        n, avglen, top_tf, top_htf, added = con.execute(
-            """SELECT (SELECT count(*) FROM units),
-                      (SELECT coalesce(avg(n_terms), 0)::DOUBLE FROM units),
-                      (SELECT coalesce(max(tf), 0) FROM postings WHERE unit_id >= $1),
-                      (SELECT coalesce(max(htf), 0) FROM postings WHERE unit_id >= $1),
-                      (SELECT count(*) FROM postings WHERE unit_id >= $1)""",
-            [first],
+        n, avglen = con.execute(
+            "SELECT count(*), coalesce(avg(n_terms), 0)::DOUBLE FROM units"
         ).fetchone()
-        if added > DELTA_SHARE * max(len(base.unit), 1):
-            return None
         ids = con.execute("SELECT unit_id, n_terms FROM units").fetchnumpy()
         uid = np.asarray(ids["unit_id"], dtype=np.int64)
         now = np.zeros(first, dtype=bool)
         now[uid[uid < first]] = True
         dead = np.flatnonzero((base.length > 0) & ~now).astype(np.int32)
-        if len(dead) > DELTA_SHARE * max(n, 1):
-            return None
         new = uid >= first
+        if len(dead) > DELTA_SHARE * max(n, 1) or new.sum() > DELTA_SHARE * max(n, 1):
+            return None
         length = np.zeros(int(uid[new].max()) + 1 - first if new.any() else 0, dtype=np.int32)
         length[uid[new] - first] = np.asarray(ids["n_terms"])[new]
-        rows = con.execute(
+        rows = con.execute(  # one scan of the postings' unit ids: about 0.15 s at 36M
             "SELECT term_id, unit_id, tf, htf FROM postings WHERE unit_id >= ? "
             "ORDER BY term_id, unit_id",
             [first],
         ).fetchnumpy()
+        if len(rows["unit_id"]) > DELTA_SHARE * max(len(base.unit), 1):
+            return None
         terms = con.execute(
             "SELECT term, term_id FROM terms WHERE term_id > ? ORDER BY term",
             [len(base.start) - 2],  # the base's last term id
@@ -347,8 +347,8 @@ def export_delta(con: duckdb.DuckDBPyConnection, db: Path) -> Path | None:
             held,
             start,
             np.asarray(rows["unit_id"], dtype=np.int32),
-            np.asarray(rows["tf"], dtype=np.min_scalar_type(int(top_tf))),
-            np.asarray(rows["htf"], dtype=np.min_scalar_type(int(top_htf))),
+            _narrow(rows["tf"]),
+            _narrow(rows["htf"]),
             prefixes(off, blob),
             off,
             blob,

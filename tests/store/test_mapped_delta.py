@@ -19,7 +19,7 @@ from kbx.search.bm25 import DEFAULT_PARAMS, rank, rank_sql, term_ids
 from kbx.search.filters import DocFilter
 from kbx.search.state import index_state, mapped_passages
 from kbx.store import arrays, passages_delta, passages_file, postings_file
-from kbx.store.postings import GENERATION, analyzer_from
+from kbx.store.postings import GENERATION, analyzer_from, analyzer_of, rebuild_postings
 
 pytestmark = pytest.mark.usefixtures("warm")  # tiny files: map them anyway
 
@@ -105,7 +105,13 @@ def test_base_and_delta_rank_and_read_as_sql_and_as_a_fresh_base(
         _write(root, name, text)
         index(root, workers=1)
         if files.get(name) != text:  # a change: answered from base and delta
-            assert _mapped_kinds(idx) == (postings_file.Merged, passages_delta.Merged)
+            postings, passages = _mapped_kinds(idx)
+            assert passages is passages_delta.Merged
+            with idx.reader() as con:  # the units changed, unless only their placements
+                moved = arrays.generation(con, GENERATION) != arrays.file_generation(
+                    postings_file.mapped_path(idx.db)
+                )
+            assert postings is (postings_file.Merged if moved else postings_file.PostingsFile)
         files[name] = text
         got = _rankings(idx)
     with idx.writer() as con:  # a compaction: the same rows as a whole base
@@ -116,3 +122,62 @@ def test_base_and_delta_rank_and_read_as_sql_and_as_a_fresh_base(
     assert _mapped_kinds(idx) == (postings_file.PostingsFile, passages_file.PassagesFile)
     assert not postings_file.delta_path(idx.db).exists()
     assert _rankings(idx) == got
+
+
+def test_the_log_names_the_documents_only_where_its_steps_chain():
+    log = "5>7:1,2;7>9:;9>12:4;"
+    assert passages_delta.changed(log, 5, 12) == {1, 2, 4}
+    assert passages_delta.changed(log, 7, 12) == {4}  # the steps before the base left out
+    assert passages_delta.changed(log, 5, 13) is None  # a later bump with no step
+    assert passages_delta.changed("5>7:1;8>9:2;", 5, 9) is None  # a bump between
+    assert passages_delta.changed("5>7:*;", 5, 7) is None  # a write that named none
+    assert passages_delta.changed("", 5, 5) == set()
+
+
+def _edited(tmp_path: Path) -> api.Index:
+    root = tmp_path / "docs"
+    _write(root, "a.md", "cedar river\n\nstone lamp\n")
+    _write(root, "b.md", "violet harbor\n")
+    index(root, workers=1)
+    _write(root, "a.md", "cedar violet\n\nstone lamp\n")
+    return api.Index.for_root(root)
+
+
+def _files(idx: api.Index) -> tuple[bool, bool]:
+    """Whether each delta file exists, postings and passages."""
+    return postings_file.delta_path(idx.db).exists(), passages_file.delta_path(idx.db).exists()
+
+
+def test_an_edit_writes_deltas_and_the_base_stays(tmp_path, monkeypatch):
+    monkeypatch.setattr(postings_file, "DELTA_SHARE", 1e9)
+    monkeypatch.setattr(passages_delta, "DELTA_SHARE", 1e9)
+    idx = _edited(tmp_path)
+    base = postings_file.mapped_path(idx.db).stat().st_mtime_ns
+    index(idx.root, workers=1)
+    assert _files(idx) == (True, True)
+    assert postings_file.mapped_path(idx.db).stat().st_mtime_ns == base
+    _rankings(idx)
+
+
+@pytest.mark.parametrize("why", ["not this index's base", "postings analyzed again", "no step"])
+def test_a_delta_that_could_be_wrong_is_a_new_base(tmp_path, monkeypatch, why):
+    """A base the index did not note (a predecessor's file beside it), postings rewritten
+    in place, a write that bumped the passages with no step of the log: each makes the
+    export whole, never a delta over what it cannot see."""
+    monkeypatch.setattr(postings_file, "DELTA_SHARE", 1e9)
+    monkeypatch.setattr(passages_delta, "DELTA_SHARE", 1e9)
+    idx = _edited(tmp_path)
+    with idx.writer() as con:
+        if why == "not this index's base":
+            keys = [postings_file.BASE, passages_file.BASE]
+            con.execute("DELETE FROM kbx_meta WHERE key IN (?, ?)", keys)
+        elif why == "postings analyzed again":
+            units = [u for (u,) in con.execute("SELECT unit_id FROM units").fetchall()]
+            rebuild_postings(con, analyzer_of(con), units)
+        else:
+            arrays.bump(con, passages_file.GENERATION)
+    index(idx.root, workers=1)
+    postings_whole = why != "no step"
+    passages_whole = why != "postings analyzed again"
+    assert _files(idx) == (not postings_whole, not passages_whole)
+    _rankings(idx)
