@@ -459,17 +459,7 @@ def _index(
     except KbxError:
         settle(con)  # a run that refuses its arguments repairs all the same
         raise
-    fields = ("doc_id", "sha256", "size", "mtime_ns", "status", "format")
-    known = {
-        r[0]: dict(zip(fields, r[1:], strict=True))
-        for r in con.execute(
-            "SELECT path, doc_id, sha256, size, mtime_ns, status, format FROM documents"
-        ).fetchall()
-    }
     again = _read_again(con)
-    for k in known.values():
-        if k["format"] in again or "*" in again:
-            k["sha256"] = k["size"] = None
     report.unavailable = list(registry.broken)
     record_info(con, list(registry))  # search can say which have not run everywhere yet
     if walked is not None and walked[0] == hidden:  # the caller's walk, just made
@@ -477,13 +467,9 @@ def _index(
     else:
         found = list(walk(idx.root, hidden=hidden))
     seen = {f.rel for f in found}
-    todo = []
-    for f in found:
-        k = known.get(f.rel)
-        if k and k["status"] == "ok" and (k["size"], k["mtime_ns"]) == (f.size, f.mtime_ns):
-            report.unchanged += 1
-        else:
-            todo.append(f)
+    known, new = _changed(con, found, again)
+    todo = [f for f in found if f.rel in known or f.rel in new]
+    report.unchanged += len(found) - len(todo)
     gone = [known[p]["doc_id"] for p in known if p not in seen]
     placed = _placed(con, [f.rel for f in todo if f.rel in known])
     workers = workers or os.cpu_count() or 1
@@ -535,6 +521,42 @@ def _index(
             passed = recognize(idx, registry, names, workers=workers, lease=lease)
         report.recognizers = _with_readers(lease.con(), passed, since)
     return registry
+
+
+_KNOWN = ("doc_id", "sha256", "size", "mtime_ns", "status", "format")
+
+
+def _changed(
+    con: duckdb.DuckDBPyConnection, found: list[Found], again: set[str]
+) -> tuple[dict[str, dict], set[str]]:
+    """The documents a run must look at, as ``known`` rows by path (those whose file changed
+    stat, went, or was not read well, and those of a format read again: their hash and
+    size forgotten), and the paths of files the index does not know. Compared in one
+    statement over the walk, not a Python row per document (42,500: about 0.4 s)."""
+    columns = {
+        "path": [f.rel for f in found] or [None],  # a row of NULL: the relation's types
+        "size": [f.size for f in found] or [0],
+        "mtime_ns": [f.mtime_ns for f in found] or [0],
+    }
+    with staged(con, "walked", columns, frozenset({"size", "mtime_ns"})):
+        rows = con.execute(
+            f"""SELECT d.path, d.{", d.".join(_KNOWN)}, list_contains($1, d.format) OR $2
+                FROM documents d LEFT JOIN walked w ON w.path::VARCHAR = d.path
+                WHERE w.path IS NULL OR d.status IS DISTINCT FROM 'ok'
+                   OR d.size IS DISTINCT FROM w.size OR d.mtime_ns IS DISTINCT FROM w.mtime_ns
+                   OR list_contains($1, d.format) OR $2""",
+            [sorted(again) or [""], "*" in again],
+        ).fetchall()
+        new = con.execute(
+            "SELECT list(w.path::VARCHAR) FROM walked w "
+            "WHERE w.path IS NOT NULL AND w.path::VARCHAR NOT IN (SELECT path FROM documents)"
+        ).fetchall()[0][0]
+    known = {}
+    for path, *values, read_again in rows:
+        k = known[path] = dict(zip(_KNOWN, values, strict=True))
+        if read_again:
+            k["sha256"] = k["size"] = None
+    return known, set(new or ())
 
 
 def _complete(con: duckdb.DuckDBPyConnection, recognizers: list[Recognizer]) -> bool:

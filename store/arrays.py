@@ -8,6 +8,12 @@ file only when the two agree, else the SQL path, so a stale or missing file (a k
 export, a copied index) is slower, never wrong. A file is written under a temporary name
 and renamed into place, so a reader never maps half of one; a map of the old file stays
 valid while it is open.
+
+The postings and the passages are kept as a base file and a delta beside it (what changed
+since the base: store/postings_file.py, store/passages_delta.py), so a write costs what it
+changed, not the whole file: the delta is of the generation it was written at and names
+its base's, and a reader takes the two only when the delta is of the table's generation.
+A delta past a share of its base is written as a new base instead (a compaction).
 """
 
 from __future__ import annotations
