@@ -374,6 +374,7 @@ def status(s: dict) -> list[str]:
         f"root       {s['root']}",
         f"documents  {total} ({parts or 'none'})",
         f"formats    {', '.join(f'{n} {k}' for k, n in s['formats'].items()) or 'none'}",
+        *passed_over(s["passed_over"], "not read  "),
         f"units      {s['units']} ({s['placements']} placements)",
         f"postings   {s['postings']} ({s['terms']} terms, stemmer {s['stemmer']})",
     ]
@@ -395,6 +396,19 @@ def status(s: dict) -> list[str]:
     out += [f"inconsistent {p}" for p in s["problems"]]
     out += [file_line(f) for f in s["failures"]]
     return out + unit_failures(s["unit_failures"], "tried again by `kbx reprocess` or `kbx index`")
+
+
+PASSED_SHOWN = 6  # kinds of file named; --json has them all
+
+
+def passed_over(kinds: dict[str, int] | None, label: str) -> list[str]:
+    """A line saying how many files the walk passed over as formats kbx does not read,
+    the most common kinds named: a folder read in part says so (none where none were)."""
+    if not kinds:
+        return []
+    named = ", ".join(f"{n} {k}" for k, n in list(kinds.items())[:PASSED_SHOWN])
+    more = f", {len(kinds) - PASSED_SHOWN} more kinds" if len(kinds) > PASSED_SHOWN else ""
+    return [f"{label} {sum(kinds.values())} files of formats kbx does not read ({named}{more})"]
 
 
 def file_line(f: dict) -> str:

@@ -132,6 +132,7 @@ def index(o: api.IndexOptions, *, db=None, as_json: bool = False) -> None:
         f"{report.removed} removed, {report.failed} failed, {report.skipped} skipped"
     )
     out.print(f"  {report.units_added} units added, {report.units_swept} swept")
+    _lines(api.present.passed_over(report.passed_over, " "))
     for r in report.recognizers:
         if r.units:
             out.print(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -93,6 +94,9 @@ class IndexReport:
     units_added: int = 0
     units_swept: int = 0
     failures: list[dict] = field(default_factory=list)  # path, status, error: as in status
+    # files of formats kbx does not read, by kind (source/walk.unread_kind); None: the
+    # caller walked (the watcher), and the last full walk's count stands
+    passed_over: dict[str, int] | None = None
     unit_failures: list[dict] = field(default_factory=list)  # this run's, as in status
     recognizers: list[RecognizerReport] = field(default_factory=list)
     unavailable: list[tuple[str, str]] = field(default_factory=list)  # recognizers not run
@@ -465,7 +469,10 @@ def _index(
     if walked is not None and walked[0] == hidden:  # the caller's walk, just made
         found = walked[1]
     else:
-        found = list(walk(idx.root, hidden=hidden))
+        passed: Counter[str] = Counter()
+        found = list(walk(idx.root, hidden=hidden, passed=passed))
+        report.passed_over = dict(passed.most_common())
+        set_meta(con, "passed_over", json.dumps(report.passed_over))
     seen = {f.rel for f in found}
     known, new = _changed(con, found, again)
     todo = [f for f in found if f.rel in known or f.rel in new]

@@ -37,6 +37,8 @@ class Status:
     unit_failures: list[dict] = field(default_factory=list)
     recognizers: list[dict] = field(default_factory=list)  # see reprocess.PlanRow
     problems: list[str] = field(default_factory=list)  # what the next writing command repairs
+    # files of formats kbx does not read, by kind, as the last full walk counted them
+    passed_over: dict[str, int] = field(default_factory=dict)
     # model, version, units; windows embedded, and later windows still to come (pending,
     # of pending_units): kbx embed's, which gives every unit its first window first
     vectors: list[dict] = field(default_factory=list)
@@ -92,6 +94,7 @@ def status(index: Index, registry: Registry | None = None) -> Status:
         stemmer=meta.get("stemmer"),
         indexed_at=meta.get("indexed_at"),
         languages=_languages(meta, units),
+        passed_over=json.loads(meta.get("passed_over", "{}")),
         failures=failures,
         unit_failures=unit_failures,
         recognizers=standings,

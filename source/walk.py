@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import stat
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +48,10 @@ def _spec(folder: Path) -> tuple[pathspec.PathSpec | None, list[str]]:
     return pathspec.GitIgnoreSpec.from_lines(good), bad
 
 
-def walk(root: Path, hidden: bool = False) -> Iterator[Found]:
+def walk(root: Path, hidden: bool = False, passed: Counter[str] | None = None) -> Iterator[Found]:
     """Files kbx reads under ``root``, in a stable order; unreadable entries say why.
+    ``passed``, when given, counts the files passed over for their format, by kind
+    (``unread_kind``), so that a folder kbx reads only part of says so.
 
     Symbolic links are followed only when they stay inside the root, and each real
     folder is visited once, so link loops end.
@@ -94,6 +98,8 @@ def walk(root: Path, hidden: bool = False) -> Iterator[Found]:
             if is_dir and entry.is_symlink() and not _inside(Path(entry.path), root):
                 continue
             if not is_dir and format_of(entry.name) is None:
+                if passed is not None:
+                    passed[unread_kind(entry.name)] += 1
                 continue
             if not _utf8(rel):  # the index stores paths as UTF-8 text
                 shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
@@ -107,6 +113,15 @@ def walk(root: Path, hidden: bool = False) -> Iterator[Found]:
                 continue
             yield _stat(entry, rel, root)
         stack.extend(reversed(subfolders))
+
+
+def unread_kind(name: str) -> str:
+    """How a file kbx does not read is counted: its extension, lowercased, with the inner
+    one of a gzipped file (``.json.gz``), or "no extension"."""
+    name = name.lower()
+    gz = name.endswith(".gz") and len(name) > 3
+    ext = posixpath.splitext(name[:-3] if gz else name)[1]
+    return (ext + ".gz" if gz else ext) if ext or gz else "no extension"
 
 
 def _join(folder_rel: str, name: str) -> str:

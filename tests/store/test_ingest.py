@@ -8,12 +8,14 @@ from pathlib import Path
 
 from helpers import attached
 
+from kbx import present
 from kbx.analysis import Analyzer
 from kbx.indexing.ingest import index
 from kbx.indexing.read import read_one
 from kbx.recognizers.dates import DateRecognizer
 from kbx.recognizers.identifiers import IdentifierRecognizer
 from kbx.recognizers.registry import Registry
+from kbx.search.status import status
 from kbx.source.walk import Found
 from kbx.store.db import Index
 
@@ -211,3 +213,17 @@ def test_a_date_in_inline_code_is_not_the_document_date(corpus):
     dates = dict(_rows(corpus, "SELECT path, doc_date FROM documents"))
     assert dates["snippet.md"] is None
     assert dates["prose.md"] == "2022-01-19"
+
+
+def test_files_of_formats_kbx_does_not_read_are_counted_by_kind(corpus):
+    for name in ("data.json", "logo.PNG", "dump.json.gz", "Makefile", "more.json"):
+        (corpus / name).write_bytes(b"{}")
+    r = _walked(corpus)
+    assert r.passed_over == {".json": 2, ".png": 1, ".json.gz": 1, "no extension": 1}
+    s = status(Index.for_root(corpus))
+    assert s.passed_over == r.passed_over  # as the last full walk counted them
+    (line,) = present.passed_over(s.passed_over, "not read")
+    assert line.startswith("not read 5 files of formats kbx does not read (2 .json, 1 ")
+    assert "1 .png" in line and "1 .json.gz" in line  # the most common first
+    (corpus / "data.json").unlink()
+    assert _walked(corpus).passed_over[".json"] == 1
