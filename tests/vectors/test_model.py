@@ -55,6 +55,8 @@ def test_the_packaged_model_matches_all_minilm_l6_v2_on_its_reference_sentences(
     assert float(q @ bread) == pytest.approx(0.5272, abs=0.01)
     assert float(q @ baby) < 0.1
     assert np.linalg.norm(food) == pytest.approx(1.0, abs=1e-5)
+    long = enc.passages(["bread and butter " * 200])  # 600 words: its first window alone
+    assert long.owner.tolist() == [0] and long.total.tolist() == [1]
     (tmp_path / "a-file").write_text("")
     for cache in ("a-file", "cache"):  # no copy to keep: unoptimized; the copy the load kept
         monkeypatch.setenv("KBX_CACHE_DIR", str(tmp_path / cache))
@@ -110,6 +112,7 @@ def test_a_long_text_is_embedded_window_by_window_and_the_first_is_the_truncated
     make_model, tmp_path
 ):
     windowed = from_folder(make_model(tmp_path / "w", {"max_tokens": 8, "stride": 6}))
+    assert windowed.recipe.max_windows == 4  # a model folder's, unless its recipe says
     first_only = from_folder(make_model(tmp_path / "f", {"max_tokens": 8, "stride": 0}))
     assert windowed.version != first_only.version
     text = " ".join(["bread"] * 20 + ["car"])  # 21 tokens: windows at 0, 6, 12 and 18
