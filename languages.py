@@ -14,6 +14,7 @@ on these passages (docs/BENCHMARKS.md, "Every script searchable").
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 # The Snowball stemmer (PyStemmer's name) of each language told here; None: not stemmed.
 SNOWBALL = {
@@ -70,8 +71,9 @@ _SCRIPTS = [  # name, its letters
     ("han", "\u4e00-\u9fff\u3400-\u4dbf"),
 ]
 _CLASSES = [(name, re.compile(f"[{chars}]")) for name, chars in _SCRIPTS]
-_OF_SCRIPT = {"greek": "el", "hebrew": "he", "devanagari": "hi", "tamil": "ta", "armenian": "hy"}
+_OTHER = re.compile("[" + "".join(chars for _, chars in _SCRIPTS[1:]) + "]")  # any but Latin
 _WORD = re.compile(r"[^\W\d_]+")
+_OF_SCRIPT = {"greek": "el", "hebrew": "he", "devanagari": "hi", "tamil": "ta", "armenian": "hy"}
 _PUNCT = ".,;:!?()[]{}\"'«»“”‘’`*_<>|"
 SAMPLE = 2000  # characters looked at
 MIN_LETTERS = 8  # fewer letters of a script than this tell nothing
@@ -82,8 +84,8 @@ def detect(text: str) -> str | None:
     """The ISO 639-1 code of ``text``'s language, or None for English or too little to
     tell (both analyzed as English always was)."""
     sample = text[:SAMPLE]
-    if sample.isascii():
-        return _latin(sample)
+    if sample.isascii() or len(_OTHER.findall(sample)) < MIN_LETTERS:
+        return _latin(sample)  # no script but Latin has MIN_LETTERS: one scan, not ten
     counts = {name: len(rx.findall(sample)) for name, rx in _CLASSES[1:]}
     if not any(n >= MIN_LETTERS for n in counts.values()):
         return _latin(sample)
@@ -141,16 +143,20 @@ def _latin(sample: str) -> str | None:
     """Told by function words among the whitespace-separated words made of letters only
     (a hash, a signature's base64 or an identifier is no word: ``de`` inside a hex digest
     is not Portuguese), which must be a tenth of them and at least two different ones."""
+    tokens = Counter(sample.lower().split())  # counted in C: each distinct one looked at once
     scores = dict.fromkeys(FUNCTION_WORDS, 0)
     kinds: dict[str, set[str]] = {lang: set() for lang in FUNCTION_WORDS}
     get = _LANGS_OF.get
-    words = [w for w in (t.strip(_PUNCT) for t in sample.lower().split()) if _WORD.fullmatch(w)]
-    for w in words:
-        for lang in get(w, ()):
-            scores[lang] += 1
+    for token, n in tokens.items():
+        w = token.strip(_PUNCT)
+        for lang in get(w, ()):  # a function word is letters alone: one of the words
+            scores[lang] += n
             kinds[lang].add(w)
     best = max(scores, key=scores.__getitem__)
     n = scores[best]
-    if best == "en" or n < MIN_WORDS or n < 2 * scores["en"] or n < len(words) / 10:
+    if best == "en" or n < MIN_WORDS or n < 2 * scores["en"]:
+        return None
+    words = sum(k for t, k in tokens.items() if _WORD.fullmatch(t.strip(_PUNCT)))
+    if n < words / 10:  # counted only here: most passages are told English by now
         return None
     return best if len(kinds[best]) >= 2 else None
