@@ -297,9 +297,10 @@ def embed(o: api.EmbedOptions, *, db=None, as_json: bool = False) -> None:
     or the model folder that kbx.toml names) over the passages that lack a
     vector of it, in batches that commit as they go: interrupted, the next
     run goes on from there. A few passages a second on a laptop's CPU, so a
-    large folder takes a while; search by words works meanwhile. Every passage's
-    first 254 tokens come first, so search ranks every passage by meaning well
-    before the pass ends; the rest of a long passage follows. Once it has
+    large folder takes a while; search by words works meanwhile. A model that
+    keeps several windows of a long passage gives every passage its first before
+    any its later ones, so search ranks them all by meaning well before the pass
+    ends. Once it has
     run, `kbx search` is hybrid by default (`--mode bm25` for words alone) and
     `kbx index` embeds the passages it adds.
 
