@@ -326,7 +326,11 @@ def embed(o: api.EmbedOptions, *, db=None, as_json: bool = False) -> None:
         out.print(
             f"{r.units} passages embedded with {r.model} ({r.windows} windows) in "
             f"{r.seconds:.1f} s"
-            + (f", all searchable by meaning after {r.first_seconds:.1f} s" if r.units else "")
+            + (
+                f", all searchable by meaning after {r.first_seconds:.1f} s"
+                if r.units and r.windows > r.first_windows  # later windows came after
+                else ""
+            )
             + (f"; {r.removed} old vectors removed" if r.removed else "")
             + (f"; {r.pending} later windows to come: run it again" if r.pending else ""),
             markup=False,
