@@ -52,6 +52,20 @@ from kbx.store.db import Index
 Setting = tuple[float, float]  # (ALPHA, COVERAGE_POWER)
 
 
+def scifact_halves(idx: Index, data, mode: str) -> dict[str, float]:
+    """SciFact nDCG@10 of the files ``search(k=10)`` hits in ``mode``, per half (tune =
+    odd query ids)."""
+    run = {}
+    for qid, text in data.queries.items():
+        hits = search(idx, text, k=10, exact=0, mode=mode).hits
+        run[qid] = list(dict.fromkeys(h.path.rsplit(".", 1)[0] for h in hits))
+    out = {}
+    for part, odd in (("tune", 1), ("held", 0)):
+        qr = {q: v for q, v in data.qrels.items() if int(q) % 2 == odd}
+        out[part] = scores({q: v for q, v in run.items() if q in qr}, qr)[0]
+    return out
+
+
 def _set(setting: Setting | None) -> None:
     """Search with ``setting`` (None: the shipped one) from now on."""
     hybrid.ALPHA, hybrid.COVERAGE_POWER = setting or SHIPPED
@@ -116,21 +130,10 @@ def main() -> None:
     sidx = Index.for_root(sroot, sdb)
     with_vectors(sidx, "scifact", dense)
 
-    def scifact(mode: str) -> dict[str, float]:
-        run = {}
-        for qid, text in data.queries.items():
-            hits = search(sidx, text, k=10, exact=0, mode=mode).hits
-            run[qid] = list(dict.fromkeys(h.path.rsplit(".", 1)[0] for h in hits))
-        out = {}
-        for part, odd in (("tune", 1), ("held", 0)):
-            qr = {q: v for q, v in data.qrels.items() if int(q) % 2 == odd}
-            out[part] = scores({q: v for q, v in run.items() if q in qr}, qr)[0]
-        return out
-
     base = {
         n: by_half(qs, question_ranks(idx, qs, k, "bm25"), t) for n, (idx, qs, k, t) in sets.items()
     }
-    base_sf = scifact("bm25")
+    base_sf = scifact_halves(sidx, data, "bm25")
     rows, chosen = [], None
     for s in [None, *settings]:
         _set(s)
@@ -138,7 +141,7 @@ def main() -> None:
             n: by_half(qs, question_ranks(idx, qs, k, "hybrid"), t)
             for n, (idx, qs, k, t) in sets.items()
         }
-        sf = scifact("hybrid")
+        sf = scifact_halves(sidx, data, "hybrid")
         ok = all(
             got[n][kind, "tune"][i] >= base[n][kind, "tune"][i]
             for n in sets

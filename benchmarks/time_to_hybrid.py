@@ -31,18 +31,16 @@ import time
 from pathlib import Path
 
 from common import NODEJS, QUESTIONS, build_kbx, eval_arg, load_questions, table
-from hybrid_floor import by_half, question_ranks
+from hybrid_floor import by_half, question_ranks, scifact_halves
 from search_quality import (
     RFC_QUESTIONS,
     RFCS_DEV,
     VECTORS,
     Dense,
     load_scifact,
-    scores,
     with_vectors,
 )
 
-from kbx.search.search import search
 from kbx.store.db import Index
 from kbx.vectors.model import PACKAGED_WINDOWS
 
@@ -80,19 +78,6 @@ def _corpora(ev: Path, work: Path) -> tuple[dict, tuple]:
     return sets, (Index.for_root(sroot, work / "scifact.duckdb"), data)
 
 
-def _scifact(idx: Index, data, mode: str) -> dict[str, float]:
-    """nDCG@10 of the files hit, per half (tune = odd query ids)."""
-    run = {}
-    for qid, text in data.queries.items():
-        hits = search(idx, text, k=10, exact=0, mode=mode).hits
-        run[qid] = list(dict.fromkeys(h.path.rsplit(".", 1)[0] for h in hits))
-    out = {}
-    for part, odd in (("tune", 1), ("held", 0)):
-        qr = {q: v for q, v in data.qrels.items() if int(q) % 2 == odd}
-        out[part] = scores({q: v for q, v in run.items() if q in qr}, qr)[0]
-    return out
-
-
 def _windows(idx: Index) -> int:
     with idx.reader() as con:
         return con.execute("SELECT count(*) FROM vectors WHERE len(vector) > 0").fetchone()[0]
@@ -107,7 +92,7 @@ def quality(ev: Path, budgets: list[int], work: Path) -> tuple[dict, dict, dict]
     windows: dict[str, dict[int, int]] = {}
     got[0] = {n: by_half(qs, question_ranks(idx, qs, k, "bm25"), t)
               for n, (idx, _, qs, k, t) in sets.items()}  # fmt: skip
-    sf[0] = _scifact(sidx, data, "bm25")
+    sf[0] = scifact_halves(sidx, data, "bm25")
     for b in budgets:
         dense = Dense(VECTORS, b, [])
         for n, (idx, label, *_rest) in sets.items():
@@ -117,7 +102,7 @@ def quality(ev: Path, budgets: list[int], work: Path) -> tuple[dict, dict, dict]
         windows.setdefault("SciFact", {})[b] = _windows(sidx)
         got[b] = {n: by_half(qs, question_ranks(idx, qs, k, "hybrid"), t)
                   for n, (idx, _, qs, k, t) in sets.items()}  # fmt: skip
-        sf[b] = _scifact(sidx, data, "hybrid")
+        sf[b] = scifact_halves(sidx, data, "hybrid")
         print(f"budget {b}: SciFact tune {sf[b]['tune']:.3f}", file=sys.stderr, flush=True)
     return got, sf, windows
 
