@@ -391,10 +391,12 @@ def report(results: list[tuple[str, dict, list[dict], tuple[float, float]]], arg
             "generation. Right after the commit, the run writes what changed to the mapped "
             "postings and passages (a delta over the base file: the units added and deleted, "
             "the documents written; `export: postings`, `export: passages`), so searches rank "
-            "mapped again within the run's first second; a delta past 5% of its base writes a "
-            "new base. The run goes on with the recognizers' pass over the new units (with its "
-            "check of every unit's runs), the names context, the entity layer and its facet "
-            "arrays (still rewritten whole); a save made meanwhile waits for the run's end. "
+            'and read mapped again a few tenths of a second after the commit ("save to the '
+            "mapped files current\"), where they waited for the run's end before; a delta past "
+            "5% of its base writes a new base. The run goes on with the recognizers' pass "
+            "over the new units (with its check of every unit's runs), the names context, the "
+            "entity layer and its facet arrays (still rewritten whole); a save made meanwhile "
+            "waits for the run's end. "
             "`walk` is 0 where the run takes the watcher's walk instead of walking again "
             "(0b155db); the watcher's walk is a stat of the saved file where a file is "
             "modified in place (e0816be).",
