@@ -115,7 +115,7 @@ def _read_one(
         out.status = "same"
         return out
     try:
-        out.document = prepare(extract(found.rel, data, plain, max_size), analyzer, skip)
+        out.document = prepare(extract(found.rel, data, plain, limit=max_size), analyzer, skip)
         partly = [w for w in out.document.warnings if w.startswith(PARTLY_AS_TEXT)]
         out.error = "; ".join(partly) or None  # in, and said, as a file read as text
     except ExtractError as e:  # an empty file is skipped as such: nothing in it failed
@@ -130,7 +130,9 @@ def _read_one(
             out.status, out.error = "failed", why
             return out
         try:
-            out.document = prepare(extract(found.rel, data, True, max_size), analyzer, skip)
+            out.document = prepare(
+                extract(found.rel, data, plain=True, limit=max_size), analyzer, skip
+            )
             out.error = _as_text(why)  # kept with the file, and listed
         except Exception:  # noqa: BLE001 - not even as text: the file is listed as failed
             out.document = None

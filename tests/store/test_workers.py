@@ -79,10 +79,10 @@ def test_a_hanging_file_is_read_as_text_or_recorded_and_the_others_are_indexed(
     monkeypatch.setattr(workers, "FILE_SECONDS", 1)
     real = read.extract
 
-    def stuck(rel, data, plain=False):
+    def stuck(rel, data, plain=False, limit=None):
         if rel == "slow.md" and (plain_hangs or not plain):
             time.sleep(30)
-        return real(rel, data, plain)
+        return real(rel, data, plain, limit)
 
     monkeypatch.setattr(read, "extract", stuck)
     report = index(root, workers=1)
@@ -112,11 +112,11 @@ def test_a_file_whose_parser_hangs_in_native_code_is_read_as_text_in_a_fresh_wor
     monkeypatch.setattr(workers, "GRACE_SECONDS", 0)
     real = read.extract
 
-    def stuck(rel, data, plain=False):
+    def stuck(rel, data, plain=False, limit=None):
         if rel == "native.md" and not plain:
             signal.signal(signal.SIGALRM, signal.SIG_IGN)  # as native code: the alarm is lost
             time.sleep(30)
-        return real(rel, data, plain)
+        return real(rel, data, plain, limit)
 
     monkeypatch.setattr(read, "extract", stuck)
     report = index(root, workers=1)
@@ -197,10 +197,10 @@ def test_a_file_over_the_memory_budget_fails_alone(tmp_path, monkeypatch, budget
     monkeypatch.setattr(workers, "FILE_MEMORY", budget)
     real = read.extract
 
-    def greedy(rel, data, plain=False):
+    def greedy(rel, data, plain=False, limit=None):
         if rel == "big.md":
             _ = bytearray(2 * budget)
-        return real(rel, data, plain)
+        return real(rel, data, plain, limit)
 
     monkeypatch.setattr(read, "extract", greedy)
     root = _folder(tmp_path)
