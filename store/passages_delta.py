@@ -30,6 +30,7 @@ from kbx.store.passages_file import (
     PassagesFile,
     delta_path,
     mapped_path,
+    placement_row,
 )
 from kbx.store.transaction import transaction
 
@@ -136,23 +137,11 @@ class Merged:
         return _Paths(self)
 
     def row(self, r: int) -> tuple:
-        """A placement as ``PassagesFile.row`` gives it."""
-        d = int(self.pl_doc[r])
-        page = int(self.pl_page[r])
+        """A placement as ``PassagesFile.row`` gives it, its offsets from the file that
+        holds them."""
         s = int(self.src[r])
         f, at = (self.base, s) if s >= 0 else (self.delta, -1 - s)
-        return (
-            d,
-            int(self.pl_ordinal[r]),
-            self.paths[d],
-            self.sha[d].decode(),
-            int(self.pl_start[r]),
-            int(self.pl_end[r]),
-            None if page < 0 else page,
-            bytes(f.off[f.off_start[at] : f.off_start[at + 1]]),
-            int(self.size[d]),
-            int(self.mtime[d]),
-        )
+        return placement_row(self, r, bytes(f.off[f.off_start[at] : f.off_start[at + 1]]))
 
 
 class _Paths:

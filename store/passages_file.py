@@ -124,22 +124,28 @@ class PassagesFile:
         return range(int(self.place_start[u]), int(self.place_start[u + 1]))
 
     def row(self, r: int) -> tuple:
-        """A placement as ``_hits`` reads it from SQL: unit id aside, ``(doc_id, ordinal,
-        path, sha256, start_line, end_line, page, offsets, size, mtime_ns)``."""
-        d = int(self.pl_doc[r])
-        page = int(self.pl_page[r])
-        return (
-            d,
-            int(self.pl_ordinal[r]),
-            self.paths[d],
-            self.sha[d].decode(),
-            int(self.pl_start[r]),
-            int(self.pl_end[r]),
-            None if page < 0 else page,
-            bytes(self.off[self.off_start[r] : self.off_start[r + 1]]),
-            int(self.size[d]),
-            int(self.mtime[d]),
-        )
+        """A placement as ``_hits`` reads it from SQL (``placement_row``)."""
+        return placement_row(self, r, bytes(self.off[self.off_start[r] : self.off_start[r + 1]]))
+
+
+def placement_row(view, r: int, offsets: bytes) -> tuple:
+    """Placement row ``r`` of ``view`` (a file, or a base merged with its delta) as ``_hits``
+    reads it from SQL: unit id aside, ``(doc_id, ordinal, path, sha256, start_line,
+    end_line, page, offsets, size, mtime_ns)``."""
+    d = int(view.pl_doc[r])
+    page = int(view.pl_page[r])
+    return (
+        d,
+        int(view.pl_ordinal[r]),
+        view.paths[d],
+        view.sha[d].decode(),
+        int(view.pl_start[r]),
+        int(view.pl_end[r]),
+        None if page < 0 else page,
+        offsets,
+        int(view.size[d]),
+        int(view.mtime[d]),
+    )
 
 
 def export(con: duckdb.DuckDBPyConnection, db: Path) -> Path:
