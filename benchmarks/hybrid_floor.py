@@ -52,6 +52,37 @@ from kbx.store.db import Index
 Setting = tuple[float, float]  # (ALPHA, COVERAGE_POWER)
 
 
+def corpora(ev: Path, work: Path) -> tuple[dict, tuple]:
+    """The question sets (name: index, label, questions, k, tune rule) and SciFact's index
+    with its data."""
+    sets = {}
+    for name, label, root, qfile, k in (
+        ("RFC dev", "rfcs", ev / RFCS_DEV, RFC_QUESTIONS, 8),
+        ("Node.js", "nodejs", ev / NODEJS, QUESTIONS, 5),
+    ):
+        db = work / f"{label}.duckdb"
+        build_kbx(root, db, "snowball")
+        qs = load_questions(ev, qfile)
+        if name == "RFC dev":
+            tunes = {q.id for q in qs if int(q.id[2:]) % 2 == 1}
+        else:
+            tunes = {q.id for i, q in enumerate(qs) if i % 2 == 0}
+        sets[name] = (
+            Index.for_root(root, db),
+            label,
+            qs,
+            k,
+            lambda q, t=frozenset(tunes): q.id in t,
+        )
+    data = load_scifact(ev / "beir_scifact")
+    sroot = work / "scifact"
+    sroot.mkdir()
+    for did, (title, text) in data.corpus.items():
+        (sroot / f"{did}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    build_kbx(sroot, work / "scifact.duckdb", "snowball")
+    return sets, (Index.for_root(sroot, work / "scifact.duckdb"), data)
+
+
 def scifact_halves(idx: Index, data, mode: str) -> dict[str, float]:
     """SciFact nDCG@10 of the files ``search(k=10)`` hits in ``mode``, per half (tune =
     odd query ids)."""
@@ -105,30 +136,11 @@ def main() -> None:
     settings = [tuple(float(x) for x in s.split(":")) for s in args.settings.split(",")]
     dense = Dense(VECTORS, None, [])  # the windows the packaged model keeps
     work = Path(tempfile.mkdtemp(prefix="kbx-hybrid-floor-"))
-    sets = {}
-    for name, label, root, qfile, k in (
-        ("RFC dev", "rfcs", ev / RFCS_DEV, RFC_QUESTIONS, 8),
-        ("Node.js", "nodejs", ev / NODEJS, QUESTIONS, 5),
-    ):
-        db = work / f"{label}.duckdb"
-        build_kbx(root, db, "snowball")
-        idx = Index.for_root(root, db)
+    sets, (sidx, data) = corpora(ev, work)
+    for idx, label, *_ in sets.values():
         with_vectors(idx, label, dense)  # the cache search_quality.py --hybrid keeps
-        qs = load_questions(ev, qfile)
-        if name == "RFC dev":
-            tunes = {q.id for q in qs if int(q.id[2:]) % 2 == 1}
-        else:
-            tunes = {q.id for i, q in enumerate(qs) if i % 2 == 0}
-        sets[name] = (idx, qs, k, lambda q, t=frozenset(tunes): q.id in t)
-    data = load_scifact(ev / "beir_scifact")
-    sroot = work / "scifact"
-    sroot.mkdir()
-    for did, (title, text) in data.corpus.items():
-        (sroot / f"{did}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    sdb = work / "scifact.duckdb"
-    build_kbx(sroot, sdb, "snowball")
-    sidx = Index.for_root(sroot, sdb)
     with_vectors(sidx, "scifact", dense)
+    sets = {n: (idx, qs, k, t) for n, (idx, _, qs, k, t) in sets.items()}
 
     base = {
         n: by_half(qs, question_ranks(idx, qs, k, "bm25"), t) for n, (idx, qs, k, t) in sets.items()

@@ -30,14 +30,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import NODEJS, QUESTIONS, build_kbx, eval_arg, load_questions, table
-from hybrid_floor import by_half, question_ranks, scifact_halves
+from common import NODEJS, build_kbx, eval_arg, table
+from hybrid_floor import by_half, corpora, question_ranks, scifact_halves
 from search_quality import (
-    RFC_QUESTIONS,
-    RFCS_DEV,
     VECTORS,
     Dense,
-    load_scifact,
     with_vectors,
 )
 
@@ -45,37 +42,6 @@ from kbx.store.db import Index
 from kbx.vectors.model import PACKAGED_WINDOWS
 
 KINDS = ("lexical", "paraphrase")
-
-
-def _corpora(ev: Path, work: Path) -> tuple[dict, tuple]:
-    """The question sets (name: index, label, questions, k, tune rule) and SciFact's index
-    with its data."""
-    sets = {}
-    for name, label, root, qfile, k in (
-        ("RFC dev", "rfcs", ev / RFCS_DEV, RFC_QUESTIONS, 8),
-        ("Node.js", "nodejs", ev / NODEJS, QUESTIONS, 5),
-    ):
-        db = work / f"{label}.duckdb"
-        build_kbx(root, db, "snowball")
-        qs = load_questions(ev, qfile)
-        if name == "RFC dev":
-            tunes = {q.id for q in qs if int(q.id[2:]) % 2 == 1}
-        else:
-            tunes = {q.id for i, q in enumerate(qs) if i % 2 == 0}
-        sets[name] = (
-            Index.for_root(root, db),
-            label,
-            qs,
-            k,
-            lambda q, t=frozenset(tunes): q.id in t,
-        )
-    data = load_scifact(ev / "beir_scifact")
-    sroot = work / "scifact"
-    sroot.mkdir()
-    for did, (title, text) in data.corpus.items():
-        (sroot / f"{did}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    build_kbx(sroot, work / "scifact.duckdb", "snowball")
-    return sets, (Index.for_root(sroot, work / "scifact.duckdb"), data)
 
 
 def _windows(idx: Index) -> int:
@@ -86,7 +52,7 @@ def _windows(idx: Index) -> int:
 def quality(ev: Path, budgets: list[int], work: Path) -> tuple[dict, dict, dict]:
     """Per budget (0: words alone): the question sets' (hit@1, hit@5, MRR) by (kind, half),
     SciFact's nDCG@10 by half; and each corpus's windows per budget."""
-    sets, (sidx, data) = _corpora(ev, work)
+    sets, (sidx, data) = corpora(ev, work)
     got: dict[int, dict] = {}
     sf: dict[int, dict] = {}
     windows: dict[str, dict[int, int]] = {}
