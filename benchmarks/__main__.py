@@ -243,6 +243,12 @@ REGISTRY: tuple[Bench, ...] = (
         writes=True,
     ),
     Bench(
+        "until_current",
+        INGEST,
+        "a first index with spaCy on: searchable, then every recognizer current",
+        writes=True,
+    ),
+    Bench(
         "reprocess",
         INGEST,
         "reprocess after a recognizer bump, beside a full re-index",
