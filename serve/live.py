@@ -112,6 +112,8 @@ class _Warm:
                 self.users -= 1
                 if self.users == 0 and self.expired:
                     self._close()
+                elif self.users == 0:  # a write waiting for the last read goes now, not at
+                    self.cond.notify_all()  # the connection's expiry (up to HOLD later)
 
     def write(self, fn: Callable[[], T], command: str) -> T:
         with self.cond:  # one write of this process at a time

@@ -46,6 +46,34 @@ def test_a_write_starts_once_the_reads_in_flight_are_done(docs):
     idx.close()
 
 
+def test_a_write_waits_for_the_last_read_not_for_the_connection_to_expire(docs, monkeypatch):
+    """The last read in flight wakes a waiting write as it ends: before, the write slept until
+    the connection's ``HOLD`` ran out (up to a second of every save under a polling client)."""
+    monkeypatch.setattr(live, "HOLD", 600.0)  # the timer never lets the write in here
+    idx = LiveIndex.of(api.Index.for_root(docs))
+    reading, release = threading.Event(), threading.Event()
+
+    def reader() -> None:
+        with idx.reader() as con:
+            reading.set()
+            release.wait()
+            con.execute("SELECT 1").fetchone()
+
+    first = threading.Thread(target=reader)
+    first.start()
+    reading.wait()
+    done = threading.Event()
+    writer = threading.Thread(target=lambda: idx.write(done.set))
+    writer.start()
+    time.sleep(0.2)
+    assert not done.is_set()  # the read is still in flight
+    release.set()
+    writer.join(timeout=30)
+    assert done.is_set()
+    first.join()
+    idx.close()
+
+
 def test_the_file_is_let_go_after_hold_seconds_even_inside_a_read(docs):
     idx = LiveIndex.of(api.Index.for_root(docs))
     with idx.reader() as con:
