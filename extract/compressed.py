@@ -30,13 +30,15 @@ def inner_name(path: str) -> str | None:
     return None if inner.lower().endswith(SUFFIX) or not inner.rsplit("/", 1)[-1] else inner
 
 
-def expanded(path: str, data: bytes, limit: int = EXPANDED_MAX) -> tuple[str, bytes]:
+def expanded(path: str, data: bytes, limit: int | None = None) -> tuple[str, bytes]:
     """The name and bytes a file's text is read from: a gzipped file's inner name and
-    decompressed bytes, at most ``limit`` of them; any other file as it is. Raises
-    ExtractError, with a reason a user can act on, for a damaged or oversized archive."""
+    decompressed bytes, at most ``limit`` of them (None: ``EXPANDED_MAX``); any other file
+    as it is. Raises ExtractError, with a reason a user can act on, for a damaged or
+    oversized archive."""
     inner = inner_name(path)
     if inner is None:
         return path, data
+    limit = EXPANDED_MAX if limit is None else limit
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
             out = f.read(limit + 1)

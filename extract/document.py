@@ -122,7 +122,7 @@ def extract(path: str, data: bytes, plain: bool = False, limit: int | None = Non
             raise ExtractError("a PDF cannot be read as plain text")
         fmt = "text"
     sha, size = hashlib.sha256(data).hexdigest(), len(data)
-    name, data = expanded(path, data, *([limit] if limit is not None else []))
+    name, data = expanded(path, data, limit)
     if not data.strip():
         raise ExtractError("empty file")
     if fmt == "pdf":

@@ -14,7 +14,6 @@ and delta only when the delta is of the table's generation and names the base's;
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -31,6 +30,9 @@ from kbx.store.passages_file import (
     delta_path,
     mapped_path,
     placement_row,
+    placement_rows,
+    unit_record,
+    unit_text,
 )
 from kbx.store.transaction import transaction
 
@@ -66,14 +68,6 @@ class PassagesDelta:
     sha: np.ndarray
     size: np.ndarray
     mtime: np.ndarray
-
-
-def _record(f, i: int) -> tuple[str, list[str], str, str]:
-    """Unit row ``i`` of a file or delta: text, heading path, hash and kind."""
-    text = bytes(f.text[f.text_start[i] : f.text_start[i + 1]]).decode()
-    head = json.loads(bytes(f.head[f.head_start[i] : f.head_start[i + 1]]))
-    kinds = arrays.Strings(f.kind_off, f.kind_blob)
-    return text, head, f.unit_hash[i].decode(), kinds[int(f.kind[i])]
 
 
 class Merged:
@@ -118,19 +112,16 @@ class Merged:
         i = self._slot(u)
         if i < 0:
             return self.base.unit(u)
-        return None if self.delta.kind[i] < 0 else _record(self.delta, i)
+        return None if self.delta.kind[i] < 0 else unit_record(self.delta, i)
 
     def text_of(self, u: int) -> str:
         i = self._slot(u)
         if i < 0:
             return self.base.text_of(u)
-        d = self.delta
-        return bytes(d.text[d.text_start[i] : d.text_start[i + 1]]).decode()
+        return unit_text(self.delta, i)
 
     def placements(self, u: int) -> range:
-        if not 0 <= u < len(self.place_start) - 1:
-            return range(0)
-        return range(int(self.place_start[u]), int(self.place_start[u + 1]))
+        return placement_rows(self.place_start, u)
 
     @cached_property
     def paths(self) -> _Paths:

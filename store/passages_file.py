@@ -88,17 +88,9 @@ class PassagesFile:
 
     def unit(self, u: int) -> tuple[str, list[str], str, str] | None:
         """A unit's text, heading path, hash and kind; None for an id the file lacks."""
-        import json
-
         if not 0 <= u < len(self.kind) or self.kind[u] < 0:
             return None
-        text = self.text_of(u)
-        head = json.loads(bytes(self.head[self.head_start[u] : self.head_start[u + 1]]))
-        return text, head, self.unit_hash[u].decode(), self.kinds[int(self.kind[u])]
-
-    @cached_property
-    def kinds(self) -> arrays.Strings:
-        return arrays.Strings(self.kind_off, self.kind_blob)
+        return unit_record(self, u)
 
     @cached_property
     def paths(self) -> arrays.Strings:
@@ -115,17 +107,36 @@ class PassagesFile:
 
     def text_of(self, u: int) -> str:
         """A unit's text alone (``unit`` decodes its heading too)."""
-        return bytes(self.text[self.text_start[u] : self.text_start[u + 1]]).decode()
+        return unit_text(self, u)
 
     def placements(self, u: int) -> range:
         """The rows of a unit's placements, by path and ordinal (empty for an id it lacks)."""
-        if not 0 <= u < len(self.place_start) - 1:
-            return range(0)
-        return range(int(self.place_start[u]), int(self.place_start[u + 1]))
+        return placement_rows(self.place_start, u)
 
     def row(self, r: int) -> tuple:
         """A placement as ``_hits`` reads it from SQL (``placement_row``)."""
         return placement_row(self, r, bytes(self.off[self.off_start[r] : self.off_start[r + 1]]))
+
+
+def unit_text(f, i: int) -> str:
+    """The text of unit row ``i`` of a file or a delta (their unit arrays are alike)."""
+    return bytes(f.text[f.text_start[i] : f.text_start[i + 1]]).decode()
+
+
+def unit_record(f, i: int) -> tuple[str, list[str], str, str]:
+    """Unit row ``i`` of a file or a delta: its text, heading path, hash and kind."""
+    import json
+
+    head = json.loads(bytes(f.head[f.head_start[i] : f.head_start[i + 1]]))
+    kind = arrays.Strings(f.kind_off, f.kind_blob)[int(f.kind[i])]
+    return unit_text(f, i), head, f.unit_hash[i].decode(), kind
+
+
+def placement_rows(place_start, u: int) -> range:
+    """The placement rows of unit ``u`` by ``place_start`` (empty for an id it lacks)."""
+    if not 0 <= u < len(place_start) - 1:
+        return range(0)
+    return range(int(place_start[u]), int(place_start[u + 1]))
 
 
 def placement_row(view, r: int, offsets: bytes) -> tuple:
