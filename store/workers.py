@@ -142,14 +142,20 @@ class Pool(ProcessPoolExecutor):
         for worker in self._context.made:
             if worker.pid is not None:
                 worker.join(timeout=KILL_SECONDS)
-        # the executor's thread may be reading a result a killed worker left half written;
-        # closing the queue (as ``shutdown(wait=True)`` does once that thread is done)
-        # leaves no writer: the read ends, the thread takes the pool as broken and exits,
-        # and Python's exit, which joins it, does not wait forever. Closed before the
-        # shutdown, whose wake-up would send a waiting thread round to read it once more.
+        # the executor's thread may be reading a result a killed worker left half written.
+        # Closing this process's end for writing leaves no writer: the read ends, the
+        # thread takes the pool as broken and exits, and Python's exit, which joins it,
+        # does not wait forever. The end it reads stays open until it has gone: closed
+        # under it, its next wait on the queue raised "handle is closed" in that thread.
         for results in self._context.results:
-            results.close()
+            results._writer.close()
+        manager = self._executor_manager_thread
         self.shutdown(wait=False, cancel_futures=True)
+        if manager is not None:
+            manager.join(timeout=KILL_SECONDS)
+        if manager is None or not manager.is_alive():
+            for results in self._context.results:
+                results.close()
 
 
 def _started(parent: int, budgets: bool) -> None:

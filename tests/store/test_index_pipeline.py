@@ -63,8 +63,7 @@ def test_a_passage_in_two_files_of_one_batch_has_one_run_per_recognizer(tmp_path
             WHERE u.unit_id IN ({twice}) GROUP BY ALL ORDER BY ALL""",
     )
     assert runs == [
-        (r, 1)
-        for r in ("bylines", "dates", "gazetteer", "identifiers", "quantities", "references")
+        (r, 1) for r in ("bylines", "dates", "gazetteer", "identifiers", "quantities", "references")
     ]
     kinds = _rows(
         db,

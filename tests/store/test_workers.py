@@ -263,3 +263,25 @@ def test_ctrl_c_to_the_process_group_never_leaves_a_pool_hanging(delay):
         _, err = child.communicate(timeout=15)
     assert child.returncode == 130, err
     assert "Traceback" not in err
+
+
+def _small(n: int) -> bytes:
+    return b"x" * n
+
+
+def test_a_pool_killed_while_its_thread_takes_results_raises_nothing_in_that_thread(
+    monkeypatch,
+):
+    """``kill`` closed the results queue under the executor's thread: one that had just
+    taken a result went round to wait on it again and raised "handle is closed" (a
+    traceback under a Ctrl-C'd `kbx index`, about one kill in eight here). It now closes
+    only this process's end for writing and lets the thread end first."""
+    raised: list[str] = []
+    monkeypatch.setattr("threading.excepthook", lambda a: raised.append(repr(a.exc_value)))
+    for i in range(60):
+        p = workers.pool(2)
+        for _ in range(400):
+            p.submit(_small, 100_000)
+        time.sleep(0.0005 * (i % 40))
+        p.kill()
+    assert raised == []
