@@ -58,8 +58,8 @@ class Index:
     @classmethod
     def for_root(cls, root: str | Path, db: str | Path | None = None) -> Index:
         """The index of ``root``: ``root/.kbx/index.duckdb`` unless a file is given."""
-        root = Path(root).resolve()
-        path = Path(db).resolve() if db else root / INDEX_DIR / INDEX_FILE
+        root = Path(root).expanduser().resolve()
+        path = Path(db).expanduser().resolve() if db else root / INDEX_DIR / INDEX_FILE
         return cls(path, root)
 
     @classmethod
@@ -558,6 +558,10 @@ def connect(path: Path, read_only: bool, root: str | None = None, wait: float | 
                 time.sleep(delay)
                 delay = min(delay * 1.5, 0.5)
             except duckdb.IOException as e:
+                if read_only and not Path(path).exists():
+                    raise IndexNotFound(
+                        f"no index at {path}; `kbx index FOLDER` makes one"
+                    ) from None
                 m = _LOCK.search(str(e))
                 if any(w in str(e) for w in ("Permission denied", "Read-only file system")):
                     raise IndexUnwritable(

@@ -349,3 +349,23 @@ def test_a_file_its_parser_fails_on_is_read_as_plain_text_and_said(tmp_path):
     os.utime(root / "deep.tex", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     assert index(root, registry=Registry([]), workers=1).unchanged == 2
     assert "plain text" in {f["path"]: f for f in status(idx).failures}["deep.tex"]["error"]
+
+
+def test_a_folder_with_no_index_is_index_not_found_and_a_home_path_is_expanded(
+    tmp_path, monkeypatch
+):
+    """Through kbx.api a folder never indexed was a SchemaError ("database does not
+    exist", exit 5) where the CLI says IndexNotFound (exit 3); and ``~/notes``, as
+    README writes it, was looked for under the working directory."""
+    from kbx.errors import IndexNotFound
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    idx = Index.for_root("~/notes")
+    assert idx.root == notes.resolve()
+    with pytest.raises(IndexNotFound, match="no index at"):
+        status(idx)
+    (notes / "a.md").write_text("# A\n\nThe plum widget spins.\n")
+    index(notes)
+    assert status(Index.for_root("~/notes")).documents == {"ok": 1}
