@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+import re
 
 from kbx.errors import ExtractError
 from kbx.extract.compressed import expanded, inner_name
 from kbx.extract.decode import declared_html_encoding, decode
-from kbx.extract.formats import html, latex, markdown, pdf, text
+from kbx.extract.formats import html, latex, markdown, pdf, roff, text
 from kbx.extract.model import Block, Document, Metadata
 from kbx.extract.units import pack
 
@@ -32,10 +33,13 @@ FORMATS = {
 # next `kbx index` of an index another version's extractor read reads that format's files
 # again, as a changed ANALYSIS_VERSION analyzes the postings again (a file's units are only
 # made anew when it is read). An index that records none was read by versions "1".
+# roff 1: manual pages' sources (``ls.1.gz``), new in this version.
 # text 2: man pages' sections and U+2010 joins; page furniture of form-feed pages; NEWS
 #   release lines open sections. latex 2: % inside \url, \author{A and B}. pdf 2: running
 #   heads and footers left out.
-EXTRACTION_VERSIONS = {"markdown": "1", "html": "1", "pdf": "2", "latex": "2", "text": "2"}
+EXTRACTION_VERSIONS = {
+    "markdown": "1", "html": "1", "pdf": "2", "latex": "2", "text": "2", "roff": "1"
+}  # fmt: skip
 
 
 # Plain-text documents by name alone, as source trees and Debian's docs ship them: a
@@ -64,6 +68,12 @@ ARCHITECTURES = frozenset(
 )  # fmt: skip
 
 
+# ``libc.so.6``, ``libfoo.so.1.2.3``: a library's name ends like a manual page's, and a
+# page may be named like a library (``ld.so.8``, ``libnss_systemd.so.2.8``), but only pages
+# are gzipped.
+_SHARED_LIBRARY = re.compile(r"\.so(?:\.\d+)+$")
+
+
 def format_of(path: str) -> str | None:
     """The format kbx reads a file as, from its extension; else, by its name, plain text
     for a README or ChangeLog with no extension or one naming its variant (``NAMED_TEXT``,
@@ -71,10 +81,12 @@ def format_of(path: str) -> str | None:
     it."""
     inner = inner_name(path)
     if inner is not None:
-        return format_of(inner)
+        return format_of(inner) or ("roff" if _SHARED_LIBRARY.search(inner) else None)
     ext = posixpath.splitext(path)[1].lower()
     if ext in FORMATS:
         return FORMATS[ext]
+    if roff.SUFFIX.fullmatch(ext) and not _SHARED_LIBRARY.search(path):
+        return "roff"  # a manual page by its section, or a rotated log (read as text)
     name, *variants = posixpath.basename(path).lower().split(".")
     if name in NAMED_TEXT and all(f".{v}" in NAMED_VARIANTS | ARCHITECTURES for v in variants):
         return "text"
@@ -140,6 +152,8 @@ def extract(path: str, data: bytes, plain: bool = False, limit: int | None = Non
             blocks, meta, warnings = html.parse(clean, original, encoding)
         elif fmt == "latex":
             blocks, meta, warnings = latex.parse(clean, original, encoding, path)
+        elif fmt == "roff":
+            blocks, meta, warnings = roff.parse(clean, original, encoding)
         else:
             blocks, meta, warnings = text.parse(clean, original, encoding)
     _title_as_root(blocks, meta)
