@@ -22,10 +22,18 @@ _BOMS = [
 _WEB_ALIASES = {"shift_jis": "cp932", "x-sjis": "cp932", "sjis": "cp932", "gb2312": "gb18030"}
 
 
+# A GNU Info manual marks its index node and images with NUL-backspace brackets
+# (``\0\b[index\0\b]``): text all the same.
+_INFO_COOKIE = re.compile(rb"\x00\x08\[[^\x00\n]{0,200}\x00\x08\]")
+
+
 def looks_binary(data: bytes) -> bool:
-    """A NUL byte in the first 8 KiB (outside a UTF-16/32 BOM) marks a binary file."""
+    """A NUL byte in the first 8 KiB (outside a UTF-16/32 BOM, or an Info manual's
+    marks) marks a binary file."""
     head = data[:8192]
-    return b"\x00" in head and not any(head.startswith(b) for b, _ in _BOMS[1:])
+    if b"\x00" not in head or any(head.startswith(b) for b, _ in _BOMS[1:]):
+        return False
+    return b"\x00" in _INFO_COOKIE.sub(b"", head)
 
 
 def decode(data: bytes, declared: str | None = None) -> tuple[str, str]:

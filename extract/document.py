@@ -27,18 +27,21 @@ FORMATS = {
     ".text": "text",
     ".rst": "text",
     ".bib": "text",  # BibTeX: read as text; the references recognizer reads its records
+    ".info": "text",  # a GNU Info manual: text between its nodes' navigation (text.py)
 }
+_INFO_PART = re.compile(r"\.info-\d+")  # a part of a split Info manual: find.info-2.gz
 
 # What each format's extractor is, as the index records it (kbx_meta 'extraction'): the
 # next `kbx index` of an index another version's extractor read reads that format's files
 # again, as a changed ANALYSIS_VERSION analyzes the postings again (a file's units are only
 # made anew when it is read). An index that records none was read by versions "1".
 # roff 1: manual pages' sources (``ls.1.gz``), new in this version.
+# text 3: GNU Info manuals' navigation left out; dots underline an Info subsubsection.
 # text 2: man pages' sections and U+2010 joins; page furniture of form-feed pages; NEWS
 #   release lines open sections. latex 2: % inside \url, \author{A and B}. pdf 2: running
 #   heads and footers left out.
 EXTRACTION_VERSIONS = {
-    "markdown": "1", "html": "1", "pdf": "2", "latex": "2", "text": "2", "roff": "1"
+    "markdown": "1", "html": "1", "pdf": "2", "latex": "2", "text": "3", "roff": "1"
 }  # fmt: skip
 
 
@@ -85,6 +88,8 @@ def format_of(path: str) -> str | None:
     ext = posixpath.splitext(path)[1].lower()
     if ext in FORMATS:
         return FORMATS[ext]
+    if _INFO_PART.fullmatch(ext):
+        return "text"
     if roff.SUFFIX.fullmatch(ext) and not _SHARED_LIBRARY.search(path):
         return "roff"  # a manual page by its section, or a rotated log (read as text)
     name, *variants = posixpath.basename(path).lower().split(".")

@@ -27,7 +27,7 @@ _NUMBERED = re.compile(r"(?P<num>\d{1,2}(?:\.\d{1,2}){0,5})\.?[ \t]+" + _TITLE)
 _APPENDIX = re.compile(r"(?i:appendix)[ \t]+(?P<num>[A-Z])(?:[.:]?[ \t]+" + _TITLE + r")?")
 _LETTERED = re.compile(r"(?P<num>[A-Z](?:\.\d{1,2}){1,5})\.?[ \t]+" + _TITLE)
 _CAPS = re.compile(r"[A-Z][A-Z '&/,()-]{2,59}")
-_UNDERLINE = re.compile(r"([=\-~^*#+])\1{2,}[ \t]*")
+_UNDERLINE = re.compile(r"([=\-~^*#+.])\1{2,}[ \t]*")  # "." under an Info subsubsection
 _KNOWN = {
     "abstract",
     "status of this memo",
@@ -52,6 +52,17 @@ _KNOWN = {
 # an RFC footer ``Rescorla   Standards Track   [Page 12]`` or header ``RFC 8446   TLS   ...``.
 _TOC_LINE = re.compile(r".*(?:\.{3,}|(?:\. ){3,}|\s{2,})\s*(?:\d+|[ivxlc]+)\s*$")
 _FURNITURE = re.compile(r".*\[Page [0-9ivxlc]+\]\s*$|(?:RFC[: ]+\d+|Internet-Draft)\s{2,}\S")
+# A GNU Info manual's navigation, not its text: a node's header (``File: grep.info,  Node:
+# Usage,  Next: ...``, after the \x1f that opens a node), the tables of node offsets at its
+# end, an index node's mark and entries (``* --count:   Output.   (line 12)``, the line
+# number maybe wrapped onto a line of its own); and, in a node of its own, Emacs's local
+# variables.
+_INFO = re.compile(
+    r"File: [^,\n]+,\s+Node: .*|\* Menu:|Tag Table:|End Tag Table|Indirect:|\(Indirect\)"
+    r"|(?:Node|Ref): [^\x7f\n]*\x7f\d+|\S+\.info(?:-\d+)?: \d+|\x00\x08\[index\x00\x08\]"
+)
+_INDEX_ENTRY = re.compile(r"\* .+:\s+.+\.\s*(?:\(line\s+\d+\))?|\(line\s+\d+\)")
+_LOCAL_VARIABLES = re.compile(r"Local Variables:|coding: [\w-]+|End:")
 # A changelog entry's first line opens its section: Debian's ``pkg (1.2-1) unstable;
 # urgency=medium`` and GNU's ``2021-03-04  Ann Lee  <ann@example.org>``; so does a release
 # line of a NEWS file, GNU's ``* Noteworthy changes in release 3.8 (2021-08-01) [stable]``
@@ -122,12 +133,23 @@ def _underlined(lines: list[str], ranks: dict[str, int]) -> Heading | None:
     title = " ".join(title.split())
     if len(title) > 80 or len(under.strip()) < min(len(title), 8) or title.endswith((".", ",")):
         return None
+    if under[0] == "." and len(under.strip()) != len(title):  # dots that only lead or trail
+        return None
     style = ("^" if over else "") + under[0]
     return ranks.setdefault(style, len(ranks) + 1), title
 
 
 def _is_furniture(piece: str) -> bool:
-    return all(_FURNITURE.match(ln.strip()) for ln in piece.splitlines() if ln.strip())
+    lines = [ln.strip() for ln in piece.splitlines() if ln.strip()]
+    if all(_FURNITURE.match(ln) for ln in lines):
+        return True
+    node, index = "\x1f" in piece, "(line " in piece  # a menu is text, an index is not
+    return all(
+        _INFO.fullmatch(ln)
+        or index and _INDEX_ENTRY.fullmatch(ln)
+        or node and _LOCAL_VARIABLES.fullmatch(ln)
+        for ln in lines
+    )
 
 
 def _is_body(piece: str) -> bool:

@@ -10,6 +10,7 @@ from fpdf import FPDF
 
 from kbx.errors import ExtractError
 from kbx.extract import extract, source_text
+from kbx.extract.document import format_of
 from kbx.extract.formats.pdf import READABLE_MIN, readable_share
 from kbx.extract.textmap import locate
 from kbx.indexing.ingest import index
@@ -277,3 +278,45 @@ def test_readable_share_tells_words_from_mojibake(text, readable):
     share, n = readable_share(text)
     assert n > 0
     assert (share >= READABLE_MIN) is readable, share
+
+
+INFO = (
+    "This is demo.info, produced by makeinfo version 6.8 from demo.texi.\n\n"
+    "INFO-DIR-SECTION Text\nSTART-INFO-DIR-ENTRY\n* demo: (demo).   A demo tool.\n"
+    "END-INFO-DIR-ENTRY\n\n"
+    "\x1f\nFile: demo.info,  Node: Top,  Next: Usage,  Up: (dir)\n\nDemo\n****\n\n"
+    "This manual documents demo.\n\n* Menu:\n\n* Usage::    Running demo.\n* Index::\n\n"
+    "\x1f\nFile: demo.info,  Node: Usage,  Next: Index,  Prev: Top,  Up: Top\n\n"
+    "1 Usage\n*******\n\nDemo folds the lines of its input.\n\n"
+    "1.1 Options\n===========\n\nThe width option sets the column to fold at.\n\n"
+    "1.1.1 Quiet runs\n................\n\nWith quiet, demo prints nothing on success.\n\n"
+    "\x1f\nFile: demo.info,  Node: Index,  Prev: Usage,  Up: Top\n\nIndex\n*****\n\n"
+    "\x00\x08[index\x00\x08]\n* Menu:\n\n"
+    "* quiet:                                 Quiet runs.           (line 6)\n"
+    "* width, the column to fold at:          Options.\n"
+    "                                                               (line 12)\n\n"
+    "\x1f\nTag Table:\nNode: Top\x7f212\nNode: Usage\x7f399\nNode: Index\x7f771\n\x1f\n"
+    "End Tag Table\n\n\x1f\nLocal Variables:\ncoding: utf-8\nEnd:\n"
+)
+
+
+def test_a_gnu_info_manual_keeps_its_text_and_sections_not_its_navigation():
+    """An Info manual is plain text with navigation between its nodes: a node's header
+    line, the index's entries and the table of node offsets are not what a reader
+    searches, and each would match every query naming its node's words."""
+    doc = extract("demo.info", INFO.encode())
+    assert doc.format == "text" == format_of("find.info-2.gz") == format_of("sed.info.gz")
+    text = " ".join(u.text for u in doc.units)
+    for gone in ("File: demo.info", "Node: ", "(line ", "Tag Table", "index\x00", "coding:"):
+        assert gone not in text, gone
+    assert "* Usage:: Running demo." in text  # a menu is the manual's own table of contents
+    assert ("1 Usage", "1.1 Options", "1.1.1 Quiet runs") in _heading_paths(doc)
+    lines = source_text("demo.info", INFO.encode())[0].split("\n")
+    u = next(u for u in doc.units if "prints nothing" in u.text)
+    p = locate(u.segments, u.text, u.text.index("prints nothing"), doc.encoding)
+    assert lines[p.line - 1] == "With quiet, demo prints nothing on success."
+
+
+def test_a_line_of_dots_underlines_only_a_title_of_its_length():
+    doc = extract("notes.txt", b"Loading\n..........\n\nThe loader reads each file in turn.\n")
+    assert all(u.heading_path == () for u in doc.units)
