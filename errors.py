@@ -17,6 +17,11 @@ class ExtractError(KbxError):
     """A file could not be read or parsed; it is recorded with this reason and skipped."""
 
 
+class NotItsFormat(ExtractError):
+    """A file named like a format kbx guesses by name alone (``python3.9`` for a manual
+    page) that is not one: skipped, not failed."""
+
+
 class BadArgument(KbxError):
     """An argument is malformed or names something that does not exist."""
 

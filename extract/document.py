@@ -6,9 +6,9 @@ import hashlib
 import posixpath
 import re
 
-from kbx.errors import ExtractError
+from kbx.errors import ExtractError, NotItsFormat
 from kbx.extract.compressed import expanded, inner_name
-from kbx.extract.decode import declared_html_encoding, decode
+from kbx.extract.decode import declared_html_encoding, decode, looks_binary
 from kbx.extract.formats import html, latex, markdown, pdf, roff, text
 from kbx.extract.model import Block, Document, Metadata
 from kbx.extract.units import pack
@@ -142,6 +142,8 @@ def extract(path: str, data: bytes, plain: bool = False, limit: int | None = Non
     name, data = expanded(path, data, limit)
     if not data.strip():
         raise ExtractError("empty file")
+    if fmt == "roff" and looks_binary(data):
+        raise NotItsFormat("a binary file, named like a manual page")
     if fmt == "pdf":
         blocks, meta, warnings, _ = pdf.parse(data)
         encoding = "utf-8"

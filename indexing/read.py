@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbx.analysis import Analyzer
-from kbx.errors import ExtractError, OverBudget
+from kbx.errors import ExtractError, NotItsFormat, OverBudget
 from kbx.extract import extract
 from kbx.extract.model import PARTLY_AS_TEXT
 from kbx.indexing.prepare import Prepared, prepare
@@ -119,7 +119,8 @@ def _read_one(
         partly = [w for w in out.document.warnings if w.startswith(PARTLY_AS_TEXT)]
         out.error = "; ".join(partly) or None  # in, and said, as a file read as text
     except ExtractError as e:  # an empty file is skipped as such: nothing in it failed
-        out.status, out.error = "skipped" if not data.strip() else "failed", str(e)
+        skipped = not data.strip() or isinstance(e, NotItsFormat)
+        out.status, out.error = "skipped" if skipped else "failed", str(e)
     except MemoryError:
         out.document = None
         out.status, out.error = "failed", "over the memory budget for one file"

@@ -216,8 +216,10 @@ def test_a_search_finds_a_word_of_a_pages_description_and_cites_its_line(tmp_pat
     (root / "man1").mkdir(parents=True)
     (root / "man1" / "ls.1.gz").write_bytes(gzip.compress(MAN.encode()))
     (root / "man1" / "grep.1").write_text(MDOC)
+    (root / "python3.9").write_bytes(b"\x7fELF\x02\x01\x00\x00" * 64)  # a program, not a page
     report = index(root)
     assert report.new == 2 and not report.failed
+    assert [(f["path"], f["status"]) for f in report.failures] == [("python3.9", "skipped")]
     hit = api.search(api.Index.for_root(root), "alphabetically").hits[0]
     assert hit.path == "man1/ls.1.gz" and hit.heading_path[-1] == "DESCRIPTION"
     line = _line_of(MAN, "alphabetically")
