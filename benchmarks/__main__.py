@@ -70,6 +70,12 @@ REGISTRY: tuple[Bench, ...] = (
         section="## Search quality",
     ),
     Bench(
+        "info_passages",
+        SEARCH,
+        "passages in GNU Info manuals, unseen long plain text: kbx beside FTS5",
+        section="## Passages in GNU Info manuals (unseen long plain text)",
+    ),
+    Bench(
         "dense_quality",
         SEARCH,
         "BM25, the dense model and their fusion: SciFact and Node.js questions",

@@ -198,16 +198,17 @@ def split_passages(path: str, text: str, limit: int = WINDOW_CHARS) -> list[Pass
 
 
 class PassageFTS5:
-    """The everyday baseline: FTS5 (porter) over heading-split windows, heading weight 2."""
+    """The everyday baseline: FTS5 (porter) over heading-split windows, heading weight 2;
+    of a corpus's Markdown files, or of ``files``."""
 
-    def __init__(self, root: Path, heading_weight: float = 2.0):
+    def __init__(self, root: Path, heading_weight: float = 2.0, files: list[str] | None = None):
         self.con = sqlite3.connect(":memory:")
         self.con.execute(
             "CREATE VIRTUAL TABLE p USING fts5(heading, text, path UNINDEXED, "
             "start UNINDEXED, stop UNINDEXED, tokenize='porter unicode61')"
         )
         rows = []
-        for rel in corpus_files(root):
+        for rel in corpus_files(root) if files is None else files:
             raw = (root / rel).read_bytes().decode("utf-8", errors="replace")
             rows.extend(
                 (p.heading, p.text, p.path, p.start_line, p.end_line)
