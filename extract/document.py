@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import mimetypes
 import posixpath
 import re
 
@@ -36,12 +37,13 @@ _INFO_PART = re.compile(r"\.info-\d+")  # a part of a split Info manual: find.in
 # again, as a changed ANALYSIS_VERSION analyzes the postings again (a file's units are only
 # made anew when it is read). An index that records none was read by versions "1".
 # roff 1: manual pages' sources (``ls.1.gz``), new in this version.
+# html 2: the newline right after <pre> is no text (a passage then opened on the tag's line).
 # text 3: GNU Info manuals' navigation left out; dots underline an Info subsubsection.
 # text 2: man pages' sections and U+2010 joins; page furniture of form-feed pages; NEWS
 #   release lines open sections. latex 2: % inside \url, \author{A and B}. pdf 2: running
 #   heads and footers left out.
 EXTRACTION_VERSIONS = {
-    "markdown": "1", "html": "1", "pdf": "2", "latex": "2", "text": "3", "roff": "1"
+    "markdown": "1", "html": "2", "pdf": "2", "latex": "2", "text": "3", "roff": "1"
 }  # fmt: skip
 
 
@@ -92,10 +94,28 @@ def format_of(path: str) -> str | None:
         return "text"
     if roff.SUFFIX.fullmatch(ext) and not _SHARED_LIBRARY.search(path):
         return "roff"  # a manual page by its section, or a rotated log (read as text)
-    name, *variants = posixpath.basename(path).lower().split(".")
-    if name in NAMED_TEXT and all(f".{v}" in NAMED_VARIANTS | ARCHITECTURES for v in variants):
-        return "text"
-    return None
+    return "text" if named_text(posixpath.basename(path)) else None
+
+
+def named_text(name: str) -> bool:
+    """Plain text by its name alone: a README or ChangeLog (``NAMED_TEXT``) with no suffix
+    or only suffixes naming its variant (the first from ``NAMED_VARIANTS``, then any a
+    file type does not claim: ``changelog.Debian.devmapper``), or a name in capitals with
+    no suffix, as projects name their documents (``DETAILS``, ``KEYSERVER``, ``DCO``)."""
+    if _CAPITALS.fullmatch(name):
+        return True
+    base, *variants = name.lower().split(".")
+    if base not in NAMED_TEXT:
+        return False
+    known = NAMED_VARIANTS | ARCHITECTURES
+    return not variants or (
+        f".{variants[0]}" in known
+        and all(f".{v}" in known or _TYPES.guess_type(f"x.{v}")[0] is None for v in variants)
+    )
+
+
+_CAPITALS = re.compile(r"[A-Z][A-Z0-9_-]{1,23}")
+_TYPES = mimetypes.MimeTypes()  # Python's own table, not the machine's: the same everywhere
 
 
 def source_text(path: str, data: bytes) -> tuple[str, str]:
@@ -142,8 +162,10 @@ def extract(path: str, data: bytes, plain: bool = False, limit: int | None = Non
     name, data = expanded(path, data, limit)
     if not data.strip():
         raise ExtractError("empty file")
-    if fmt == "roff" and looks_binary(data):
-        raise NotItsFormat("a binary file, named like a manual page")
+    if looks_binary(data) and (fmt == "roff" or named_text(posixpath.basename(name))):
+        raise NotItsFormat(
+            f"a binary file, named like {'a manual page' if fmt == 'roff' else 'a text'}"
+        )
     if fmt == "pdf":
         blocks, meta, warnings, _ = pdf.parse(data)
         encoding = "utf-8"

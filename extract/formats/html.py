@@ -99,6 +99,7 @@ class _Parser(HTMLParser):
         self.stack: list[tuple[str, bool]] = []
         self.skipping = 0
         self.pre = 0
+        self.pre_opened = False  # the <pre> tag was the last thing read
         self.code = 0  # depth of inline code elements outside <pre>
         self.row: TextBuilder | None = None
         self.heading: tuple[int, TextBuilder] | None = None
@@ -126,6 +127,7 @@ class _Parser(HTMLParser):
             self.b.open_code()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.pre_opened = False
         a = {k: v or "" for k, v in attrs}
         if tag == "meta":
             key = (a.get("name") or a.get("property") or "").lower()
@@ -154,6 +156,7 @@ class _Parser(HTMLParser):
         elif tag == "pre":
             self.flush()
             self.pre += 1
+            self.pre_opened = True
         elif tag == "tr":
             self.flush()
             self.row = self.b
@@ -215,7 +218,11 @@ class _Parser(HTMLParser):
         if self.skipping:
             return
         if self.pre:
-            self.b.verbatim(data, self.here())
+            at = self.here()
+            if self.pre_opened and data.startswith("\n"):  # HTML drops a newline right
+                data, at = data[1:], at + 1  # after <pre>: no passage opens on the tag's line
+            self.pre_opened = False
+            self.b.verbatim(data, at)
         else:
             self.b.flowing(data, self.here())
 

@@ -191,6 +191,19 @@ def test_a_pre_block_of_indented_lines_is_cited_to_its_last_line():
     assert unit.lines == (1, 4)
 
 
+def test_the_newline_right_after_a_pre_tag_is_no_text_of_its_block():
+    """HTML drops a newline that follows ``<pre>`` at once; kept, a passage opening with
+    the block began on the tag's line, and its snippet was cited one line before it."""
+    from kbx.extract.formats import html as html_format
+    from kbx.extract.textmap import locate
+
+    page = '<p>Run this:</p>\n<pre class="screen">\n$ vim +argdo\n$ make\n</pre>\n'
+    blocks, _, _ = html_format.parse(page, page, "utf-8")
+    code = blocks[-1]
+    assert code.text.startswith("$ vim")
+    assert locate(code.segments, code.text, 0).line == 3
+
+
 def test_a_window_edge_never_cuts_a_doi():
     doi = "10.1016/j.bpj.2017.08.022"
     for shift in range(9):  # a DOI at every offset from the cuts

@@ -7,7 +7,7 @@ import hashlib
 import pytest
 from helpers import HTML, LATEX, MARKDOWN, TEXT, make_pdf
 
-from kbx.errors import ExtractError
+from kbx.errors import ExtractError, NotItsFormat
 from kbx.extract import extract, format_of, source_text
 from kbx.extract.model import CODE, TABLE
 from kbx.extract.textmap import locate
@@ -297,6 +297,20 @@ def test_well_known_names_without_an_extension_are_text():
     assert not {format_of(n) for n in ("x.gz", "install.sh", "history.py", "dir.info.bak")} - {None}
     doc = extract("docs/AUTHORS", b"Ann Lee <ann@example.org>\n")
     assert doc.units[0].text == "Ann Lee <ann@example.org>"
+
+
+def test_a_name_in_capitals_and_a_variant_of_a_variant_are_text_a_program_is_skipped():
+    """gnupg's DETAILS and KEYSERVER, Python's ACKS.gz and lvm2's changelog.Debian.devmapper
+    were passed over for their names; a program named in capitals is not a failed text."""
+    named = ("DETAILS", "doc/KEYSERVER", "DCO.gz", "ACKS.gz", "changelog.Debian.devmapper.gz")
+    assert {format_of(n) for n in named} == {"text"}
+    other = ("Makefile", "A", "news.go", "changelog.Debian.py", "CHANGES.json", "README.bin")
+    assert {format_of(n) for n in other} == {None}
+    with pytest.raises(NotItsFormat):
+        extract("bin/FOO", b"\x7fELF\x02\x01\x01\x00" * 64)
+    with pytest.raises(ExtractError) as failed:  # declared text: a failure, not a guess
+        extract("notes.txt", b"\x7fELF\x02\x01\x01\x00" * 64)
+    assert not isinstance(failed.value, NotItsFormat)
 
 
 def test_a_rendered_manual_page_has_its_sections_and_joins_words_hyphenated_by_man():
