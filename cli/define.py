@@ -58,6 +58,19 @@ def parameter(p: api.Param) -> inspect.Parameter:
     )
 
 
+def reflowed(doc: str | None) -> str | None:
+    """A docstring with each paragraph of prose on one line, examples (indented) as they
+    are: the help wraps prose to the terminal, where the source's own line ends, kept,
+    left a word alone on a line at 80 columns."""
+    if doc is None:
+        return None
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(
+        p if any(line.startswith(" ") for line in p.split("\n")) else " ".join(p.split("\n"))
+        for p in paragraphs
+    )
+
+
 def command(definition: api.Command, *, db: bool = True):
     """A typer command from ``definition``, calling the decorated function with the
     options object and, by keyword, ``db`` and ``as_json`` (where it takes them)."""
@@ -81,7 +94,7 @@ def command(definition: api.Command, *, db: bool = True):
         call.__annotations__ = {p.name: p.annotation for p in [*params, *extra]}
         call.__name__ = body.__name__
         call.__qualname__ = body.__qualname__
-        call.__doc__ = body.__doc__
+        call.__doc__ = reflowed(body.__doc__)
         call.__module__ = body.__module__
         call.definition = definition  # type: ignore[attr-defined]
         return call

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import subprocess
 import sys
 
 import duckdb
@@ -295,3 +297,15 @@ def test_validation_agrees_across_commands(shared):
         r.returncode == 2
         and "Invalid value for '--workers': -5 is not in the range x>=0" in r.stderr
     )
+
+
+def test_help_prose_wraps_to_the_terminal_without_orphaned_words():
+    """The docstrings' own line ends were kept, so at 80 columns the help left single
+    words on lines of their own ("under", "its line")."""
+    r = subprocess.run(
+        [sys.executable, "-m", "kbx", "search", "--help"],
+        capture_output=True, text=True, env={**os.environ, "COLUMNS": "80"}, timeout=60,
+    )  # fmt: skip
+    lines = [ln.strip() for ln in r.stdout.split("Examples:")[0].splitlines()]
+    assert r.returncode == 0 and "best file first," in r.stdout
+    assert not [ln for ln in lines if ln and len(ln.split()) == 1 and not ln.endswith(":")]
