@@ -229,10 +229,10 @@ PATTERNS: tuple[DatePattern, ...] = (
         triggers=("fiscal",),
         keys=(YEAR_KEY,),
     ),
-    # "2000 years" is a duration (below), not the year 2000
+    # "2000 years", "1800 seconds" are durations (below), not years ("the 1988 second quarter" is)
     DatePattern(
         "year",
-        rf"\b{YEAR}\b(?![\s-]+{SPAN_UNIT}s?\b)",
+        rf"\b{YEAR}\b(?![\s-]+(?:{SPAN_UNIT}s?|seconds)\b)",
         v.year,
         triggers=(AT_YEAR,),
         keys=(YEAR_KEY,),

@@ -29,7 +29,7 @@ from kbx.recognizers.date_words import (
     num,
     span,
 )
-from kbx.recognizers.units import ATOM
+from kbx.recognizers.units import ATOM, DATA
 
 Value = tuple[str, str | None]  # TIMEX3 type, value (None: no calendar value, no mention)
 
@@ -323,9 +323,10 @@ def month_name(text: str, start: int, end: int) -> bool:
     return not (before == "" or before[-1] in ".!?\"'`:")
 
 
-# "#2004", "No. 1999", "1.2.2022", "1:2022", "1.0+2022", "2.1~2022": a number or a version's
+# "#2004", "No. 1999", "1.2.2022", "1:2022", "1.0+2022", "2.1~2022": a number or a version's;
+# "!1975": a GitLab merge request (version 11; not "done!1999", a word's "!")
 _NOT_YEAR_BEFORE = re.compile(
-    r"(?:[$€£#]|\bno\.?|\bnumber|\d[.,]|[.,:/-]\d*|(?<=\w)[+~])\s*$", re.I
+    r"(?:[$€£#]|\bno\.?|\bnumber|\d[.,]|[.,:/-]\d*|(?<=\w)[+~]|(?<![\w!])!)\s*$", re.I
 )
 _YEAR_RANGE_AFTER = re.compile(r"^[-–](?P<to>(?:1[5-9]|20)\d\d)\b")
 _YEAR_PREFIX = re.compile(
@@ -339,19 +340,68 @@ _YEAR_PREFIX = re.compile(
 # in any case but "PR". Not "v", "rev", "revision" nor "release": initials and journals
 # ("R. V. 2022", "Chem. Rev. 2019"), YANG's "revision 2018-03-13" and releases named by
 # their year ("release 2021") put real years there.
+#
+# The same holds after any noun that takes a number as its name or its value (version 11):
+# a place in a file or a list ("line 1587", "lines 1999-2003", "page 1999", "port 2049",
+# "row", "column", "item", "offset", "index", "fig."), a process's or a user's number ("pid",
+# "uid", "errno"), a setting's value ("value to 1500", "line lengths to 2048", "size = 2048",
+# "limit of 1900", "timeout", "max"; "size", "length", "limit" and "width" end compounds too:
+# "keysize to 2048", "-Olimit 1500"), a defect report or a merge request ("DR 2082", "MR",
+# the C++ lists' "LWG 2082", "CWG 1999") and git's binary diffstat ("Bin 1678 -> 1846
+# bytes"). A year is never the name of such a thing: these nouns, unlike "release",
+# "revision" or "copyright", do not take a date after them.
 _ID_LABEL = re.compile(
-    r"\b(?:RFCs?|rfc|ISO|IEC|BCP|STD|ISBN|ISSN|IEEE|CVE|PRs?"
-    r"|(?i:bugs?|build|version|issue|ticket|patch|pull[\s\u00a0]+request))"
+    r"\b(?:RFCs?|rfc|ISO|IEC|BCP|STD|ISBN|ISSN|IEEE|CVE|PRs?|MRs?|DRs?|LWG|CWG"
+    r"|(?i:bugs?|build|version|issue|ticket|patch|pull[\s\u00a0]+request"
+    r"|lines?|pages?|ports?|rows?|columns?|items?|offsets?|index|fig(?:ure)?s?\.?|pid|[ug]id"
+    r"|errno))"
     r"[\s\u00a0-]*(?:\d+-)*$"
+    r"|\b(?:pp?\.|Bin)[\s\u00a0]*$"
+    r"|(?i:\b(?:values?|count|timeout|max(?:imum)?|min(?:imum)?)|sizes?|lengths?|limits?|width)"
+    r"(?:[\s\u00a0]+(?:to|of|is|at)[\s\u00a0]+|[\s\u00a0]*[=:]?[\s\u00a0]*)$"
 )
 _ID_PREFIX = re.compile(r"(?<![A-Za-z])(?!(?i:mid|pre|post|early|late)-)[A-Za-z]+-(?:\d+-)*$")
 _NOT_YEAR_AFTER = re.compile(r"^(?:\s*(?:%|percent|[.,]\d|/|-\d|:\d|[a-z]*\d))", re.I)
 # "1500 g", "2048 MB", "1800 calories", "2000 dollars": an amount in a unit (as the quantity
-# recognizer reads units: symbols in their case, words in any)
+# recognizer reads units: symbols in their case, words in any), and "2048 bit", "2048-bit",
+# which the quantity recognizer leaves (a word size, there) but which is no year either
 _UNIT_AFTER = re.compile(
-    rf"[\s\u00a0]?-?(?!(?i:{SPAN_UNIT}|second))(?:{ATOM}|(?i:(?:dollar|euro|pound|franc|mark|yen|yuan|rupee|peso)s?\b))"
+    rf"[\s\u00a0]?-?(?!(?i:{SPAN_UNIT}|second))(?:{ATOM}|(?i:(?:{'|'.join(DATA)})s?\b)"
+    r"|(?i:(?:dollar|euro|pound|franc|mark|yen|yuan|rupee|peso)s?\b))"
     r"(?![.-]?[A-Za-z]|(?<=\b[A-Z])\.)"  # not "2000 B.C.", "2004 K-pop", "1999 W. Bush"
 )
+
+# A number among counts, not years (version 11): in a diffstat ("file | 1900 +++--", "1200
+# insertions(+)", "2 files changed"), before a noun that counts lines, files or records
+# ("2048 lines", "1500 entries": "in 2001 files" stays a year after a word of time), and in a
+# sum or a comparison ("1999 + 1", "2 * 1999", "n > 2048", ">= 2005", "= 1900"; not
+# "year = 1999", nor "<2005>" in a copyright line, nor "> 1999" opening a quoted line).
+_DIFFSTAT_BAR = re.compile(r"^[ \t]+(?:[-+]{2,}|[-+](?:\s*$|\s+[^\s\d]))")  # not "| 1999 - 2003"
+_COUNT_NOUN_AFTER = re.compile(
+    r"^[\s\u00a0]+(?:insertions?\(\+\)|deletions?\(-\)|files?[\s\u00a0]+changed|lines|files"
+    r"|characters|chars|entries|records|rows|columns)\b",
+    re.I,
+)
+_TIME_WORD_BEFORE = re.compile(
+    r"\b(?:in|since|until|till|by|after|before|during|from)[\s\u00a0]+$", re.I
+)
+_SUM_BEFORE = re.compile(
+    r"(?:\d[\s\u00a0]*[+*×÷]|\w[\s\u00a0]+[<>]=?[\s\u00a0]|[<>!=]?=)[\s\u00a0]*$"
+)  # (spaced: not "<a@b.org> 1999", nor "*1999*", markdown's emphasis)
+_DATE_IS = re.compile(r"\b(?:year|date)s?[\s\u00a0]*=[\s\u00a0]*$", re.I)  # "year = 1999"
+_SUM_AFTER = re.compile(r"^[\s\u00a0]*(?:[+*×÷=]|[<>]=?)[\s\u00a0]*\d")
+
+
+def _counted(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``start:end`` is a count in a diffstat, a list or a sum."""
+    head, after = text[max(0, start - 24) : start], text[end : end + 24]
+    if head.rstrip(" \t").endswith("|") and _DIFFSTAT_BAR.match(after):
+        return True  # "file | 1900 +++--"
+    if _COUNT_NOUN_AFTER.match(after) and not _TIME_WORD_BEFORE.search(head):
+        return True  # "1200 insertions(+)", "2048 lines"
+    if _SUM_BEFORE.search(head):
+        return not _DATE_IS.search(head)  # "n > 2048", "= 1900"; not "year = 1999"
+    return _SUM_AFTER.match(after) is not None  # "1024 * 2"
 
 
 def year_context(text: str, start: int, end: int) -> bool:
@@ -361,7 +411,9 @@ def year_context(text: str, start: int, end: int) -> bool:
     before, after = text[max(0, start - 8) : start], text[end : end + 24]
     head = text[max(0, start - 24) : start]
     if _ID_LABEL.search(head) or _ID_PREFIX.search(head):
-        return False  # "RFC 2047", "CVE-2024-2004"
+        return False  # "RFC 2047", "CVE-2024-2004", "line 1587"
+    if _counted(text, start, end):
+        return False  # "| 1900 +++--", "1200 insertions(+)"
     year = int(text[start:end])
     if (to := _YEAR_RANGE_AFTER.match(after)) and int(to["to"]) > year:
         return True  # "2009-2011" (not "2024-2004")

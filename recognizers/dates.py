@@ -148,6 +148,9 @@ class DateRecognizer:
     """TIMEX3 dates, times, durations and sets; relative ones resolved per document."""
 
     info = RecognizerInfo(
+        # 11: nor a count or a setting's value: after a noun that a number names ("line 1587",
+        # "DR 2082", "value to 1500", "Bin 1678"), before a unit of data ("2048 bit"), in a
+        # diffstat ("| 1900 +++--", "1200 insertions") or a sum ("n > 2048");
         # 10: nor after a tracker's or a build's label ("bug 1999", "build 2001", "version 1990",
         # "PR 2019"); 9: no year in an identifier ("RFC 2047", "CVE-2024-2004", "1.0+2022"), nor a
         # range that runs backwards; 8: "'90s" is the mention "90s" (the scan opens at a digit,
@@ -156,7 +159,7 @@ class DateRecognizer:
         # unit are not years, months end at a word's end; 4: tense, days with times, sets of days;
         # 3: not in inline code, not across table cells; 2: not code
         name="dates",
-        version="10",
+        version="11",
         types=("DATE", "TIME", "DURATION", "SET"),
         needs_context=True,
         code=False,

@@ -13,6 +13,8 @@ from kbx.recognizers import dates
 from kbx.recognizers.date_patterns import PATTERNS
 from kbx.recognizers.date_words import CLOCK_KEY, DECADE_KEY, SLASHED_KEY, YEAR_KEY
 from kbx.recognizers.dates import DateRecognizer
+from kbx.recognizers.units import ALL_SYMBOLS, DATA
+from kbx.recognizers.units import WORDS as UNIT_WORDS_OF_QUANTITIES
 from kbx.timex import resolve
 
 DOC = date(2021, 3, 10)  # a Wednesday
@@ -228,6 +230,104 @@ def test_numbers_after_tracker_and_build_labels_are_not_years(text):
 )
 def test_years_after_release_and_revision_stay_years(text, years):
     assert [m.value for m in DateRecognizer().recognize([text])[0]] == years
+
+
+# version 11: nor a count, an index or a setting's value (QA, real Debian docs: NEWS files,
+# changelogs and git logs with diffstats that were never used in tuning)
+
+QA_NEWS = """NEWS for the demo package
+
+* Noteworthy changes in version 2.1 (2019-09-04)
+
+* GPG now generates 2048 bit RSA keys by default.
+
+* Fixed a crash in print_array at line 1587 when it tries to access the array.
+
+* Bump -XNh value to 1500 to match requirements.
+
+commit 0123abc
+    Update the language tables
+
+ fc-lang/fclang.h                     | 1900 +++++++++++++++-----------
+ test/reference/smask-text.ref.png    |  Bin 1678 -> 1846 bytes
+ 2 files changed, 1200 insertions(+), 700 deletions(-)
+"""
+
+
+def test_the_qa_news_file_has_one_calendar_date():
+    (ms,) = DateRecognizer().recognize([QA_NEWS])
+    assert [m.value for m in ms if m.type == "DATE" and m.value[0].isdigit()] == ["2019-09-04"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "* GPG now generates 2048 bit RSA keys by default.",
+        "A 60% slowdown for 2048-bit RSA keys was measured.",
+        "* Fixed a crash in print_array at line 1587 when it tries to access the array.",
+        "See lines 1999-2003, page 1999 and port 2049.",
+        "* Bump -XNh value to 1500 to match requirements.",
+        "Limit maximum line lengths to 2048; set the default keysize to 2048.",
+        " fc-lang/fclang.h                     | 1900 +++++++++++++++-----------",
+        " config/config.sub | 1608 ------------------",
+        " test/reference/smask-text.ref.png    |  Bin 1678 -> 1846 bytes",
+        " 2 files changed, 1999 insertions(+), 2001 deletions(-)",
+        "DR 2082, Referring to parameters in unevaluated operands.",
+        "Fixed LWG 2082 and MR 1999.",
+        "Needs MSVC >= 2005, and n > 2048 is refused.",
+        "The table holds 2048 entries of 1999 lines.",
+        "Fix FD mapping (#2331, !1975); see merge request !2032.",
+        " src/hb-subset.cc | 1585 + .../SourceHanSans-Regular.ttx",
+    ],
+)
+def test_counts_indexes_and_settings_are_not_years(text):
+    found = DateRecognizer().recognize([text])[0]
+    assert [m.text for m in found if m.type == "DATE" and m.value[0].isdigit()] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "years"),
+    [
+        ("Paris in 1900 was crowded.", ["1900"]),
+        ("Supported since 2048.", ["2048"]),
+        ("The first edition (1999) sold well.", ["1999"]),
+        ("Maintained 1999-2003 by Ann.", ["1999", "2003"]),
+        ("Copyright 1998 the authors; released 2021.", ["1998", "2021"]),
+        ("In 2001 files were lost; by 2002 lines were cut.", ["2001", "2002"]),
+        ("| 1999 | first release |", ["1999"]),
+        ("@book{x, year = 1999}", ["1999"]),
+        ("Copyright: <2005> Thomas, Ann <ann@example.org> 2006", ["2005", "2006"]),
+        ("> 1999 was the year it began.", ["1999"]),
+        ("*Thu Feb 7 12:40:58 CET 2002*", ["2002"]),
+        ("It was in the 2019 value chain, on the 2020 line.", ["2019", "2020"]),
+    ],
+)
+def test_years_in_the_same_shapes_stay_years(text, years):
+    found = DateRecognizer().recognize([text])[0]
+    assert [m.value for m in found if m.type == "DATE" and m.text.isdigit()] == years
+
+
+def test_a_summer_and_a_duration_in_seconds():
+    assert _one("Summer 1969 was hot.") == ("Summer 1969", "DATE", "1969-SU")
+    assert _one("It took 1800 seconds.") == ("1800 seconds", "DURATION", "PT1800S")
+
+
+_UNITS = sorted({*ALL_SYMBOLS, *UNIT_WORDS_OF_QUANTITIES, *DATA} - {"second"})  # an ordinal too
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    lead=st.sampled_from(["", "in ", "since ", "It was ", "(c) ", "to "]),
+    year=st.integers(1500, 2099),
+    gap=st.sampled_from(["", " ", "-", "\u00a0"]),
+    tail=st.sampled_from(["", " ", ", ", " of it", ")"]),
+)
+def test_no_bare_year_is_followed_by_a_unit_of_the_lexicon(lead, year, gap, tail):
+    """A bare number with a unit after it ("2048 bit", "1500 ms", "1846 bytes") is an amount,
+    whatever the unit of the quantity recognizer's lexicon (each one tried)."""
+    texts = [f"{lead}{year}{gap}{unit}{tail}" for unit in _UNITS]
+    for text, found in zip(texts, DateRecognizer().recognize(texts), strict=True):
+        assert not [m for m in found if m.type == "DATE" and m.text.isdigit()], text
 
 
 def test_the_documents_own_weekday_is_the_document_day():
