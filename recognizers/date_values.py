@@ -377,6 +377,8 @@ _UNIT_AFTER = re.compile(
 # sum or a comparison ("1999 + 1", "2 * 1999", "n > 2048", ">= 2005", "= 1900"; not
 # "year = 1999", nor "<2005>" in a copyright line, nor "> 1999" opening a quoted line).
 _DIFFSTAT_BAR = re.compile(r"^[ \t]+(?:[-+]{2,}|[-+](?:\s*$|\s+[^\s\d]))")  # not "| 1999 - 2003"
+_BINARY_DIFF = re.compile(r"\bBin\s+\d+\s*->\s*$")  # "Bin 0 -> 1556" (the size after)
+_BYTES_AFTER = re.compile(r"^\s*->\s*\d+\s+bytes\b")  # "1532 -> 1532 bytes" ("Bin" above)
 _COUNT_NOUN_AFTER = re.compile(
     r"^[\s\u00a0]+(?:insertions?\(\+\)|deletions?\(-\)|files?[\s\u00a0]+changed|lines|files"
     r"|characters|chars|entries|records|rows|columns)\b",
@@ -397,6 +399,8 @@ def _counted(text: str, start: int, end: int) -> bool:
     head, after = text[max(0, start - 24) : start], text[end : end + 24]
     if head.rstrip(" \t").endswith("|") and _DIFFSTAT_BAR.match(after):
         return True  # "file | 1900 +++--"
+    if _BINARY_DIFF.search(head) or _BYTES_AFTER.match(after):
+        return True  # "Bin 1678 -> 1846 bytes", across a line break
     if _COUNT_NOUN_AFTER.match(after) and not _TIME_WORD_BEFORE.search(head):
         return True  # "1200 insertions(+)", "2048 lines"
     if _SUM_BEFORE.search(head):
