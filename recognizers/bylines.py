@@ -59,6 +59,17 @@ _OPENERS = frozenset(
      "credit", "reported", "suggested", "contributed", "welcome", "via", "ask",
      "contact", "email", "mail", "cc", "to", "ping", "new", "old", "see", "move", "moved")
 )  # fmt: skip
+# The legal forms that end a company's name ("Cluster File Systems, Inc <info@…>"): an
+# organization signs there, never a person named "Inc". The forms of annotate/names.py's
+# ``_SUFFIX`` (which cuts them off an organization's name), as words: a recognizer depends
+# on the data model alone.
+_LEGAL_FORMS = frozenset(
+    ("inc", "incorporated", "corp", "corporation", "ltd", "limited", "llc", "l.l.c", "gmbh",
+     "ag", "s.a", "sa", "plc", "co", "llp", "lp", "pty", "bv", "b.v", "nv", "n.v", "sarl",
+     "srl", "s.r.l", "spa", "s.p.a", "kg", "oy", "ab", "asa", "kk", "e.v")
+)  # fmt: skip
+# What joins a word to the token it ends: "GNU/Linux", "~/Linux", "foo.Bar", "x-Y".
+_TOKEN_GLUE = "/\\._-@+~&=%$#"
 _NAME_CHARS = re.compile(r"^[^\W\d_](?:[^\n<>@:;,\[\]{}|\\=_*#`$]*(?:[^\W\d_]|\)))?$")
 _MAX_WORDS = 8
 
@@ -76,6 +87,36 @@ def _name_like(name: str) -> bool:
         and "http" not in name.lower()
         and not (len(words) == 1 and name.isupper())  # "MAINTAINERS", "BTS": a label
     )
+
+
+def _person_like(text: str, a: int, b: int) -> bool:
+    """Whether the name at ``a:b`` reads as a person's where it stands: it starts a token
+    ("Linux" of "GNU/Linux" is the tail of a product's name, no name of its own), and its
+    last word is no company's legal form ("Cluster File Systems, Inc": an organization)."""
+    if a > 0 and (text[a - 1].isalnum() or text[a - 1] in _TOKEN_GLUE):
+        return False
+    words = text[a:b].split()
+    return bool(words) and words[-1].strip(".,").lower() not in _LEGAL_FORMS
+
+
+# A GNU ChangeLog entry: its header line signs it ("2021-03-04  Jane Roe  <jane@…>"); its
+# body's items ("* FILE (function): What changed.", tab-indented, or joined onto one line
+# in clean text) are the change's sentences. There "MAINTAINERS:" is a file, no byline
+# label, and "Add" before "aph@…" the sentence's verb, no signer. An item's file is told
+# by its shape where no header stands above it in the text: a path or a name with a dot
+# ("configure.ac", "src/x.c") or in capitals (GNU's MAINTAINERS, AUTHORS, THANKS files).
+_GNU_HEADER = re.compile(r"(?m)^\d{4}-\d\d-\d\d[ \t]+[^\n<>]*<[^<>\n@]+@[^<>\n]+>")
+_GNU_ITEM = re.compile(
+    r"[ \t]*\*[ \t]*(?:[A-Z][A-Z0-9_-]+|[^\s:*]*[./][^\s:]*)(?:[ \t,(][^:\n]*)?:"
+)
+
+
+def _gnu_body(text: str, line_start: int) -> bool:
+    """Whether the line at ``line_start`` is in a GNU ChangeLog entry's body: an item of
+    its shape, or any line below an entry's header but another header."""
+    if _GNU_HEADER.match(text, line_start):
+        return False
+    return bool(_GNU_ITEM.match(text, line_start) or _GNU_HEADER.search(text, 0, line_start))
 
 
 def _capitalized(word: str) -> bool:
@@ -118,7 +159,9 @@ def _name_before(text: str, at: int) -> tuple[int, int] | None:
         return None
     if q := _QUOTED.search(text, line_start, end):
         return q.start(1), q.end(1)
-    for opening in (_LABEL, _STRONG, _OPENING):
+    # Where a GNU entry's body names someone, it is running text: no line opening signs.
+    openings = () if _gnu_body(text, line_start) else (_LABEL, _STRONG, _OPENING)
+    for opening in openings:
         o = opening.match(text, line_start)
         if o is None or o.end() >= end:
             continue
@@ -127,11 +170,23 @@ def _name_before(text: str, at: int) -> tuple[int, int] | None:
             name = name.split(None, 1)[1]
         words = name.split()
         loose = bracketed and opening is not _OPENING  # "-- intrigeri <…>"
+        # One word at a bare line's opening is a name only in brackets before the address,
+        # never a line's verb: "Change palmer@…" ("-- intrigeri <…>" is loose: it signs).
+        alone = len(words) == 1 and opening is _OPENING
+        if alone and (not bracketed or name.lower() in _OPENERS):
+            continue
         if _name_like(name) and (loose or (all(map(_capitalized, words)) and name[0].isupper())):
             a = text.index(name, o.end())
             return a, a + len(name)
+    # In running text a name is two words at least ("… thanks to Steve Langasek <…>"): one
+    # capitalized word before an address is as often the sentence's ("Add", "Inc", "Linux")
+    # as a name. A GNU entry's header, a signing line, takes one word in brackets.
     found = _trailing_name(text, end)
-    return found if found and (bracketed or " " in text[found[0] : found[1]]) else None
+    if not found:
+        return None
+    one = " " not in text[found[0] : found[1]]
+    header = bracketed and bool(_GNU_ENTRY.fullmatch(text, line_start, found[0]))
+    return found if not one or header else None
 
 
 _PARENTHESIZED = re.compile(r"[ \t]*\(([^()\n@]{2,80})\)")
@@ -231,6 +286,8 @@ def _labelled_names(text: str, taken: list[tuple[int, int]]) -> Iterator[tuple[i
             continue  # "By default, …", "From Debian …": a label names people with a colon
         if "@" in text[label.end() : end] or any(a < end and label.end() < b for a, b in taken):
             continue
+        if _gnu_body(text, text.rfind("\n", 0, label.start()) + 1):
+            continue  # "* AUTHORS: Add Ann Lee.": a file and its change, no byline
         at = label.end()
         if text[at:end].split(None, 1)[:1] and text[at:end].split()[0].lower() in _OPENERS:
             continue  # "MAINTAINERS: Remove Per Bothner, …": a sentence, not a byline
@@ -245,6 +302,7 @@ def _labelled_names(text: str, taken: list[tuple[int, int]]) -> Iterator[tuple[i
                     and _name_like(name)
                     and all(_capitalized(w) for w in words)
                     and words[0][0].isupper()
+                    and _person_like(text, a, a + len(name))
                 ):
                     yield a, a + len(name)
 
@@ -287,10 +345,14 @@ def people(text: str) -> list[Mention]:
                     key=f"email:{address.lower()}")
         )  # fmt: skip
         name = _name_before(text, m.start(1)) or _name_after(text, m.end(1))
-        if name:
+        if name and _person_like(text, *name):
             spans.append(name)
     for m in _DEBIAN_CLOSING.finditer(text) if "--" in text else ():  # with a web address
-        if _name_like(m.group(1)) and not any(a <= m.start(1) < b for a, b in spans):
+        if (
+            _name_like(m.group(1))
+            and _person_like(text, *m.span(1))
+            and not any(a <= m.start(1) < b for a, b in spans)
+        ):
             spans.append(m.span(1))
     if "[" in text:
         spans += list(_block_heads(text, spans))
@@ -308,7 +370,10 @@ def people(text: str) -> list[Mention]:
 class BylineRecognizer:
     """E-mail addresses and the people who sign with them; filters (precise by shape)."""
 
-    info = RecognizerInfo(name="bylines", version="8", types=("EMAIL", "PERSON", "AUTHOR"))
+    # 9: no name in a GNU entry's body ("* MAINTAINERS: Add a@…"), none ending in a legal
+    #    form ("Systems, Inc <…>") or ending a token ("GNU/Linux <…>"); one word in running
+    #    text or at a bare line's opening names nobody, unless it signs
+    info = RecognizerInfo(name="bylines", version="9", types=("EMAIL", "PERSON", "AUTHOR"))
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         return [people(t) if "@" in t or ":" in t or "[" in t else [] for t in texts]

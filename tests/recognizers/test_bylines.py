@@ -131,3 +131,63 @@ def test_a_debian_blocks_head_opens_the_bullets_below_it():
         "See [ Pino Toscano ] * x\n",  # not alone on its line
     ):
         assert not [m for m in people(not_a_head) if m.type == "PERSON"], not_a_head
+
+
+def _persons(text: str) -> set[str]:
+    return {m.text for m in people(text) if m.type == "PERSON"}
+
+
+# What QA found on packages of /usr/share/doc never tuned on, raw and as clean text reads it.
+GNU_ENTRIES = (
+    "2021-03-04  Jane Roe  <jane@example.org>\n\n"
+    "\t* MAINTAINERS: Add aph@example.com as Java maintainer.\n"
+    "\t* configure.ac: Fix the build on Linux.\n\n"
+    "2021-02-01  Jane Roe  <jane@example.org>\n\n"
+    "\t* MAINTAINERS: Change palmer@example.com to palmer@example.net.\n"
+)
+COPYRIGHT = (
+    "Files: *\nCopyright: 2008 BOSS GNU/Linux <boss@example.in>\n"
+    "           2003 Cluster File Systems, Inc <info@example.com>\nLicense: GPL-2\n"
+)
+
+
+def test_a_gnu_entrys_body_is_its_change_not_a_signature():
+    clean = (
+        "2021-03-04 Jane Roe <jane@example.org>\n\n* MAINTAINERS: Add aph@example.com as Java"
+        " maintainer. * configure.ac: Fix the build on Linux."
+    )
+    for text in (GNU_ENTRIES, clean):
+        assert _persons(text) == {"Jane Roe"}  # not "Add", not "Change"
+        assert _roles(text) == {"Jane Roe": "opens"}  # the header signs
+    no_header = "\t* MAINTAINERS: Change palmer@example.com to palmer@example.net.\n"
+    assert _persons(no_header) == set()  # the item's shape says it is a change
+    assert _persons("\tChange palmer@example.com to palmer@example.net.\n") == set()
+    assert _persons("\t* AUTHORS: Add Ann Lee.\n") == set()  # a file, no byline label
+    # a person the change names is still found, two words in running text; a header's one
+    assert _persons(GNU_ENTRIES + "\t* x.c: Patch from Ann Lee <ann@x.org>.\n") == {
+        "Jane Roe", "Ann Lee"
+    }  # fmt: skip
+    assert _roles("2020-01-01  Jonas  <jonas@x.org>\n\n\t* x.c: Fix.\n") == {"Jonas": "opens"}
+    # a byline label in a list that is no GNU entry still signs
+    assert _persons("* Author: Ada Lovelace <ada@x.io>\n") == {"Ada Lovelace"}
+
+
+def test_a_company_or_a_tokens_tail_is_no_person():
+    clean = " ".join(COPYRIGHT.split("\n", 1)[1].split())
+    for text in (COPYRIGHT, clean):
+        assert _persons(text) == set()  # not "Linux", not "Inc"
+    for org in ("Acme Widgets Ltd", "Foo Bar GmbH", "Example Corp."):
+        assert _persons(f"Copyright 2001 {org} <info@x.com>\n") == set(), org
+        assert _persons(f" -- {org} <info@x.com>  Mon, 1 Jan 2024\n") == set(), org
+    assert _persons("Copyright 2003 Jane Roe <jane@example.org>\n") == {"Jane Roe"}
+    assert _persons("Copyright: 2003 Jane Roe <jane@example.org>\n") == {"Jane Roe"}
+    assert _persons("see /usr/share/Linux <x@y.org>\n") == set()
+
+
+def test_one_word_names_a_person_only_where_it_signs():
+    assert _persons("  * Fix it, thanks to Linux <l@x.org>.\n") == set()  # running text
+    assert _persons("Add <a@x.org> to the list\n") == set()  # a line's verb
+    for signing in (" -- intrigeri <i@x.org>  Mon, 1 Jan 2024", "Signed-off-by: jonas <j@x.org>",
+                    '"Jonas" <j@x.org>', "  [ Jonas <j@x.org> ]", "Jonas <j@x.org>"):  # fmt: skip
+        assert len(_persons(signing)) == 1, signing
+    assert _persons(" -- Debian Janitor <janitor@jelmer.uk>  Mon, 1 Jan 2024") == {"Debian Janitor"}
