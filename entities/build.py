@@ -58,7 +58,8 @@ BASIS = "layer_basis"  # the corpus-wide decisions the documents' rows were buil
 # rebuilt by the next writing command, as the postings are by ``ANALYSIS_VERSION``.
 # 2: a dated section dates its passages; an unnamed unit's dimension as written (kg/m²).
 # 3: the layer keeps its basis, so a write may rebuild only its documents' rows.
-LAYER_VERSION = "3"
+# 4: a signer's one-word name takes no model's name; a shouted name is not confirmed.
+LAYER_VERSION = "4"
 LAYER_KEY = "layer"  # kbx_meta: the LAYER_VERSION that built the layer
 INPUTS_KEY = "layer_inputs"  # kbx_meta: the digest of what its corpus-wide rows came from
 DATE_TYPES = ("DATE", "TIME")
@@ -377,9 +378,18 @@ def _cited_by(con: duckdb.DuckDBPyConnection, cited: dict[str, list[str]], scope
 # words the corpus writes as code (entities/vocabulary.py), and, in a document that shows
 # code, a person's name of two words or more (there 4% of a news model's organisations and
 # 12% of its one-word persons were right, and every two-word person: docs/BENCHMARKS.md).
+# A person's name the model found in shouted text (a licence's "ANY KIND WHATSOEVER", its
+# capitals all around the name) is confirmed by nothing the document repeats: there every
+# word is capitalized, so the model reads any as a name, and a licence shouts its words twice.
 CONFIRMED = """(NOT starts_with(p.entity_id, 'name:')
-    OR (e.k >= 2 AND e.types = 1 AND NOT e.code
+    OR (e.k >= 2 AND e.types = 1 AND NOT e.code AND NOT (p.type = 'PERSON' AND p.shouted)
         AND (NOT e.shows_code OR (p.type = 'PERSON' AND contains(p.s, ' ')))))"""
+# Shouted: the name and its line around it (60 characters either side) have no lower case.
+SHOUTED = r"""NOT regexp_matches(
+    regexp_extract(substr(u.text, greatest(n.start_char - 59, 1), least(n.start_char, 60)),
+                   '[^\n]*$')
+    || regexp_extract(substr(u.text, n.start_char + 1, length(n.text) + 60), '^[^\n]*'),
+    '\p{Ll}')"""
 
 
 # One name, one thing: the type the corpus gives a name no entity claims, when at least two
@@ -397,11 +407,16 @@ VOTED = """
 # ``owner_of`` for each name of ``m`` (its surface and text in lower case), in equality
 # joins: the entity of a pair is the one known entity with either as an alias. As a
 # correlated ``IN`` it was a nested loop of every name by every alias: 1.4 s of CPU for a
-# changelog of 23,000 names by 7,700 signers, where this takes milliseconds.
+# changelog of 23,000 names by 7,700 signers, where this takes milliseconds. A signer's name
+# of one word ("intrigeri", or a wrong one: "Linux" of "GNU/Linux <…>") owns no model's name
+# by its spelling alone: the word is anyone's, and it would take every "Linux" of the corpus
+# (652 passages of 126 documents); the signer keeps the mentions that sign.
 OWNERS = """
     pairs AS (SELECT DISTINCT lower(surface) AS s, lower(text) AS t FROM m),
-    owned AS (SELECT DISTINCT lower(alias) AS a, entity_id FROM aliases
-              WHERE NOT starts_with(entity_id, 'name:')),
+    owned AS (SELECT DISTINCT lower(a.alias) AS a, a.entity_id FROM aliases a
+              JOIN entities e USING (entity_id)
+              WHERE NOT starts_with(a.entity_id, 'name:')
+                AND NOT (e.source = 'byline' AND NOT contains(trim(a.alias), ' '))),
     held AS (SELECT p.s, p.t, o.entity_id FROM pairs p JOIN owned o ON o.a = p.s
              UNION
              SELECT p.s, p.t, o.entity_id FROM pairs p JOIN owned o ON o.a = p.t),
@@ -471,7 +486,8 @@ def _names(con: duckdb.DuckDBPyConnection) -> None:
                SELECT pl.doc_id, pl.unit_id, n.entity_id, n.grade, n.type, n.how,
                       lower(n.surface) AS s, coalesce(p.chain, pl.ordinal) AS chain,
                       coalesce(p.base, 0) + n.start_char AS pos,
-                      pl.doc_id IN (SELECT doc_id FROM shown) AS shows_code
+                      pl.doc_id IN (SELECT doc_id FROM shown) AS shows_code,
+                      {SHOUTED} AS shouted
                FROM named n JOIN units u USING (unit_hash)
                JOIN placements pl ON pl.unit_id = u.unit_id AND pl.doc_id = n.doc_id
                LEFT JOIN positions p ON p.doc_id = pl.doc_id AND p.ordinal = pl.ordinal),

@@ -122,7 +122,9 @@ def link_spellings(con: duckdb.DuckDBPyConnection) -> None:
     """Link a model's names (TEMP TABLE ``named``, unlinked rows) that are a signer's name
     up to accents and case ("Jeremy Bícha" for Jeremy Bicha), or that with one word at
     either end that no signer's name has ("Remove Andreas Henriksson", "Colin Watson
-    Closes": a line's verb glued on) are: the signer, not a name of its own."""
+    Closes": a line's verb glued on) are: the signer, not a name of its own. A signer's
+    name of one word takes none: the word is anyone's ("Linux" would take every "Linux"
+    of the corpus), as for an alias (``OWNERS`` in ``entities/build.py``)."""
     signers = {
         key.removeprefix("person:"): entity_id
         for key, entity_id in con.execute(
@@ -140,7 +142,7 @@ def link_spellings(con: duckdb.DuckDBPyConnection) -> None:
     ).fetchall():
         parts = slug(surface).split("-")
         for rest, extra in ((parts, None), (parts[1:], parts[0]), (parts[:-1], parts[-1])):
-            if rest and extra not in named and (owner := signers.get("-".join(rest))):
+            if len(rest) > 1 and extra not in named and (owner := signers.get("-".join(rest))):
                 found.append((surface, owner))
                 break
     if found:

@@ -206,3 +206,35 @@ def test_a_lists_address_joins_no_two_people(tmp_path):
         ("person:alice-smith", '{"emails": ["team@lists.example.org"]}'),
         ("person:bob-jones", '{"emails": ["team@lists.example.org"]}'),
     }
+
+
+class Shouted:
+    """A model on a licence's capitals and on a word a one-word signer shares."""
+
+    info = RecognizerInfo(name="shouted", version="1", types=("PERSON", "ORG"), names=True)
+
+    def recognize(self, texts):
+        names = {"WHATSOEVER": "PERSON", "Linux": "ORG", "Ada Byron": "PERSON"}
+        pattern = re.compile("|".join(names))
+        return [[Mention(*m.span(), names[m.group()], m.group()) for m in pattern.finditer(t)]
+                for t in texts]  # fmt: skip
+
+
+def test_shouted_names_and_a_one_word_signers_word_are_not_that_person(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "COPYING").write_text(
+        "THE SOFTWARE IS PROVIDED WITHOUT WARRANTY OF ANY KIND WHATSOEVER.\n\n"
+        "IN NO EVENT SHALL THE AUTHORS BE LIABLE FOR ANY DAMAGES WHATSOEVER.\n\n"
+        "Ada Byron wrote it. Ada Byron signs it.\n"
+    )
+    (root / "changelog").write_text(" -- Linux <linux@x.org>  Mon, 01 Jan 2024 10:00:00 +0100\n")
+    (root / "notes.txt").write_text("It runs on Linux.\n\nLinux is a kernel.\n")
+    index(root, registry=Registry([BylineRecognizer(), Shouted()]))
+    idx = Index.for_root(root)
+    confirmed = {r.label: r.confirmed for r in entities(idx, limit=100)}
+    assert confirmed["WHATSOEVER"] is False  # twice, but in capitals all around
+    assert confirmed["Ada Byron"] is True  # twice in ordinary text: confirmed as before
+    linked = _ids(idx, "SELECT d.path FROM links l JOIN documents d USING (doc_id) "
+                       "WHERE l.entity_id = 'person:linux'")  # fmt: skip
+    assert linked == {("changelog",)}  # where it signs; not every "Linux" of the corpus
