@@ -111,12 +111,16 @@ _GNU_ITEM = re.compile(
 )
 
 
-def _gnu_body(text: str, line_start: int) -> bool:
-    """Whether the line at ``line_start`` is in a GNU ChangeLog entry's body: an item of
-    its shape, or any line below an entry's header but another header."""
-    if _GNU_HEADER.match(text, line_start):
-        return False
-    return bool(_GNU_ITEM.match(text, line_start) or _GNU_HEADER.search(text, 0, line_start))
+_ITEM = re.compile(r"[ \t]*\*[ \t]*[^\s:*][^:\n]*:")
+
+
+def _gnu_item(text: str, line_start: int) -> bool:
+    """Whether the line at ``line_start`` is a GNU ChangeLog entry's item: of its shape, or
+    any "* WORD:" line below an entry's header. A body's trailers ("Co-authored-by: …",
+    as gitlog-to-changelog writes them) are no items: they sign."""
+    if _GNU_ITEM.match(text, line_start):
+        return True
+    return bool(_ITEM.match(text, line_start) and _GNU_HEADER.search(text, 0, line_start))
 
 
 def _capitalized(word: str) -> bool:
@@ -159,8 +163,8 @@ def _name_before(text: str, at: int) -> tuple[int, int] | None:
         return None
     if q := _QUOTED.search(text, line_start, end):
         return q.start(1), q.end(1)
-    # Where a GNU entry's body names someone, it is running text: no line opening signs.
-    openings = () if _gnu_body(text, line_start) else (_LABEL, _STRONG, _OPENING)
+    # Where a GNU entry's item names someone, it is running text: no line opening signs.
+    openings = () if _gnu_item(text, line_start) else (_LABEL, _STRONG, _OPENING)
     for opening in openings:
         o = opening.match(text, line_start)
         if o is None or o.end() >= end:
@@ -180,15 +184,19 @@ def _name_before(text: str, at: int) -> tuple[int, int] | None:
             return a, a + len(name)
     # In running text a name is two words at least ("… thanks to Steve Langasek <…>"): one
     # capitalized word before an address is as often the sentence's ("Add", "Inc", "Linux")
-    # as a name. A GNU entry's header, a signing line, takes one word in brackets.
+    # as a name. Where it signs it takes one word in brackets: a GNU entry's header, or a
+    # byline label just before it (clean text joins "commit … Author: Peter <…>").
     found = _trailing_name(text, end)
     if not found:
         return None
     one = " " not in text[found[0] : found[1]]
-    header = bracketed and bool(_GNU_ENTRY.fullmatch(text, line_start, found[0]))
-    return found if not one or header else None
+    signing = _GNU_ENTRY.fullmatch(text, line_start, found[0]) or _SIGNED.search(
+        text, line_start, found[0]
+    )
+    return found if not one or (bracketed and signing) else None
 
 
+_SIGNED = re.compile(rf"(?:^|[ \t])(?:{_LABELS})[ \t]*:[ \t]*$", re.IGNORECASE)
 _PARENTHESIZED = re.compile(r"[ \t]*\(([^()\n@]{2,80})\)")
 
 
@@ -286,7 +294,7 @@ def _labelled_names(text: str, taken: list[tuple[int, int]]) -> Iterator[tuple[i
             continue  # "By default, …", "From Debian …": a label names people with a colon
         if "@" in text[label.end() : end] or any(a < end and label.end() < b for a, b in taken):
             continue
-        if _gnu_body(text, text.rfind("\n", 0, label.start()) + 1):
+        if _gnu_item(text, text.rfind("\n", 0, label.start()) + 1):
             continue  # "* AUTHORS: Add Ann Lee.": a file and its change, no byline
         at = label.end()
         if text[at:end].split(None, 1)[:1] and text[at:end].split()[0].lower() in _OPENERS:

@@ -168,8 +168,10 @@ def test_a_gnu_entrys_body_is_its_change_not_a_signature():
         "Jane Roe", "Ann Lee"
     }  # fmt: skip
     assert _roles("2020-01-01  Jonas  <jonas@x.org>\n\n\t* x.c: Fix.\n") == {"Jonas": "opens"}
-    # a byline label in a list that is no GNU entry still signs
+    # a byline label in a list that is no GNU entry still signs, and a trailer in a body
     assert _persons("* Author: Ada Lovelace <ada@x.io>\n") == {"Ada Lovelace"}
+    trailer = "2023-05-01  Weblate  <n@weblate.org>\n\n\tCo-authored-by: simmon <s@x.com>\n"
+    assert _roles(trailer) == {"Weblate": "opens", "simmon": "closes"}
 
 
 def test_a_company_or_a_tokens_tail_is_no_person():
@@ -187,6 +189,7 @@ def test_a_company_or_a_tokens_tail_is_no_person():
 def test_one_word_names_a_person_only_where_it_signs():
     assert _persons("  * Fix it, thanks to Linux <l@x.org>.\n") == set()  # running text
     assert _persons("Add <a@x.org> to the list\n") == set()  # a line's verb
+    assert _persons("commit 0e21b5a Author: Peter <pva@x.org> Date: Sun") == {"Peter"}  # a label
     for signing in (" -- intrigeri <i@x.org>  Mon, 1 Jan 2024", "Signed-off-by: jonas <j@x.org>",
                     '"Jonas" <j@x.org>', "  [ Jonas <j@x.org> ]", "Jonas <j@x.org>"):  # fmt: skip
         assert len(_persons(signing)) == 1, signing
