@@ -378,10 +378,12 @@ def people(text: str) -> list[Mention]:
 class BylineRecognizer:
     """E-mail addresses and the people who sign with them; filters (precise by shape)."""
 
+    # 10: a GNU body's trailers sign (only its "* FILE:" items do not), and one word after
+    #     a byline label mid-line ("commit … Author: Peter <…>")
     # 9: no name in a GNU entry's body ("* MAINTAINERS: Add a@…"), none ending in a legal
     #    form ("Systems, Inc <…>") or ending a token ("GNU/Linux <…>"); one word in running
     #    text or at a bare line's opening names nobody, unless it signs
-    info = RecognizerInfo(name="bylines", version="9", types=("EMAIL", "PERSON", "AUTHOR"))
+    info = RecognizerInfo(name="bylines", version="10", types=("EMAIL", "PERSON", "AUTHOR"))
 
     def recognize(self, texts: Sequence[str]) -> list[list[Mention]]:
         return [people(t) if "@" in t or ":" in t or "[" in t else [] for t in texts]
