@@ -58,7 +58,8 @@ BASIS = "layer_basis"  # the corpus-wide decisions the documents' rows were buil
 # rebuilt by the next writing command, as the postings are by ``ANALYSIS_VERSION``.
 # 2: a dated section dates its passages; an unnamed unit's dimension as written (kg/m²).
 # 3: the layer keeps its basis, so a write may rebuild only its documents' rows.
-# 4: a signer's one-word name takes no model's name; a shouted name is not confirmed.
+# 4: a signer's one-word name takes no model's name; a shouted name is not confirmed; a
+#   person's name of only weekday and month abbreviations ("Thu Mar") is none.
 LAYER_VERSION = "4"
 LAYER_KEY = "layer"  # kbx_meta: the LAYER_VERSION that built the layer
 INPUTS_KEY = "layer_inputs"  # kbx_meta: the digest of what its corpus-wide rows came from
@@ -523,11 +524,22 @@ OPENS = r"""regexp_matches(
     '(?:^|\n|[.!?:;]\s)[\W\d]*$')"""
 
 
+# The weekday and month words of a written date, as a model takes them for a name: the
+# abbreviations and weekdays only, since May, June and April name people too.
+CALENDAR = frozenset(
+    {"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "monday",
+     "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "jan", "feb", "mar",
+     "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"}
+)  # fmt: skip
+
+
 def _not_names(con: duckdb.DuckDBPyConnection) -> None:
     """A one-word name a model found only where any word is capitalized ("Older entries
     have been removed", "* Convert the package") is a word that opens a line, not a name,
     when nothing confirms it or its documents write it in lower case too; a person's name
-    with no word of two letters ("C++") is none either: no entity."""
+    with no word of two letters ("C++") is none either, nor one of only a date's weekday
+    and month words ("Thu Mar" of "Thu Mar 5 10:12:00 2009", as changelogs date entries):
+    no entity."""
     con.execute(
         f"""CREATE OR REPLACE TEMP TABLE openers AS
             WITH opening AS (
@@ -548,7 +560,7 @@ def _not_names(con: duckdb.DuckDBPyConnection) -> None:
             "SELECT DISTINCT entity_id, surface FROM named WHERE starts_with(entity_id, "
             "'name:person:')"
         ).fetchall()
-        if not words(surface)
+        if not words(surface) or set(words(surface)) <= CALENDAR
     ]
     if wordless:
         select, params = rows_select(["entity_id"], wordless)

@@ -238,3 +238,28 @@ def test_shouted_names_and_a_one_word_signers_word_are_not_that_person(tmp_path)
     linked = _ids(idx, "SELECT d.path FROM links l JOIN documents d USING (doc_id) "
                        "WHERE l.entity_id = 'person:linux'")  # fmt: skip
     assert linked == {("changelog",)}  # where it signs; not every "Linux" of the corpus
+
+
+class Dated:
+    """A model that reads the weekday and month of a written date as a person's name."""
+
+    info = RecognizerInfo(name="dated", version="1", types=("PERSON",), names=True)
+
+    def recognize(self, texts):
+        pattern = re.compile(r"Thu Mar|June Carter")
+        return [[Mention(*m.span(), "PERSON", m.group()) for m in pattern.finditer(t)]
+                for t in texts]  # fmt: skip
+
+
+def test_a_dates_weekday_and_month_are_no_person(tmp_path):
+    """spaCy named "Thu Mar" and "Thu Aug" of changelog dates as people, confirmed by
+    their repetition: the most passages of any wrong person on 150 unseen doc folders."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "ChangeLog").write_text(
+        "Thu Mar 5 10:12:00 2009  Jane Roe\n\n\tFix the build.\n\n"
+        "Thu Mar 12 09:00:00 2009  Jane Roe\n\n\tJune Carter reported it; June Carter tested.\n"
+    )
+    index(root, registry=Registry([Dated()]))
+    labels = {r.label for r in entities(Index.for_root(root), limit=100)}
+    assert "Thu Mar" not in labels and "June Carter" in labels  # a month's name can be one
