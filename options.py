@@ -282,6 +282,14 @@ class EntityOptions:
 class StatusOptions:
     """``kbx status``: what the index holds."""
 
+    folder: Path = opt(
+        Path("."),
+        help="A folder in or under the indexed one (as `kbx index FOLDER` takes it); the "
+        "nearest index from it upward is shown.",
+        argument=True,
+        faces=frozenset({CLI}),
+    )
+
 
 @dataclass(kw_only=True)
 class GazetteerAddOptions:

@@ -160,11 +160,13 @@ def index(o: api.IndexOptions, *, db=None, as_json: bool = False) -> None:
 def status(o: api.StatusOptions, *, db=None, as_json: bool = False) -> None:
     """Show what the index holds: documents, units, failures, schema version, size.
 
-    Example:
+    Examples:
 
       kbx status --json
+
+      kbx status ~/notes
     """
-    s = api.to_json("status", api.perform(api.Index.find(db), o))
+    s = api.to_json("status", api.perform(api.Index.find(db, start=o.folder.expanduser()), o))
     if as_json:
         emit_json(s)
         return

@@ -42,6 +42,8 @@ def test_index_status_read_round_trip(corpus):
 
     r = run_cli("status", cwd=corpus / "notes")  # found from a subfolder, like git
     assert r.returncode == 0 and "documents  5 (5 ok)" in r.stdout
+    r = run_cli("status", str(corpus / "notes"), "--json", cwd=corpus.parent)  # as index takes it
+    assert r.returncode == 0 and json.loads(r.stdout)["root"] == str(corpus.resolve())
 
     r = run_cli("read", "notes/cedar.md:7-7", "-n", cwd=corpus)
     assert r.returncode == 0 and r.stdout == "7  # Project Cedar\n"
