@@ -59,7 +59,8 @@ BASIS = "layer_basis"  # the corpus-wide decisions the documents' rows were buil
 # 2: a dated section dates its passages; an unnamed unit's dimension as written (kg/m²).
 # 3: the layer keeps its basis, so a write may rebuild only its documents' rows.
 # 4: a signer's one-word name takes no model's name; a shouted name is not confirmed; a
-#   person's name of only weekday and month abbreviations ("Thu Mar") is none.
+#   person's name of only weekday and month abbreviations ("Thu Mar") is none, and one
+#   word in capitals (EPIPE) is confirmed by nothing a document repeats.
 LAYER_VERSION = "4"
 LAYER_KEY = "layer"  # kbx_meta: the LAYER_VERSION that built the layer
 INPUTS_KEY = "layer_inputs"  # kbx_meta: the digest of what its corpus-wide rows came from
@@ -381,16 +382,19 @@ def _cited_by(con: duckdb.DuckDBPyConnection, cited: dict[str, list[str]], scope
 # 12% of its one-word persons were right, and every two-word person: docs/BENCHMARKS.md).
 # A person's name the model found in shouted text (a licence's "ANY KIND WHATSOEVER", its
 # capitals all around the name) is confirmed by nothing the document repeats: there every
-# word is capitalized, so the model reads any as a name, and a licence shouts its words twice.
+# word is capitalized, so the model reads any as a name, and a licence shouts its words twice;
+# nor is one word in capitals in mixed-case text (EPIPE, ARFLAGS of a changelog).
 CONFIRMED = """(NOT starts_with(p.entity_id, 'name:')
     OR (e.k >= 2 AND e.types = 1 AND NOT e.code AND NOT (p.type = 'PERSON' AND p.shouted)
         AND (NOT e.shows_code OR (p.type = 'PERSON' AND contains(p.s, ' ')))))"""
-# Shouted: the name and its line around it (60 characters either side) have no lower case.
-SHOUTED = r"""NOT regexp_matches(
+# Shouted: the name and its line around it (60 characters either side) have no lower case;
+# or the name is one word in capitals where its line has lower case: an identifier or a
+# constant (ARFLAGS, EPIPE), as a person's name is written there in mixed case.
+SHOUTED = r"""(NOT regexp_matches(
     regexp_extract(substr(u.text, greatest(n.start_char - 59, 1), least(n.start_char, 60)),
                    '[^\n]*$')
     || regexp_extract(substr(u.text, n.start_char + 1, length(n.text) + 60), '^[^\n]*'),
-    '\p{Ll}')"""
+    '\p{Ll}') OR regexp_matches(n.surface, '^\p{Lu}[\p{Lu}\d_]+$'))"""
 
 
 # One name, one thing: the type the corpus gives a name no entity claims, when at least two

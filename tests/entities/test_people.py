@@ -37,9 +37,7 @@ MODEL = {
 class Names:
     """A model's names, as they arrive: no key, ``names``; "Wim Quux" an ORG in b.txt."""
 
-    info = RecognizerInfo(
-        name="names", version="1", types=("PERSON", "GPE", "ORG"), names=True
-    )
+    info = RecognizerInfo(name="names", version="1", types=("PERSON", "GPE", "ORG"), names=True)
 
     def recognize(self, texts):
         pattern = re.compile("|".join(sorted(map(re.escape, MODEL), key=len, reverse=True)))
@@ -214,7 +212,7 @@ class Shouted:
     info = RecognizerInfo(name="shouted", version="1", types=("PERSON", "ORG"), names=True)
 
     def recognize(self, texts):
-        names = {"WHATSOEVER": "PERSON", "Linux": "ORG", "Ada Byron": "PERSON"}
+        names = {"WHATSOEVER": "PERSON", "Linux": "ORG", "Ada Byron": "PERSON", "EPIPE": "PERSON"}
         pattern = re.compile("|".join(names))
         return [[Mention(*m.span(), names[m.group()], m.group()) for m in pattern.finditer(t)]
                 for t in texts]  # fmt: skip
@@ -230,11 +228,13 @@ def test_shouted_names_and_a_one_word_signers_word_are_not_that_person(tmp_path)
     )
     (root / "changelog").write_text(" -- Linux <linux@x.org>  Mon, 01 Jan 2024 10:00:00 +0100\n")
     (root / "notes.txt").write_text("It runs on Linux.\n\nLinux is a kernel.\n")
+    (root / "NEWS").write_text("A write now fails with EPIPE.\n\nRetry on EPIPE, as before.\n")
     index(root, registry=Registry([BylineRecognizer(), Shouted()]))
     idx = Index.for_root(root)
     confirmed = {r.label: r.confirmed for r in entities(idx, limit=100)}
     assert confirmed["WHATSOEVER"] is False  # twice, but in capitals all around
     assert confirmed["Ada Byron"] is True  # twice in ordinary text: confirmed as before
+    assert confirmed["EPIPE"] is False  # one word in capitals amid lower case: a constant
     linked = _ids(idx, "SELECT d.path FROM links l JOIN documents d USING (doc_id) "
                        "WHERE l.entity_id = 'person:linux'")  # fmt: skip
     assert linked == {("changelog",)}  # where it signs; not every "Linux" of the corpus
