@@ -23,6 +23,9 @@ PROSE, CODE, TABLE = "prose", "code", "table"
 # read as plain text instead of lost: the ingest records it as the file's note, which
 # ``kbx index`` and ``kbx status`` list.
 PARTLY_AS_TEXT = "partly read as plain text"
+# A PDF some of whose pages have no text layer (scanned pages): read, but not whole; said
+# beside the file in the index report and status, as a file partly read as plain text is.
+PAGES_WITHOUT_TEXT = "pages with no text layer (images only?)"
 Span = tuple[int, int]
 
 

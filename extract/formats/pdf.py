@@ -24,7 +24,7 @@ import pypdfium2.raw as pdfium_c
 
 from kbx.errors import ExtractError
 from kbx.extract.formats.pages import furniture, paragraphs
-from kbx.extract.model import PROSE, Block, Metadata
+from kbx.extract.model import PAGES_WITHOUT_TEXT, PROSE, Block, Metadata
 from kbx.extract.textmap import LineTable, TextBuilder
 
 PAGE_BREAK = "\f"
@@ -293,13 +293,14 @@ def parse(data: bytes) -> tuple[list[Block], Metadata, list[str], str]:
     table = LineTable(text)
     blocks: list[Block] = []
     warnings: list[str] = []
+    empty: list[int] = []  # pages with no text layer
     joins = hyphen_joins(PAGE_BREAK.join(pages))  # one separator: the pages' offsets + 1 each
     cuts = furniture(pages)
     offset = 0
     path: tuple[str, ...] = ()
     for number, page in enumerate(pages, start=1):
         if not page.strip():
-            warnings.append(f"page {number}: no extractable text (image only?)")
+            empty.append(number)
         spans = [(0, path)] + [(m.offset, m.path) for m in marks if m.page == number - 1]
         for k, (start, section) in enumerate(spans):
             end = spans[k + 1][0] if k + 1 < len(spans) else len(page)
@@ -312,4 +313,9 @@ def parse(data: bytes) -> tuple[list[Block], Metadata, list[str], str]:
         offset += len(page) + 3
     if pages and not blocks:
         raise ExtractError(f"no extractable text on any of {len(pages)} pages (scanned?)")
+    if empty:
+        shown = ", ".join(map(str, empty[:10])) + (
+            f" and {len(empty) - 10} more" if len(empty) > 10 else ""
+        )
+        warnings.append(f"{PAGES_WITHOUT_TEXT}: {len(empty)} of {len(pages)} ({shown})")
     return blocks, meta, warnings, text

@@ -174,7 +174,7 @@ def test_pdf_pages_metadata_and_unreadable_page(tmp_path):
     doc = extract("r.pdf", data)
     assert doc.meta.title == "Kernel report" and doc.meta.authors == ["Ann Lee"]
     assert doc.meta.date and doc.meta.date[:2] == "20"
-    assert doc.warnings == ["page 2: no extractable text (image only?)"]
+    assert doc.warnings == ["pages with no text layer (images only?): 1 of 3 (2)"]
     assert [u.page for u in doc.units] == [1, 3]
     assert _where(doc, data, "Heap sizes")[1] == "Heap sizes"
 

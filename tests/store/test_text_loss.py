@@ -33,3 +33,19 @@ def test_a_latex_file_partly_read_as_text_is_searchable_and_said(tmp_path):
     (root / "units.tex").write_text(BROKEN.replace("32\\[pt]", "32 pt"))
     index(root, registry=Registry([]), workers=1)
     assert status(idx).failures == []  # fixed, and no longer said
+
+
+def test_a_pdf_with_pages_of_images_only_is_said_beside_the_file(tmp_path):
+    """A PDF of 3 pages, one scanned, was stored as read whole: the page's warning lived
+    only in the documents table, while a LaTeX file read in part was said."""
+    from helpers import make_pdf
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    make_pdf(root / "mixed.pdf", ["Kernel proofs on page one.", None, "Heap sizes here."])
+    r = index(root, registry=Registry([]), workers=1)
+    [note] = r.failures
+    assert note["path"] == "mixed.pdf" and note["status"] == "ok"
+    assert note["error"] == "pages with no text layer (images only?): 1 of 3 (2)"
+    [listed] = status(Index.for_root(root)).failures
+    assert listed["path"] == "mixed.pdf" and "1 of 3" in listed["error"]
