@@ -37,6 +37,7 @@ _INFO_PART = re.compile(r"\.info-\d+")  # a part of a split Info manual: find.in
 # again, as a changed ANALYSIS_VERSION analyzes the postings again (a file's units are only
 # made anew when it is read). An index that records none was read by versions "1".
 # roff 1: manual pages' sources (``ls.1.gz``), new in this version.
+# latex 3: a setup macro quoted by an unknown macro (\Cmd\setmainlanguage) is its name.
 # pdf 3: pages with no text layer said as one warning, listed beside the file.
 # html 2: the newline right after <pre> is no text (a passage then opened on the tag's line).
 # text 3: GNU Info manuals' navigation left out; dots underline an Info subsubsection.
@@ -44,7 +45,7 @@ _INFO_PART = re.compile(r"\.info-\d+")  # a part of a split Info manual: find.in
 #   release lines open sections. latex 2: % inside \url, \author{A and B}. pdf 2: running
 #   heads and footers left out.
 EXTRACTION_VERSIONS = {
-    "markdown": "1", "html": "2", "pdf": "3", "latex": "2", "text": "3", "roff": "1"
+    "markdown": "1", "html": "2", "pdf": "3", "latex": "3", "text": "3", "roff": "1"
 }  # fmt: skip
 
 

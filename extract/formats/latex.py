@@ -365,6 +365,7 @@ class _Walker:
         self.warnings: list[str] = []
         self.literal = False  # inside \\texttt, where -- and `` are typed as is
         self.dimen = False  # the next characters may be a dimension (after \\kern)
+        self.quoting = False  # in the argument of a macro kbx does not know (\\Cmd{\\setfoo})
         self.lost: list[tuple[int, str]] = []  # line and what, where the parser failed
         self.reparsed = 0  # characters parsed again after failures
 
@@ -388,15 +389,20 @@ class _Walker:
 
     def walk(self, nodes) -> None:
         nodes = nodes or []
+        quoted = False  # the node before is a macro kbx does not know, with no argument
         for i, n in enumerate(nodes):
             dimen, self.dimen = self.dimen, False
             if isinstance(n, LatexCharsNode):
                 self.chars(n, dimen)
             elif isinstance(n, LatexGroupNode):
+                outer, self.quoting = self.quoting, self.quoting or quoted
                 self.walk(n.nodelist)
+                self.quoting = outer
             elif isinstance(n, LatexMacroNode):
                 if dimen and not _args(n) and n.macroname.isalpha():
                     continue  # a register as the dimension: \\hskip\\parindent
+                if (quoted or self.quoting) and self.named(n):
+                    continue
                 after = nodes[i + 1] if i + 1 < len(nodes) else None
                 self.macro(n, isinstance(after, LatexGroupNode) and bool(after.nodelist))
             elif isinstance(n, LatexEnvironmentNode):
@@ -410,6 +416,19 @@ class _Walker:
                 self.special(n)
             elif isinstance(n, LatexCommentNode):
                 continue
+            quoted = isinstance(n, LatexMacroNode) and not _args(n) and self.unknown(n.macroname)
+
+    def named(self, n: LatexMacroNode) -> bool:
+        """A setup macro's name where a documentation macro kbx does not know quotes it
+        (``\\Cmd\\setmainlanguage``, ``\\cmd{\\newfoo}``): the manual's subject, printed as
+        its name; the same macro alone is setup and typesets nothing. Whether it did."""
+        name = n.macroname
+        if _args(n) or not (name.isalpha() and len(name) > 1 and _NO_TEXT_PREFIX.fullmatch(name)):
+            return False
+        self.b.space()
+        self.b.verbatim(name, n.pos + 1)
+        self.b.space()
+        return True
 
     def broken_math(self, n: LatexMathNode) -> bool:
         """Math that TeX itself would refuse (unclosed, across a blank line, braces that

@@ -306,3 +306,24 @@ def test_authors_joined_by_and_are_two_as_in_bibtex():
     preamble = "\\author{Grace Hopper and Alan Turing}\n"
     doc, _ = _doc("Text.", preamble)
     assert doc.meta.authors == ["Grace Hopper", "Alan Turing"]
+
+
+def test_a_setup_macro_quoted_by_a_documentation_macro_is_its_name():
+    """polyglossia's manual writes ``\\Cmd\\setmainlanguage``: kbx took every unknown
+    \\set…, \\new…, \\use… macro for setup that typesets nothing, so the manual could not
+    be searched for its own commands. Quoted by a macro kbx does not know, it is the
+    manual's subject; alone, it is still setup."""
+    src = (
+        "\\documentclass{article}\n\\newcommand\\Cmd[1]{\\texttt{\\string#1}}\n"
+        "\\begin{document}\nSet it with \\Cmd\\setmainlanguage{} first.\n"
+        "Or with \\Cmd{\\setotherlanguage} later. Alone: \\setkeyslanguage here.\n"
+        "\\end{document}\n"
+    )
+    (unit,) = extract("manual.tex", src.encode()).units
+    assert "setmainlanguage" in unit.text and "setotherlanguage" in unit.text
+    assert "setkeyslanguage" not in unit.text and "Alone: here." in unit.text
+    line = src.split("\n").index(
+        "Or with \\Cmd{\\setotherlanguage} later. Alone: \\setkeyslanguage here."
+    )
+    at = unit.text.index("setotherlanguage")
+    assert locate(unit.segments, unit.text, at).line == line + 1
