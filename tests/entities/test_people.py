@@ -206,16 +206,18 @@ def test_a_lists_address_joins_no_two_people(tmp_path):
     }
 
 
-class Shouted:
-    """A model on a licence's capitals and on a word a one-word signer shares."""
+class Model:
+    """A model that names what ``names`` lists, each as its type, wherever it is written."""
 
-    info = RecognizerInfo(name="shouted", version="1", types=("PERSON", "ORG"), names=True)
+    def __init__(self, name: str, names: dict[str, str]):
+        self.names = names
+        self.pattern = re.compile("|".join(names))
+        self.info = RecognizerInfo(name=name, version="1", types=tuple(sorted(set(names.values()))),
+                                   names=True)  # fmt: skip
 
     def recognize(self, texts):
-        names = {"WHATSOEVER": "PERSON", "Linux": "ORG", "Ada Byron": "PERSON", "EPIPE": "PERSON"}
-        pattern = re.compile("|".join(names))
-        return [[Mention(*m.span(), names[m.group()], m.group()) for m in pattern.finditer(t)]
-                for t in texts]  # fmt: skip
+        return [[Mention(*m.span(), self.names[m.group()], m.group())
+                 for m in self.pattern.finditer(t)] for t in texts]  # fmt: skip
 
 
 def test_shouted_names_and_a_one_word_signers_word_are_not_that_person(tmp_path):
@@ -229,7 +231,8 @@ def test_shouted_names_and_a_one_word_signers_word_are_not_that_person(tmp_path)
     (root / "changelog").write_text(" -- Linux <linux@x.org>  Mon, 01 Jan 2024 10:00:00 +0100\n")
     (root / "notes.txt").write_text("It runs on Linux.\n\nLinux is a kernel.\n")
     (root / "NEWS").write_text("A write now fails with EPIPE.\n\nRetry on EPIPE, as before.\n")
-    index(root, registry=Registry([BylineRecognizer(), Shouted()]))
+    shouted = {"WHATSOEVER": "PERSON", "Linux": "ORG", "Ada Byron": "PERSON", "EPIPE": "PERSON"}
+    index(root, registry=Registry([BylineRecognizer(), Model("shouted", shouted)]))
     idx = Index.for_root(root)
     confirmed = {r.label: r.confirmed for r in entities(idx, limit=100)}
     assert confirmed["WHATSOEVER"] is False  # twice, but in capitals all around
@@ -238,17 +241,6 @@ def test_shouted_names_and_a_one_word_signers_word_are_not_that_person(tmp_path)
     linked = _ids(idx, "SELECT d.path FROM links l JOIN documents d USING (doc_id) "
                        "WHERE l.entity_id = 'person:linux'")  # fmt: skip
     assert linked == {("changelog",)}  # where it signs; not every "Linux" of the corpus
-
-
-class Dated:
-    """A model that reads the weekday and month of a written date as a person's name."""
-
-    info = RecognizerInfo(name="dated", version="1", types=("PERSON",), names=True)
-
-    def recognize(self, texts):
-        pattern = re.compile(r"Thu Mar|June Carter")
-        return [[Mention(*m.span(), "PERSON", m.group()) for m in pattern.finditer(t)]
-                for t in texts]  # fmt: skip
 
 
 def test_a_dates_weekday_and_month_are_no_person(tmp_path):
@@ -260,20 +252,9 @@ def test_a_dates_weekday_and_month_are_no_person(tmp_path):
         "Thu Mar 5 10:12:00 2009  Jane Roe\n\n\tFix the build.\n\n"
         "Thu Mar 12 09:00:00 2009  Jane Roe\n\n\tJune Carter reported it; June Carter tested.\n"
     )
-    index(root, registry=Registry([Dated()]))
+    index(root, registry=Registry([Model("dated", {"Thu Mar": "PERSON", "June Carter": "PERSON"})]))
     labels = {r.label for r in entities(Index.for_root(root), limit=100)}
     assert "Thu Mar" not in labels and "June Carter" in labels  # a month's name can be one
-
-
-class Openers:
-    """A model that takes a changelog item's opening verb for a person, and a real one."""
-
-    info = RecognizerInfo(name="openers", version="1", types=("PERSON",), names=True)
-
-    def recognize(self, texts):
-        pattern = re.compile(r"Convert|Hilda")
-        return [[Mention(*m.span(), "PERSON", m.group()) for m in pattern.finditer(t)]
-                for t in texts]  # fmt: skip
 
 
 def test_a_one_word_name_only_where_a_line_opens_is_confirmed_by_nothing(tmp_path):
@@ -288,6 +269,6 @@ def test_a_one_word_name_only_where_a_line_opens_is_confirmed_by_nothing(tmp_pat
         "  * Convert to source format 3.0 (quilt).\n  * Thanks to Hilda for testing, and\n"
         "    to Hilda again for the review.\n"
     )
-    index(root, registry=Registry([Openers()]))
+    index(root, registry=Registry([Model("openers", {"Convert": "PERSON", "Hilda": "PERSON"})]))
     confirmed = {r.label: r.confirmed for r in entities(Index.for_root(root), limit=100)}
     assert confirmed.get("Convert") is not True and confirmed["Hilda"] is True
