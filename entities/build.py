@@ -44,6 +44,7 @@ from kbx.entities.sections import section_dates
 from kbx.entities.vocabulary import code_words, words
 from kbx.gazetteer.entries import slug
 from kbx.linking.works import summary
+from kbx.recognizers.date_words import MONTH_NAMES, MONTHS, WEEKDAYS
 from kbx.recognizers.quantity_filter import stored
 from kbx.store import journal
 from kbx.store.arrays import worth_mapping
@@ -535,12 +536,14 @@ OPENS = r"""regexp_matches(
 
 
 # The weekday and month words of a written date, as a model takes them for a name: the
-# abbreviations and weekdays only, since May, June and April name people too.
-CALENDAR = frozenset(
-    {"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "monday",
-     "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "jan", "feb", "mar",
-     "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"}
-)  # fmt: skip
+# weekdays and their abbreviations, the months' abbreviations only (May, June and April
+# name people too), from the dates recognizer's own words.
+CALENDAR = (
+    frozenset(WEEKDAYS)
+    | {d[:3] for d in WEEKDAYS}
+    | {"tues", "thur", "thurs"}
+    | (frozenset(MONTHS) - set(MONTH_NAMES))
+)
 
 
 def _not_names(con: duckdb.DuckDBPyConnection) -> None:

@@ -26,6 +26,7 @@ PARTLY_AS_TEXT = "partly read as plain text"
 # A PDF some of whose pages have no text layer (scanned pages): read, but not whole; said
 # beside the file in the index report and status, as a file partly read as plain text is.
 PAGES_WITHOUT_TEXT = "pages with no text layer (images only?)"
+READ_IN_PART = (PARTLY_AS_TEXT, PAGES_WITHOUT_TEXT)  # the warnings listed beside a file
 Span = tuple[int, int]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from kbx.analysis import Analyzer
 from kbx.errors import ExtractError, NotItsFormat, OverBudget
 from kbx.extract import extract
-from kbx.extract.model import PAGES_WITHOUT_TEXT, PARTLY_AS_TEXT
+from kbx.extract.model import READ_IN_PART
 from kbx.indexing.prepare import Prepared, prepare
 from kbx.source.walk import Found
 from kbx.store.workers import each_in_order, timed
@@ -116,9 +116,7 @@ def _read_one(
         return out
     try:
         out.document = prepare(extract(found.rel, data, plain, limit=max_size), analyzer, skip)
-        partly = [
-            w for w in out.document.warnings if w.startswith((PARTLY_AS_TEXT, PAGES_WITHOUT_TEXT))
-        ]
+        partly = [w for w in out.document.warnings if w.startswith(READ_IN_PART)]
         out.error = "; ".join(partly) or None  # in, and said, as a file read as text
     except ExtractError as e:  # an empty file is skipped as such: nothing in it failed
         skipped = not data.strip() or isinstance(e, NotItsFormat)

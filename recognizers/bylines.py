@@ -105,7 +105,8 @@ def _person_like(text: str, a: int, b: int) -> bool:
 # label, and "Add" before "aph@…" the sentence's verb, no signer. An item's file is told
 # by its shape where no header stands above it in the text: a path or a name with a dot
 # ("configure.ac", "src/x.c") or in capitals (GNU's MAINTAINERS, AUTHORS, THANKS files).
-_GNU_HEADER = re.compile(r"(?m)^\d{4}-\d\d-\d\d[ \t]+[^\n<>]*<[^<>\n@]+@[^<>\n]+>")
+_GNU_ENTRY = re.compile(r"\d{4}-\d\d-\d\d[ \t]+")  # the date that opens an entry's header
+_GNU_HEADER = re.compile(rf"(?m)^{_GNU_ENTRY.pattern}[^\n<>]*<[^<>\n@]+@[^<>\n]+>")
 _GNU_ITEM = re.compile(
     r"[ \t]*\*[ \t]*(?:[A-Z][A-Z0-9_-]+|[^\s:*]*[./][^\s:]*)(?:[ \t,(][^:\n]*)?:"
 )
@@ -213,7 +214,6 @@ _CLOSING = re.compile(
     r"[ \t]*--[ \t]*|[ \t>*#-]*(?:Signed-off-by|Co-authored-by|Co-developed-by)[ \t]*:[ \t]*",
     re.IGNORECASE,
 )
-_GNU_ENTRY = re.compile(r"\d{4}-\d\d-\d\d[ \t]+")
 _OPENS = re.compile(
     r"[ \t>*#-]*(?:Authors?|Written by|Original-author|Creator|From|By)\b[ \t]*:?[ \t]*"
     r"(?:.*(?:[,;&]|\band)\s*)?",  # the names before it on a list's line
